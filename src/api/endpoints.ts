@@ -1,0 +1,234 @@
+/**
+ * The 18 endpoints, each described once: method, path, and the schemas of its path parameters, query, body and
+ * success answer. The clients, the reference backend and the OpenAPI document are all built from this table.
+ */
+import { z } from 'zod';
+import {
+  Approval,
+  ApprovalFields,
+  ApprovalWrite,
+  ConnectorRegistration,
+  ConnectorState,
+  GetApprovalsQuery,
+  SuccessStatus,
+  successEnvelope,
+  Task,
+  TaskResult,
+  UiTemplate,
+  UiTemplateWrite,
+} from './integration.js';
+import {
+  AddUserResult,
+  GetUsersQuery,
+  NewUser,
+  NewUserMapping,
+  PageQuery,
+  System,
+  User,
+  UserMapping,
+} from './management.js';
+import { JsonObject, Uuid } from './primitives.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One endpoint of the service. `path` marks parameters as `:name`. */
+export interface Endpoint {
+  readonly number: number;
+  readonly api: 'v1' | 'v2';
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly summary: string;
+  readonly params?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+  /** The success answer. For v2 the envelope is part of the schema. */
+  readonly response: z.ZodType;
+}
+
+const IdParam = z.object({ id: z.string().min(1) });
+const ApprovalIdParam = z.object({ approvalId: z.string().min(1) });
+const TaskIdParam = z.object({ taskId: z.string().min(1) });
+
+function endpoint<const E extends Endpoint>(definition: E): E {
+  return definition;
+}
+
+/** Every endpoint of the Management API (v1) and the Integration API (v2), keyed by the client method name. */
+export const endpoints = {
+  getUsers: endpoint({
+    number: 1,
+    api: 'v1',
+    method: 'GET',
+    path: '/v1/users',
+    summary: 'Get users',
+    query: GetUsersQuery,
+    response: z.array(User),
+  }),
+  addUsers: endpoint({
+    number: 2,
+    api: 'v1',
+    method: 'POST',
+    path: '/v1/orgs/:id/users/bulk',
+    summary: 'Add users',
+    params: IdParam,
+    body: z.array(NewUser).min(1),
+    response: z.array(AddUserResult),
+  }),
+  deleteUsers: endpoint({
+    number: 3,
+    api: 'v1',
+    method: 'DELETE',
+    path: '/v1/users',
+    summary: 'Delete users',
+    body: z.array(Uuid).min(1),
+    response: z.unknown(),
+  }),
+  getUserMappings: endpoint({
+    number: 4,
+    api: 'v1',
+    method: 'GET',
+    path: '/v1/users/:id/usermappings',
+    summary: 'Get user mappings of a user',
+    params: IdParam,
+    response: z.array(UserMapping),
+  }),
+  getSystemUserMappings: endpoint({
+    number: 5,
+    api: 'v1',
+    method: 'GET',
+    path: '/v1/systems/:id/usermappings',
+    summary: 'Get user mappings of a system',
+    params: IdParam,
+    query: PageQuery,
+    response: z.array(UserMapping),
+  }),
+  addUserMappings: endpoint({
+    number: 6,
+    api: 'v1',
+    method: 'POST',
+    path: '/v1/systems/:id/usermappings/bulk',
+    summary: 'Add user mappings',
+    params: IdParam,
+    body: z.array(NewUserMapping).min(1),
+    response: z.unknown(),
+  }),
+  getSystems: endpoint({
+    number: 7,
+    api: 'v1',
+    method: 'GET',
+    path: '/v1/systems',
+    summary: 'Get systems',
+    response: z.array(System),
+  }),
+  getApproval: endpoint({
+    number: 8,
+    api: 'v2',
+    method: 'GET',
+    path: '/v2/rawapprovals/:approvalId',
+    summary: 'Get approval',
+    params: ApprovalIdParam,
+    response: successEnvelope('approval', Approval),
+  }),
+  putApproval: endpoint({
+    number: 9,
+    api: 'v2',
+    method: 'PUT',
+    path: '/v2/rawapprovals/:approvalId',
+    summary: 'Update approval',
+    params: ApprovalIdParam,
+    body: z.object({ approval: ApprovalFields }),
+    response: SuccessStatus,
+  }),
+  getApprovals: endpoint({
+    number: 10,
+    api: 'v2',
+    method: 'GET',
+    path: '/v2/rawapprovals',
+    summary: 'Get approvals',
+    query: GetApprovalsQuery,
+    response: successEnvelope('approvals', z.array(Approval)),
+  }),
+  putApprovals: endpoint({
+    number: 11,
+    api: 'v2',
+    method: 'PUT',
+    path: '/v2/rawapprovals',
+    summary: 'Update approvals',
+    body: z.object({ approvals: z.array(ApprovalWrite).min(1) }),
+    response: SuccessStatus,
+  }),
+  registerConnector: endpoint({
+    number: 12,
+    api: 'v2',
+    method: 'PATCH',
+    path: '/v2/connector',
+    summary: 'Update connector',
+    body: ConnectorRegistration,
+    response: SuccessStatus,
+  }),
+  getTask: endpoint({
+    number: 13,
+    api: 'v2',
+    method: 'GET',
+    path: '/v2/connector/tasks',
+    summary: 'Get task',
+    // The spec does not show the answer when no task waits; `null` is what the reference backend sends.
+    response: successEnvelope('task', Task.nullable().optional()),
+  }),
+  reportTaskResult: endpoint({
+    number: 14,
+    api: 'v2',
+    method: 'PATCH',
+    path: '/v2/connector/tasks/:taskId',
+    summary: 'Update task result',
+    params: TaskIdParam,
+    body: z.object({ taskResult: TaskResult }),
+    response: SuccessStatus,
+  }),
+  getState: endpoint({
+    number: 15,
+    api: 'v2',
+    method: 'GET',
+    path: '/v2/connector/state',
+    summary: 'Get connector state',
+    response: successEnvelope('state', ConnectorState.nullable().optional()),
+  }),
+  putState: endpoint({
+    number: 16,
+    api: 'v2',
+    method: 'PUT',
+    path: '/v2/connector/state',
+    summary: 'Update connector state',
+    body: z.object({ state: JsonObject }),
+    response: SuccessStatus,
+  }),
+  getUiTemplates: endpoint({
+    number: 17,
+    api: 'v2',
+    method: 'GET',
+    path: '/v2/connector/ui-templates',
+    summary: 'Get UI templates',
+    response: successEnvelope('uiTemplates', z.array(UiTemplate)),
+  }),
+  putUiTemplates: endpoint({
+    number: 18,
+    api: 'v2',
+    // Published as GET with a JSON body, without a hyphen in the path; sent exactly so.
+    method: 'GET',
+    path: '/v2/connector/uitemplates',
+    summary: 'Add or update UI templates',
+    body: z.object({ uiTemplates: z.array(UiTemplateWrite).min(1) }),
+    response: SuccessStatus,
+  }),
+} as const satisfies Record<string, Endpoint>;
+
+export type EndpointName = keyof typeof endpoints;
+
+/** Fills `:name` placeholders of an endpoint path, percent-encoding each value. */
+export function buildPath(template: string, params: Readonly<Record<string, string>> = {}): string {
+  return template.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`Missing path parameter ${name} for ${template}`);
+    return encodeURIComponent(value);
+  });
+}

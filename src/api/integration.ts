@@ -1,0 +1,153 @@
+/**
+ * Schemas of the Connector Integration API (v2): raw approvals, connector, tasks, state and UI templates,
+ * endpoints 8 to 18. Response schemas are loose (unknown fields pass through); request schemas are exact.
+ */
+import { z } from 'zod';
+import { DateTime, DateTimeInput, JsonObject, Uuid } from './primitives.js';
+
+/** The envelope of every v2 answer. Failures carry `status: 'failure'` and nothing else. */
+export const V2Status = z.enum(['success', 'failure']);
+
+/** A successful v2 answer whose `data` holds `key`, validated by `schema`. */
+export function successEnvelope<K extends string, S extends z.ZodType>(key: K, schema: S) {
+  return z.looseObject({
+    status: z.literal('success'),
+    data: z.looseObject({ [key]: schema } as { [P in K]: S }),
+  });
+}
+
+/** A successful v2 answer to a write: the status alone. */
+export const SuccessStatus = z.looseObject({ status: z.literal('success') });
+
+/** The v2 error body. */
+export const V2ErrorBody = z.looseObject({ status: z.literal('failure') });
+
+/** An approval as the service returns it. `data` is absent in the shallow view. */
+export const Approval = z.looseObject({
+  id: z.string(),
+  schemaId: z.string(),
+  approver: z.string(),
+  resolved: z.boolean(),
+  lastModified: DateTime,
+  data: JsonObject.optional(),
+});
+export type Approval = z.infer<typeof Approval>;
+
+/**
+ * The fields of an approval write (endpoint 9's body.approval). All optional on the wire; the service requires
+ * `schemaId` and `approver` when the approval is new. Without `lastModified` the write is applied unconditionally.
+ */
+export const ApprovalFields = z.object({
+  schemaId: z.string().min(1).optional(),
+  approver: z.string().min(1).optional(),
+  resolved: z.boolean().optional(),
+  lastModified: DateTimeInput.optional(),
+  data: JsonObject.optional(),
+});
+export type ApprovalFields = z.input<typeof ApprovalFields>;
+
+/** One approval of a batch write (endpoint 11's body.approvals). */
+export const ApprovalWrite = ApprovalFields.extend({ id: z.string().min(1) });
+export type ApprovalWrite = z.input<typeof ApprovalWrite>;
+
+/** The five statuses a task result can have. */
+export const TaskResultStatus = z.enum([
+  'success',
+  'internalError',
+  'authenticationError',
+  'serviceUnavailable',
+  'systemError',
+]);
+export type TaskResultStatus = z.infer<typeof TaskResultStatus>;
+
+/** What a connector reports when it has run a task. */
+export const TaskResult = z.object({
+  status: TaskResultStatus,
+  meta: JsonObject.optional(),
+});
+export type TaskResult = z.infer<typeof TaskResult>;
+
+/**
+ * The approver's credentials, sealed to the connector's public key with a NaCl box (x25519-xsalsa20-poly1305).
+ * Binary fields are standard base64. The format is fixed in `docs/api-contract.md`.
+ */
+export const EncryptedCredentials = z.looseObject({
+  algorithm: z.literal('x25519-xsalsa20-poly1305'),
+  /** The connector public key the credentials were sealed to, so the connector can pick the matching secret key. */
+  publicKey: z.string(),
+  /** The sender's one-time public key. */
+  ephemeralPublicKey: z.string(),
+  nonce: z.string(),
+  ciphertext: z.string(),
+});
+export type EncryptedCredentials = z.infer<typeof EncryptedCredentials>;
+
+/** A task to execute: an action of one of the connector's task types on one approval. */
+export const Task = z.looseObject({
+  id: Uuid,
+  type: z.string(),
+  data: z.looseObject({
+    approval: JsonObject,
+    approveComments: z.string().optional(),
+    credentials: EncryptedCredentials.optional(),
+  }),
+});
+export type Task = z.infer<typeof Task>;
+
+/** Endpoint 12's body: what the connector can do, and its public key when actions need credentials. */
+export const ConnectorRegistration = z
+  .object({
+    taskTypes: z.array(z.string().min(1)).optional(),
+    authRequired: z.boolean().optional(),
+    publicKey: z.string().min(1).optional(),
+    publicKeyExpiredAt: DateTimeInput.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.authRequired !== true) return;
+    if (body.publicKey === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['publicKey'], message: 'is required when authRequired is true' });
+    }
+    if (body.publicKeyExpiredAt === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['publicKeyExpiredAt'],
+        message: 'is required when authRequired is true',
+      });
+    }
+  });
+export type ConnectorRegistration = z.input<typeof ConnectorRegistration>;
+
+/** The connector's stored state. */
+export const ConnectorState = z.looseObject({
+  id: Uuid,
+  createdAt: DateTime,
+  updatedAt: DateTime,
+  state: JsonObject,
+});
+export type ConnectorState = z.infer<typeof ConnectorState>;
+
+/** A UI template as read: `uiTemplate` is keyed by schema id. */
+export const UiTemplate = z.looseObject({
+  id: Uuid,
+  type: z.string(),
+  uiTemplate: z.record(z.string(), JsonObject),
+});
+export type UiTemplate = z.infer<typeof UiTemplate>;
+
+/** A UI template to write. */
+export const UiTemplateWrite = z.object({
+  type: z.string().min(1),
+  schemaId: z.string().min(1),
+  template: JsonObject,
+});
+export type UiTemplateWrite = z.infer<typeof UiTemplateWrite>;
+
+/** Query of Get approvals (endpoint 10). The time filter is sent as `lastModified[gt]`. */
+export const GetApprovalsQuery = z.object({
+  'lastModified[gt]': DateTimeInput.optional(),
+  resolved: z.boolean().optional(),
+  view: z.enum(['full', 'shallow']).optional(),
+});
+
+/** Get approvals answers at most this many approvals. */
+export const APPROVALS_PAGE_SIZE = 50;

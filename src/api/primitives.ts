@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { ValidationError, type ValidationIssue } from '../errors.js';
+
+/** A UUID as the service writes it (any version; the variant bits are not checked). */
+export const Uuid = z.guid();
+
+/**
+ * An ISO 8601 timestamp with a time zone, or a `Date`, on the way in; always an ISO string on the way out.
+ * Requests demand an explicit offset so that two systems never disagree on which instant is meant.
+ */
+export const DateTimeInput = z.union([
+  z.iso.datetime({ offset: true }),
+  z.date().transform((date, ctx) => {
+    if (Number.isNaN(date.getTime())) {
+      ctx.addIssue({ code: 'custom', message: 'Invalid date' });
+      return z.NEVER;
+    }
+    return date.toISOString();
+  }),
+]);
+
+/** An ISO 8601 timestamp in a response. Tolerant: a missing offset is accepted (and read as UTC by the kit). */
+export const DateTime = z.iso.datetime({ offset: true, local: true });
+
+/** A JSON object whose keys the service does not constrain. */
+export const JsonObject = z.record(z.string(), z.unknown());
+
+/** Parses with a schema, turning zod's error into the kit's {@link ValidationError} naming every field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, subject: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ValidationError(subject, toIssues(result.error));
+  return result.data;
+}
+
+/** Converts a zod error into the kit's issue list. */
+export function toIssues(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
+    message: issue.message,
+  }));
+}

@@ -1,0 +1,51 @@
+/**
+ * The kit's one error hierarchy. Every error the kit throws on purpose is an {@link ApprovalKitError} with a
+ * stable string `code`; branch on `code` (or `instanceof`), never on the message.
+ * @module
+ */
+
+/** Base class of every error the kit throws on purpose. */
+export class ApprovalKitError extends Error {
+  /** Stable, machine-readable identifier of the kind of failure. */
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** One problem found while validating input: where it is and what is wrong. */
+export interface ValidationIssue {
+  /** Path to the offending value, as property names and array indexes. Empty for the value itself. */
+  path: ReadonlyArray<string | number>;
+  /** What is wrong, in plain words. */
+  message: string;
+}
+
+/**
+ * Input failed validation: a request before it was sent, an option, a config file, or a request the reference
+ * backend received. Carries every issue found, not just the first.
+ */
+export class ValidationError extends ApprovalKitError {
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(subject: string, issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
+    super('validation', `Invalid ${subject}: ${formatIssues(issues)}`, options);
+    this.issues = issues;
+  }
+}
+
+/** Renders issues as `path: message; path: message`, the form used in every validation message. */
+export function formatIssues(issues: readonly ValidationIssue[]): string {
+  return issues
+    .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+function formatPath(path: ReadonlyArray<string | number>): string {
+  return path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .join('');
+}
