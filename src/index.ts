@@ -11,4 +11,5 @@
  * @module
  */
 export * from './api/index.js';
+export * from './client/index.js';
 export { ApprovalKitError, formatIssues, ValidationError, type ValidationIssue } from './errors.js';

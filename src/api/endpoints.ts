@@ -18,7 +18,7 @@ import {
   UiTemplateWrite,
 } from './integration.js';
 import {
-  AddUserResult,
+  AddUserResultWire,
   GetUsersQuery,
   NewUser,
   NewUserMapping,
@@ -72,7 +72,7 @@ export const endpoints = {
     summary: 'Add users',
     params: IdParam,
     body: z.array(NewUser).min(1),
-    response: z.array(AddUserResult),
+    response: z.array(AddUserResultWire),
   }),
   deleteUsers: endpoint({
     number: 3,

@@ -34,6 +34,7 @@ export {
 } from './integration.js';
 export {
   AddUserResult,
+  AddUserResultWire,
   DEFAULT_PAGE_LIMIT,
   GetUsersQuery,
   MANAGEMENT_BODY_LIMIT_BYTES,

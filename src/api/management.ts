@@ -29,11 +29,22 @@ export type NewUser = z.infer<typeof NewUser>;
 
 /**
  * One element of the Add users answer: the outcome for one user, in the order they were sent.
- * The spec does not show its fields; this is the shape `docs/api-contract.md` fixes, loose so that extra fields pass.
+ * The spec does not show its fields; this is the shape `docs/api-contract.md` fixes.
  */
 export const AddUserResult = z.looseObject({
   email: z.string().optional(),
   status: z.enum(['success', 'failure']),
+  id: Uuid.optional(),
+  error: z.string().optional(),
+});
+/**
+ * What the client accepts as an Add users result item: the documented shape, or the plausible others
+ * (`success: boolean`; only `id` on success; only `error` on failure). The client normalizes it to {@link AddUserResult}.
+ */
+export const AddUserResultWire = z.looseObject({
+  email: z.string().optional(),
+  status: z.string().optional(),
+  success: z.boolean().optional(),
   id: Uuid.optional(),
   error: z.string().optional(),
 });

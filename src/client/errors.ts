@@ -1,0 +1,166 @@
+import { parseV1ErrorMessage, V1ErrorBody } from '../api/errors.js';
+import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+
+/** Where a request went: enough to find it in the service's logs, never the credential. */
+export interface RequestTarget {
+  method: string;
+  /** The path and query as sent, without the base URL. */
+  path: string;
+}
+
+/** The service answered with a status that is not a success. Subclasses name the common cases. */
+export class ApiError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  /** The error body: parsed JSON when it was JSON, otherwise the raw text (or `undefined` when empty). */
+  readonly body: unknown;
+  /** For a v1 error `{"Error": "<kind>. <detail>"}`: the kind, such as `Not Found`. */
+  readonly kind: string | undefined;
+  /** For a v1 error: the detail after the kind. */
+  readonly detail: string | undefined;
+
+  constructor(code: string, target: RequestTarget, status: number, body: unknown) {
+    const v1 = V1ErrorBody.safeParse(body);
+    const parsed = v1.success ? parseV1ErrorMessage(v1.data.Error) : undefined;
+    const said = v1.success ? `: ${v1.data.Error}` : '';
+    super(code, `${target.method} ${target.path} answered ${status}${said}`);
+    this.method = target.method;
+    this.path = target.path;
+    this.status = status;
+    this.body = body;
+    this.kind = parsed?.kind;
+    this.detail = parsed?.detail;
+  }
+}
+
+/** 400 or 422: the service rejected the request as invalid. */
+export class BadRequestError extends ApiError {
+  constructor(target: RequestTarget, status: number, body: unknown) {
+    super('bad_request', target, status, body);
+  }
+}
+
+/** 401 or 403: the credential is missing, unknown, or of the wrong kind. */
+export class UnauthorizedError extends ApiError {
+  constructor(target: RequestTarget, status: number, body: unknown) {
+    super('unauthorized', target, status, body);
+  }
+}
+
+/** 404: the item does not exist (or belongs to another organization or system). */
+export class NotFoundError extends ApiError {
+  constructor(target: RequestTarget, status: number, body: unknown) {
+    super('not_found', target, status, body);
+  }
+}
+
+/** 409: the request contradicts what the service holds. */
+export class ConflictError extends ApiError {
+  constructor(target: RequestTarget, status: number, body: unknown) {
+    super('conflict', target, status, body);
+  }
+}
+
+/** 413: the body was larger than the service accepts. The clients split bodies so that this does not happen. */
+export class PayloadTooLargeError extends ApiError {
+  constructor(target: RequestTarget, status: number, body: unknown) {
+    super('payload_too_large', target, status, body);
+  }
+}
+
+/** 429: too many requests. Retried by the clients; thrown once retries are spent. */
+export class RateLimitedError extends ApiError {
+  /** How long the service asked to wait, from `Retry-After`, when it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(target: RequestTarget, status: number, body: unknown, retryAfterMs: number | undefined) {
+    super('rate_limited', target, status, body);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** 5xx: the service failed. Retried by the clients; thrown once retries are spent. */
+export class ServerError extends ApiError {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(target: RequestTarget, status: number, body: unknown, retryAfterMs?: number) {
+    super('server_error', target, status, body);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** The request did not complete: the connection failed, was refused, reset or closed. */
+export class NetworkError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  /** The system's or undici's error code, such as `ECONNREFUSED` or `UND_ERR_SOCKET`. */
+  readonly reason: string | undefined;
+  /** True when the request provably never reached the server (refused, or the host was not found). */
+  readonly unsent: boolean;
+
+  constructor(target: RequestTarget, reason: string | undefined, unsent: boolean, cause: unknown) {
+    super('network', `${target.method} ${target.path} failed: ${reason ?? 'network error'}`, { cause });
+    this.method = target.method;
+    this.path = target.path;
+    this.reason = reason;
+    this.unsent = unsent;
+  }
+}
+
+/** No complete answer came within the request's timeout. */
+export class TimeoutError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+
+  constructor(target: RequestTarget, timeoutMs: number) {
+    super('timeout', `${target.method} ${target.path} timed out after ${timeoutMs} ms`);
+    this.method = target.method;
+    this.path = target.path;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The service answered success, but the body is not what the contract says (a required field is missing, say). */
+export class InvalidResponseError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(target: RequestTarget, status: number, issues: readonly ValidationIssue[]) {
+    super(
+      'invalid_response',
+      `${target.method} ${target.path} answered ${status} with an unexpected body: ${formatIssues(issues)}`,
+    );
+    this.method = target.method;
+    this.path = target.path;
+    this.status = status;
+    this.issues = issues;
+  }
+}
+
+/** The error for an answer with a non-success status. */
+export function errorForStatus(
+  target: RequestTarget,
+  status: number,
+  body: unknown,
+  retryAfterMs: number | undefined,
+): ApiError {
+  if (status === 400 || status === 422) return new BadRequestError(target, status, body);
+  if (status === 401 || status === 403) return new UnauthorizedError(target, status, body);
+  if (status === 404) return new NotFoundError(target, status, body);
+  if (status === 409) return new ConflictError(target, status, body);
+  if (status === 413) return new PayloadTooLargeError(target, status, body);
+  if (status === 429) return new RateLimitedError(target, status, body, retryAfterMs);
+  if (status >= 500) return new ServerError(target, status, body, retryAfterMs);
+  return new ApiError('http_error', target, status, body);
+}
+
+/** An iterator over pages cannot advance: the service returned a full page that does not move on. */
+export class PagingStalledError extends ApprovalKitError {
+  constructor(what: string) {
+    super('paging_stalled', `${what}: a full page did not advance; stopping instead of looping`);
+  }
+}

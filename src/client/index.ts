@@ -1,0 +1,35 @@
+/**
+ * Typed clients of the Approval Service: {@link IntegrationClient} (v2, for connectors) and
+ * {@link ManagementClient} (v1, for an organization's users, mappings and systems).
+ *
+ * @example
+ * ```ts
+ * import { IntegrationClient, RateLimitedError } from 'approval-connector-kit';
+ *
+ * const client = new IntegrationClient({ baseUrl: 'https://approvals.example.com', token });
+ * try {
+ *   await client.putState({ cursor: '2026-05-01T10:00:00.000Z' });
+ * } catch (error) {
+ *   if (error instanceof RateLimitedError) console.log('still rate limited after retries');
+ * }
+ * ```
+ * @module
+ */
+export {
+  ApiError,
+  BadRequestError,
+  ConflictError,
+  InvalidResponseError,
+  NetworkError,
+  NotFoundError,
+  PagingStalledError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  type RequestTarget,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+} from './errors.js';
+export { type ApprovalsQuery, IntegrationClient } from './integration-client.js';
+export { CLIENT_BODY_BUDGET_BYTES, type IterateOptions, ManagementClient } from './management-client.js';
+export type { ClientOptions, RequestOptions, TokenSource } from './options.js';

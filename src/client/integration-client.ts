@@ -1,0 +1,173 @@
+import { endpoints } from '../api/endpoints.js';
+import {
+  APPROVALS_PAGE_SIZE,
+  type Approval,
+  type ApprovalFields,
+  type ApprovalWrite,
+  type ConnectorRegistration,
+  type ConnectorState,
+  type Task,
+  type TaskResult,
+  type UiTemplate,
+  type UiTemplateWrite,
+} from '../api/integration.js';
+import { NotFoundError, PagingStalledError } from './errors.js';
+import type { ClientOptions, RequestOptions } from './options.js';
+import { Transport } from './transport.js';
+
+/** Filters of Get approvals (endpoint 10). */
+export interface ApprovalsQuery {
+  /** Only approvals modified after this instant (sent as `lastModified[gt]`). */
+  modifiedAfter?: string | Date;
+  /** Only resolved (`true`) or only waiting (`false`) approvals. */
+  resolved?: boolean;
+  /**
+   * `full` includes each approval's `data`; `shallow` leaves it out.
+   * @default 'full'
+   */
+  view?: 'full' | 'shallow';
+}
+
+/**
+ * Client of the Connector Integration API (v2), endpoints 8 to 18, authenticated with a connector token of one
+ * system.
+ *
+ * @example
+ * ```ts
+ * const client = new IntegrationClient({ baseUrl, token: process.env.CONNECTOR_TOKEN! });
+ * await client.registerConnector({ taskTypes: ['approve', 'reject'], authRequired: false });
+ * const task = await client.getTask(); // null when none waits
+ * if (task) await client.reportTaskResult(task.id, { status: 'success' });
+ * ```
+ */
+export class IntegrationClient {
+  readonly #transport: Transport;
+
+  constructor(options: ClientOptions) {
+    this.#transport = new Transport(options);
+  }
+
+  /** Endpoint 8: one approval. A missing one is a {@link NotFoundError}. */
+  async getApproval(approvalId: string, options?: RequestOptions): Promise<Approval> {
+    const answer = await this.#transport.call(endpoints.getApproval, { params: { approvalId } }, options);
+    return answer.data.approval;
+  }
+
+  /**
+   * Endpoint 9: creates or updates one approval. It replaces the stored one only when its `lastModified` is later;
+   * without `lastModified`, unconditionally.
+   */
+  async putApproval(approvalId: string, approval: ApprovalFields, options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(
+      endpoints.putApproval,
+      { params: { approvalId }, body: { approval } },
+      options,
+    );
+  }
+
+  /** Endpoint 10: at most 50 approvals, filtered. */
+  async getApprovals(query: ApprovalsQuery = {}, options?: RequestOptions): Promise<Approval[]> {
+    const answer = await this.#transport.call(
+      endpoints.getApprovals,
+      { query: { 'lastModified[gt]': query.modifiedAfter, resolved: query.resolved, view: query.view } },
+      options,
+    );
+    return answer.data.approvals;
+  }
+
+  /**
+   * Every approval matching `query` modified after `query.modifiedAfter` (or ever), oldest change first. Pages
+   * forward with `lastModified[gt]` set to the newest `lastModified` of each page, which the service's tie rule makes
+   * safe (see `docs/api-contract.md`, "Get approvals").
+   */
+  async *iterateApprovals(
+    query: ApprovalsQuery = {},
+    options?: RequestOptions,
+  ): AsyncIterableIterator<Approval> {
+    // Without `[gt]` the service answers the newest 50, which cannot be paged; the epoch starts a forward walk.
+    let after = new Date(query.modifiedAfter ?? 0).getTime();
+    for (;;) {
+      const page = await this.getApprovals({ ...query, modifiedAfter: new Date(after) }, options);
+      page.sort(byChange);
+      yield* page;
+      if (page.length < APPROVALS_PAGE_SIZE) return;
+      const newest = Date.parse(page.at(-1)?.lastModified ?? '');
+      if (!(newest > after)) throw new PagingStalledError('Get approvals');
+      after = newest;
+    }
+  }
+
+  /** Endpoint 11: creates or updates approvals, each by the lastModified rule. The service applies all or none. */
+  async putApprovals(approvals: readonly ApprovalWrite[], options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(endpoints.putApprovals, { body: { approvals } }, options);
+  }
+
+  /**
+   * Endpoint 12: registers what the connector can do. `publicKey` and `publicKeyExpiredAt` are required when
+   * `authRequired` is true.
+   */
+  async registerConnector(registration: ConnectorRegistration, options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(endpoints.registerConnector, { body: registration }, options);
+  }
+
+  /** Endpoint 13: leases the next task, or `null` when none waits (whichever way the service says so). */
+  async getTask(options?: RequestOptions): Promise<Task | null> {
+    try {
+      const answer = await this.#transport.callOptional(endpoints.getTask, {}, options);
+      return answer?.data.task ?? null;
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /** Endpoint 14: reports the result of a task. */
+  async reportTaskResult(taskId: string, taskResult: TaskResult, options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(
+      endpoints.reportTaskResult,
+      { params: { taskId }, body: { taskResult } },
+      options,
+    );
+  }
+
+  /** Endpoint 15: the connector's stored state, or `null` when the service has none yet. */
+  async getState(options?: RequestOptions): Promise<ConnectorState | null> {
+    try {
+      const answer = await this.#transport.callOptional(endpoints.getState, {}, options);
+      return answer?.data.state ?? null;
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /** Endpoint 16: replaces the connector's stored state. */
+  async putState(state: Record<string, unknown>, options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(endpoints.putState, { body: { state } }, options);
+  }
+
+  /** Endpoint 17: the UI templates the service holds, each with `uiTemplate` keyed by schema id. */
+  async getUiTemplates(options?: RequestOptions): Promise<UiTemplate[]> {
+    const answer = await this.#transport.call(endpoints.getUiTemplates, {}, options);
+    return answer.data.uiTemplates;
+  }
+
+  /** Endpoint 18: adds or updates UI templates. Sent as published: `GET /v2/connector/uitemplates` with a body. */
+  async putUiTemplates(uiTemplates: readonly UiTemplateWrite[], options?: RequestOptions): Promise<void> {
+    await this.#transport.callOptional(endpoints.putUiTemplates, { body: { uiTemplates } }, options);
+  }
+
+  /** Lets requests in flight finish, then closes the connection pool. Idempotent. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  /** Aborts requests in flight and closes the connection pool. Idempotent. */
+  destroy(): Promise<void> {
+    return this.#transport.destroy();
+  }
+}
+
+function byChange(a: Approval, b: Approval): number {
+  return Date.parse(a.lastModified) - Date.parse(b.lastModified) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}

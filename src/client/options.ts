@@ -1,0 +1,187 @@
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import { toIssues } from '../api/primitives.js';
+import { ValidationError } from '../errors.js';
+import type { RetryPolicy } from './retry.js';
+
+/** A credential, or a function that returns the current one (for tokens that rotate). */
+export type TokenSource = string | (() => string | Promise<string>);
+
+/** Options of {@link IntegrationClient} and {@link ManagementClient}. */
+export interface ClientOptions {
+  /** Base URL of the service, such as `https://approvals.example.com`. A path prefix is kept (`https://host/api`). */
+  baseUrl: string | URL;
+  /** The credential: a connector token for the Integration API, a management token for the Management API. */
+  token: TokenSource;
+  /** How the credential is sent. The spec does not show it; see `docs/api-contract.md`. */
+  auth?: {
+    /**
+     * Header that carries the credential.
+     * @default 'authorization'
+     */
+    header?: string;
+    /**
+     * Word before the credential in the header's value; `null` sends the bare credential.
+     * @default 'Bearer'
+     */
+    scheme?: string | null;
+  };
+  /**
+   * How long one attempt may take, from sending to the end of the answer's body, in milliseconds.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /** Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries". */
+  retry?: {
+    /**
+     * Retries after the first attempt. `0` turns retries off.
+     * @default 4
+     */
+    retries?: number;
+    /**
+     * The backoff's ceiling before the first retry; it doubles for each later retry (full jitter below it).
+     * @default 250
+     */
+    baseDelayMs?: number;
+    /**
+     * The backoff's largest ceiling. A `Retry-After` from the service is honoured even when longer.
+     * @default 10000
+     */
+    maxDelayMs?: number;
+    /**
+     * Time budget of all attempts and waits of one call. A wait that would pass it is not started.
+     * @default 60000
+     */
+    maxRetryTimeMs?: number;
+    /**
+     * Source of randomness for the jitter, returning a number in [0, 1).
+     * @default Math.random
+     */
+    random?: () => number;
+  };
+  /**
+   * undici dispatcher to send requests with (a `MockAgent` in tests, a `ProxyAgent`, a shared `Agent`).
+   * A dispatcher passed here is not closed by the client's `close()`.
+   * @default a keep-alive `Pool` for the base URL's origin, owned and closed by the client
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * Connections of the default pool.
+   * @default 16
+   */
+  connections?: number;
+  /**
+   * Extra headers sent with every request (never use it for the credential: it would not be redacted).
+   * @default {}
+   */
+  headers?: Record<string, string>;
+}
+
+/** Options of one call. */
+export interface RequestOptions {
+  /** Aborts the call, including its retries and waits. The call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Overrides `ClientOptions.timeoutMs` for this call. */
+  timeoutMs?: number;
+}
+
+/** Client options with every default applied, as the transport uses them. */
+export interface ResolvedClientOptions {
+  baseUrl: URL;
+  token: TokenSource;
+  authHeader: string;
+  authScheme: string | null;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  dispatcher: Dispatcher | undefined;
+  connections: number;
+  headers: Record<string, string>;
+}
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+
+const OptionsSchema = z.object({
+  baseUrl: z.union([
+    z.instanceof(URL),
+    z.string().refine((value) => URL.canParse(value), { message: 'must be an absolute URL' }),
+  ]),
+  token: z.union([z.string().min(1, 'must not be empty'), z.function()]),
+  auth: z
+    .object({
+      header: z
+        .string()
+        .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+        .optional(),
+      scheme: z.string().min(1).nullable().optional(),
+    })
+    .optional(),
+  timeoutMs: positiveInt.optional(),
+  retry: z
+    .object({
+      retries: nonNegativeInt.optional(),
+      baseDelayMs: nonNegativeInt.optional(),
+      maxDelayMs: nonNegativeInt.optional(),
+      maxRetryTimeMs: nonNegativeInt.optional(),
+      random: z.function().optional(),
+    })
+    .optional(),
+  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null).optional(),
+  connections: positiveInt.optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+/**
+ * Validates client options and applies the defaults, in one place. A bad option is a {@link ValidationError} naming
+ * the option and what was received; the token's value is never echoed.
+ */
+export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
+  const result = OptionsSchema.safeParse(options);
+  if (!result.success) {
+    // The received value is echoed to help, except the token's: it is a secret.
+    const issues = toIssues(result.error).map((issue) =>
+      issue.path[0] === 'token'
+        ? issue
+        : { ...issue, message: `${issue.message}, got ${describe(valueAt(options, issue.path))}` },
+    );
+    throw new ValidationError('client options', issues);
+  }
+  const baseUrl = new URL(String(options.baseUrl));
+  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') {
+    throw new ValidationError('client options', [
+      { path: ['baseUrl'], message: `must be an http or https URL, got \`${baseUrl.protocol}\`` },
+    ]);
+  }
+  if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
+  return {
+    baseUrl,
+    token: options.token,
+    authHeader: (options.auth?.header ?? 'authorization').toLowerCase(),
+    authScheme: options.auth?.scheme === undefined ? 'Bearer' : options.auth.scheme,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    retry: {
+      retries: options.retry?.retries ?? 4,
+      baseDelayMs: options.retry?.baseDelayMs ?? 250,
+      maxDelayMs: options.retry?.maxDelayMs ?? 10_000,
+      maxRetryTimeMs: options.retry?.maxRetryTimeMs ?? 60_000,
+      random: options.retry?.random ?? Math.random,
+    },
+    dispatcher: options.dispatcher,
+    connections: options.connections ?? 16,
+    headers: options.headers ?? {},
+  };
+}
+
+function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
+  let value = root;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string | number, unknown>)[key];
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  return `\`${String(JSON.stringify(value) ?? value)}\` (${value === null ? 'null' : typeof value})`;
+}

@@ -1,0 +1,94 @@
+import pRetry from 'p-retry';
+import { NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';
+
+/** How a client retries. Every field is required here; `ClientOptions.retry` documents the defaults. */
+export interface RetryPolicy {
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  maxRetryTimeMs: number;
+  /** Source of randomness for the jitter, in [0, 1). */
+  random: () => number;
+}
+
+/**
+ * Which failures of a request may be retried:
+ * - `safe`: the request can be repeated without effect (every endpoint but Add users);
+ * - `unsent`: only when the request provably never reached the server.
+ */
+export type Repeatability = 'safe' | 'unsent';
+
+/** Whether a failure may be retried for a request of the given repeatability. */
+export function isRetryable(error: unknown, repeatability: Repeatability): boolean {
+  if (error instanceof NetworkError) return repeatability === 'safe' || error.unsent;
+  if (repeatability === 'unsent') return false;
+  return error instanceof TimeoutError || error instanceof RateLimitedError || error instanceof ServerError;
+}
+
+/** The full-jitter backoff before retry `retry` (from 1): uniform in `[0, min(maxDelay, base * 2^(retry-1))]`. */
+export function backoffDelay(retry: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
+  return Math.floor(policy.random() * (ceiling + 1));
+}
+
+/**
+ * Reads a `Retry-After` header, in seconds or as an HTTP date, into milliseconds from `now`.
+ * Returns `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * Runs `attempt` until it succeeds, a failure is not retryable, `policy.retries` retries are spent, or the next wait
+ * would pass `policy.maxRetryTimeMs`. Rejects with the last failure, or with `signal.reason` when aborted.
+ */
+export async function withRetry<T>(
+  attempt: () => Promise<T>,
+  policy: RetryPolicy,
+  repeatability: Repeatability,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const startedAt = Date.now();
+  return pRetry(attempt, {
+    retries: policy.retries,
+    // The waiting happens in onFailedAttempt (full jitter, Retry-After), so p-retry's own backoff is off.
+    minTimeout: 0,
+    maxTimeout: 0,
+    factor: 1,
+    ...(signal ? { signal } : {}),
+    shouldRetry: ({ error }) => isRetryable(error, repeatability),
+    onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+      if (retriesLeft === 0 || !isRetryable(error, repeatability)) return;
+      const asked =
+        error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
+      const delay = asked ?? backoffDelay(attemptNumber, policy);
+      if (Date.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
+      await sleep(delay, signal);
+    },
+  });
+}
+
+/** Waits `ms`, or rejects with `signal.reason` as soon as the signal aborts. Uses the global timers (fakeable). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

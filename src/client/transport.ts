@@ -1,0 +1,240 @@
+import { type Dispatcher, Pool, request } from 'undici';
+import type { z } from 'zod';
+import { buildPath, type Endpoint } from '../api/endpoints.js';
+import { parseOrThrow, toIssues } from '../api/primitives.js';
+import { ApprovalKitError } from '../errors.js';
+import {
+  errorForStatus,
+  InvalidResponseError,
+  NetworkError,
+  type RequestTarget,
+  TimeoutError,
+} from './errors.js';
+import {
+  type ClientOptions,
+  type RequestOptions,
+  type ResolvedClientOptions,
+  resolveClientOptions,
+} from './options.js';
+import { parseRetryAfter, type Repeatability, withRetry } from './retry.js';
+
+/** What a call sends besides the endpoint: path parameters, query and body, validated before sending. */
+export interface CallInput {
+  params?: Record<string, string>;
+  query?: Record<string, unknown>;
+  body?: unknown;
+}
+
+export interface Prepared {
+  target: RequestTarget;
+  url: URL;
+  body: string | undefined;
+}
+
+// Failures that happen before a byte of the request can have reached the server.
+const UNSENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const NETWORK_CODES = new Set([
+  ...UNSENT_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * Sends the endpoints of the table in `src/api/endpoints.ts` over undici: validation, authentication, timeout,
+ * abort, retries and error mapping. Shared by both clients; not part of the public API.
+ */
+export class Transport {
+  readonly options: ResolvedClientOptions;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: ClientOptions) {
+    this.options = resolveClientOptions(options);
+    this.#ownsDispatcher = this.options.dispatcher === undefined;
+    this.#dispatcher =
+      this.options.dispatcher ??
+      new Pool(this.options.baseUrl.origin, { connections: this.options.connections });
+  }
+
+  /** Validates the input, sends it (with retries) and validates the answer, which must not be empty. */
+  async call<E extends Endpoint>(
+    endpoint: E,
+    input: CallInput,
+    options: RequestOptions = {},
+  ): Promise<z.output<E['response']>> {
+    return this.send(endpoint, this.prepare(endpoint, input), options, { allowEmpty: false });
+  }
+
+  /** Like {@link call}, but an empty success answer resolves to `undefined` (writes, and reads the spec leaves open). */
+  async callOptional<E extends Endpoint>(
+    endpoint: E,
+    input: CallInput,
+    options: RequestOptions = {},
+  ): Promise<z.output<E['response']> | undefined> {
+    return this.send(endpoint, this.prepare(endpoint, input), options, { allowEmpty: true });
+  }
+
+  /** Validates a call's input and builds its request, without sending anything. */
+  prepare(endpoint: Endpoint, input: CallInput): Prepared {
+    const subject = `${endpoint.summary} request`;
+    const params = endpoint.params ? parseOrThrow(endpoint.params, input.params ?? {}, subject) : {};
+    const query = endpoint.query ? parseOrThrow(endpoint.query, input.query ?? {}, subject) : undefined;
+    const body = endpoint.body ? parseOrThrow(endpoint.body, input.body, subject) : undefined;
+    const path = buildPath(endpoint.path, params as Record<string, string>) + searchOf(query);
+    return {
+      target: { method: endpoint.method, path },
+      url: new URL(path.slice(1), this.options.baseUrl),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    };
+  }
+
+  /** Sends a prepared request with the retry policy and validates the answer against the endpoint's schema. */
+  async send<E extends Endpoint>(
+    endpoint: E,
+    prepared: Prepared,
+    options: RequestOptions,
+    behaviour: { allowEmpty: false; repeatability?: Repeatability },
+  ): Promise<z.output<E['response']>>;
+  async send<E extends Endpoint>(
+    endpoint: E,
+    prepared: Prepared,
+    options: RequestOptions,
+    behaviour: { allowEmpty: boolean; repeatability?: Repeatability },
+  ): Promise<z.output<E['response']> | undefined>;
+  async send<E extends Endpoint>(
+    endpoint: E,
+    prepared: Prepared,
+    options: RequestOptions,
+    { allowEmpty, repeatability = 'safe' }: { allowEmpty: boolean; repeatability?: Repeatability },
+  ): Promise<z.output<E['response']> | undefined> {
+    if (this.#closing) throw new ApprovalKitError('client_closed', 'The client is closed');
+    options.signal?.throwIfAborted();
+    const { status, body } = await withRetry(
+      () => this.#attempt(prepared, options),
+      this.options.retry,
+      repeatability,
+      options.signal,
+    );
+    if (body === undefined) {
+      if (allowEmpty) return undefined;
+      throw new InvalidResponseError(prepared.target, status, [{ path: [], message: 'empty body' }]);
+    }
+    const parsed = endpoint.response.safeParse(body);
+    if (!parsed.success) throw new InvalidResponseError(prepared.target, status, toIssues(parsed.error));
+    return parsed.data as z.output<E['response']>;
+  }
+
+  /** Lets requests in flight finish, then closes the pool. Idempotent. A dispatcher passed in is left open. */
+  close(): Promise<void> {
+    this.#closing ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
+    return this.#closing;
+  }
+
+  /** Aborts requests in flight and closes the pool at once. Idempotent. */
+  destroy(): Promise<void> {
+    const destroyed = this.#ownsDispatcher ? this.#dispatcher.destroy() : Promise.resolve();
+    this.#closing ??= destroyed;
+    return destroyed;
+  }
+
+  async #attempt(prepared: Prepared, options: RequestOptions): Promise<{ status: number; body: unknown }> {
+    const { target } = prepared;
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await request(prepared.url, {
+        method: target.method as Dispatcher.HttpMethod,
+        headers: await this.#headers(prepared.body !== undefined),
+        body: prepared.body,
+        dispatcher: this.#dispatcher,
+        signal: controller.signal,
+      });
+      const text = await response.body.text();
+      const body = parseBody(text);
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        if (body.invalidJson) {
+          throw new InvalidResponseError(target, response.statusCode, [{ path: [], message: 'not JSON' }]);
+        }
+        return { status: response.statusCode, body: body.value };
+      }
+      const retryAfter = parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
+      throw errorForStatus(target, response.statusCode, body.value, retryAfter);
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (timedOut) throw new TimeoutError(target, timeoutMs);
+      if (error instanceof ApprovalKitError) throw error;
+      const code = networkCode(error);
+      if (code !== undefined) throw new NetworkError(target, code, UNSENT_CODES.has(code), error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #headers(hasBody: boolean): Promise<Record<string, string>> {
+    const { token, authHeader, authScheme, headers } = this.options;
+    const credential = typeof token === 'function' ? await token() : token;
+    return {
+      ...headers,
+      accept: 'application/json',
+      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      [authHeader]: authScheme === null ? credential : `${authScheme} ${credential}`,
+    };
+  }
+}
+
+function searchOf(query: unknown): string {
+  if (query === undefined || query === null) return '';
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
+    if (value !== undefined) search.append(key, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function parseBody(text: string): { value: unknown; invalidJson: boolean } {
+  if (text.trim() === '') return { value: undefined, invalidJson: false };
+  try {
+    return { value: JSON.parse(text), invalidJson: false };
+  } catch {
+    return { value: text, invalidJson: true };
+  }
+}
+
+function headerOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The code of a network failure, looking through undici's and Node's wrappers; `undefined` for other errors. */
+function networkCode(error: unknown): string | undefined {
+  const candidates: unknown[] = [error];
+  if (error instanceof Error && error.cause !== undefined) candidates.push(error.cause);
+  if (error instanceof AggregateError) candidates.push(...error.errors);
+  for (const candidate of candidates) {
+    const code = (candidate as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  }
+  return undefined;
+}

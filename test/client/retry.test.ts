@@ -1,0 +1,246 @@
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from '../../src/client/retry.js';
+import {
+  BadRequestError,
+  IntegrationClient,
+  ManagementClient,
+  NetworkError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+} from '../../src/index.js';
+import { ScriptedServer } from './support/scripted-server.js';
+
+const target = { method: 'GET', path: '/v2/connector/state' };
+const policy = (overrides: Partial<RetryPolicy> = {}): RetryPolicy => ({
+  retries: 4,
+  baseDelayMs: 100,
+  maxDelayMs: 1000,
+  maxRetryTimeMs: 60_000,
+  random: () => 0.5,
+  ...overrides,
+});
+const serverError = () => new ServerError(target, 503, { status: 'failure' });
+
+describe('backoff', () => {
+  it('is full jitter: uniform in [0, min(maxDelay, base * 2^(retry-1))]', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (retry, baseDelayMs, maxDelayMs, random) => {
+          const delay = backoffDelay(retry, policy({ baseDelayMs, maxDelayMs, random: () => random }));
+          const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (retry - 1));
+          return Number.isInteger(delay) && delay >= 0 && delay <= ceiling;
+        },
+      ),
+    );
+    expect(backoffDelay(3, policy({ random: () => 0 }))).toBe(0);
+    expect(backoffDelay(3, policy({ random: () => 0.999999 }))).toBe(400);
+    expect(backoffDelay(10, policy({ random: () => 0.999999 }))).toBe(1000);
+  });
+
+  it('reads Retry-After in seconds or as an HTTP date', () => {
+    const now = Date.UTC(2026, 4, 1, 10, 0, 0);
+    expect(parseRetryAfter('3', now)).toBe(3000);
+    expect(parseRetryAfter(new Date(now + 5000).toUTCString(), now)).toBe(5000);
+    expect(parseRetryAfter(new Date(now - 5000).toUTCString(), now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('withRetry (fake timers)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('retries 5xx after each backoff and resolves with the first success', async () => {
+    vi.useFakeTimers();
+    const attempt = vi
+      .fn<() => Promise<string>>()
+      .mockRejectedValueOnce(serverError())
+      .mockRejectedValueOnce(serverError())
+      .mockResolvedValue('ok');
+    const result = withRetry(attempt, policy(), 'safe', undefined);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(attempt).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(49); // first wait: 0.5 * 100 = 50
+    expect(attempt).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempt).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(100); // second wait: 0.5 * 200
+    expect(attempt).toHaveBeenCalledTimes(3);
+    await expect(result).resolves.toBe('ok');
+  });
+
+  it('honours Retry-After instead of the backoff, even beyond maxDelay', async () => {
+    vi.useFakeTimers();
+    const attempt = vi
+      .fn<() => Promise<string>>()
+      .mockRejectedValueOnce(new RateLimitedError(target, 429, undefined, 5000))
+      .mockResolvedValue('ok');
+    const result = withRetry(attempt, policy(), 'safe', undefined);
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(attempt).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(result).resolves.toBe('ok');
+    expect(attempt).toHaveBeenCalledTimes(2);
+  });
+
+  it('gives up with the last error once the retries are spent', async () => {
+    vi.useFakeTimers();
+    const errors = [serverError(), serverError(), serverError()];
+    let calls = 0;
+    const attempt = vi.fn<() => Promise<string>>(() => Promise.reject(errors[calls++]));
+    const result = withRetry(attempt, policy({ retries: 2 }), 'safe', undefined);
+    const settled = result.catch((error: unknown) => error);
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe(errors[2]);
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('gives up at once when the next wait would pass the time budget', async () => {
+    vi.useFakeTimers();
+    const error = new RateLimitedError(target, 429, undefined, 10_000);
+    const attempt = vi.fn<() => Promise<string>>().mockRejectedValue(error);
+    await expect(withRetry(attempt, policy({ maxRetryTimeMs: 5000 }), 'safe', undefined)).rejects.toBe(error);
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
+    ['a 500 of a request that is not safe to repeat', serverError(), 'unsent', 1],
+    [
+      'a reset connection of a request that is not safe to repeat',
+      new NetworkError(target, 'ECONNRESET', false, null),
+      'unsent',
+      1,
+    ],
+    [
+      'a refused connection of a request that is not safe to repeat',
+      new NetworkError(target, 'ECONNREFUSED', true, null),
+      'unsent',
+      3,
+    ],
+    ['a timeout', new TimeoutError(target, 10), 'safe', 3],
+    ['a reset connection', new NetworkError(target, 'ECONNRESET', false, null), 'safe', 3],
+  ] as const)('after %s makes %i attempt(s) in all', async (_, error, repeatability, attempts) => {
+    vi.useFakeTimers();
+    const attempt = vi.fn<() => Promise<string>>().mockRejectedValue(error);
+    const settled = withRetry(attempt, policy({ retries: 2 }), repeatability, undefined).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe(error);
+    expect(attempt).toHaveBeenCalledTimes(attempts);
+  });
+
+  it('stops waiting as soon as the signal aborts, rejecting with its reason', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const attempt = vi.fn<() => Promise<string>>().mockRejectedValue(serverError());
+    const settled = withRetry(attempt, policy(), 'safe', controller.signal).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.advanceTimersByTimeAsync(10);
+    const reason = new Error('shutting down');
+    controller.abort(reason);
+    expect(await settled).toBe(reason);
+    await vi.runAllTimersAsync();
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('retries over HTTP', () => {
+  let server: ScriptedServer;
+  const fast = { retries: 3, random: () => 0 };
+
+  beforeAll(async () => {
+    server = await ScriptedServer.start();
+  });
+  afterEach(() => {
+    server.requests.length = 0;
+  });
+  afterAll(() => server.close());
+
+  it('repeats a safe request through 503, 429 and a dropped connection until it succeeds', async () => {
+    const client = new IntegrationClient({ baseUrl: server.url, token: 't', retry: fast });
+    server.reply(
+      { status: 503, json: { status: 'failure' } },
+      { status: 429, json: { status: 'failure' } },
+      'drop',
+      {
+        json: { status: 'success' },
+      },
+    );
+    await client.putState({ a: 1 });
+    expect(server.requests).toHaveLength(4);
+    expect(new Set(server.requests.map((r) => r.body))).toEqual(new Set(['{"state":{"a":1}}']));
+    await client.close();
+  });
+
+  it('does not repeat Add users once the request may have reached the server', async () => {
+    const client = new ManagementClient({ baseUrl: server.url, token: 't', retry: fast });
+    server.reply({ status: 500, json: { Error: 'Internal Server Error. boom' } });
+    await expect(
+      client.addUsers('11111111-1111-4111-8111-111111111111', [
+        { email: 'a@b.c', firstName: 'A', lastName: 'B' },
+      ]),
+    ).rejects.toMatchObject({ code: 'server_error' });
+    server.reply('drop');
+    await expect(
+      client.addUsers('11111111-1111-4111-8111-111111111111', [
+        { email: 'a@b.c', firstName: 'A', lastName: 'B' },
+      ]),
+    ).rejects.toMatchObject({ code: 'network', unsent: false });
+    expect(server.requests).toHaveLength(2);
+    await client.close();
+  });
+
+  it('repeats Add users when the connection was refused, so nothing was sent', async () => {
+    const closed = await ScriptedServer.start();
+    const url = closed.url;
+    await closed.close();
+    const client = new ManagementClient({ baseUrl: url, token: 't', retry: { retries: 2, random: () => 0 } });
+    const error = await client
+      .addUsers('11111111-1111-4111-8111-111111111111', [{ email: 'a@b.c', firstName: 'A', lastName: 'B' }])
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toMatchObject({ reason: 'ECONNREFUSED', unsent: true });
+    await client.close();
+  });
+
+  it('times out an attempt that gets no answer, and retries it', async () => {
+    const client = new IntegrationClient({
+      baseUrl: server.url,
+      token: 't',
+      timeoutMs: 50,
+      retry: { retries: 1, random: () => 0 },
+    });
+    server.reply('hang', 'hang');
+    const error = await client.getState().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ code: 'timeout', timeoutMs: 50 });
+    expect(server.requests).toHaveLength(2);
+    await client.destroy();
+  });
+
+  it('aborts a request in flight with the signal’s reason and sends no retry', async () => {
+    const client = new IntegrationClient({ baseUrl: server.url, token: 't', retry: fast });
+    server.reply('hang');
+    const controller = new AbortController();
+    const pending = client.getTask({ signal: controller.signal }).catch((caught: unknown) => caught);
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(await pending).toBe(reason);
+    expect(server.requests).toHaveLength(1);
+    await expect(client.getTask({ signal: controller.signal })).rejects.toBe(reason);
+    expect(server.requests).toHaveLength(1);
+    await client.destroy();
+  });
+});
