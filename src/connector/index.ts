@@ -1,0 +1,50 @@
+/**
+ * What a connector runs on: secrets that do not print, a logger that redacts them, the key ring that opens a task's
+ * credentials, and the rule that turns a handler's failure into a task result.
+ *
+ * @example
+ * ```ts
+ * import { AuthenticationFailure, FileKeyStore, KeyRing, classifyFailure } from 'approval-connector-kit';
+ *
+ * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
+ * const credentials = await ring.open(task.data.credentials);
+ * try {
+ *   await sap.approve(task.data.approval, credentials.password?.reveal());
+ * } catch (error) {
+ *   const result = classifyFailure(error, { secrets: Object.values(credentials) });
+ *   // { status: 'authenticationError', meta: { code: 'HTTP_401', message: '…' } }
+ * }
+ * ```
+ * @module
+ */
+
+export {
+  AuthenticationFailure,
+  type ClassifyFailureOptions,
+  CredentialsUnreadable,
+  classifyFailure,
+  type FailureClassification,
+  type FailureMeta,
+  ServiceUnavailableFailure,
+  SystemFailure,
+  TaskDataInvalid,
+} from './failures.js';
+export {
+  FileKeyStore,
+  KeyRingData,
+  KeyRingInvalid,
+  type KeyStore,
+  KeyStoreReadOnly,
+  MemoryKeyStore,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+} from './key-store.js';
+export {
+  generateKeyRingData,
+  KeyRing,
+  type KeyRingOptions,
+  KeyRingUnavailable,
+  type PublicKeyInfo,
+} from './keys.js';
+export { componentLogger, createLogger, type Logger, type LoggerOptions } from './logger.js';
+export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';

@@ -1,0 +1,394 @@
+/**
+ * The connector's x25519 key pairs: a {@link KeyRing} holds the current key and the earlier ones that have not
+ * expired, rotates before the current one expires, and opens the credentials a task carries with whichever key
+ * they were sealed to. Secret keys stay in private fields: no message, log line or JSON of the ring shows one.
+ * See `docs/keys.md`.
+ * @module
+ */
+import nacl from 'tweetnacl';
+import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
+import type { EncryptedCredentials } from '../api/integration.js';
+import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
+import { CredentialsUnreadable } from './failures.js';
+import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } from './key-store.js';
+import { type Credentials, wrapCredentials } from './secret.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Options of a {@link KeyRing}. */
+export interface KeyRingOptions {
+  /**
+   * How long a new key is valid, in milliseconds. Registered as the key's `publicKeyExpiredAt`.
+   * @default 30 days
+   */
+  keyLifetimeMs?: number;
+  /**
+   * How long before the current key expires a new one replaces it, in milliseconds. Tasks sealed to the old key
+   * still open during this margin; it also leaves time to retry when the store or the service is down. Must be
+   * less than `keyLifetimeMs`.
+   * @default 7 days
+   */
+  rotationMarginMs?: number;
+  /**
+   * The clock, in milliseconds since the epoch.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/** The public half of a key pair, with its validity. */
+export interface PublicKeyInfo {
+  /** The x25519 public key, 32 bytes in standard base64. */
+  readonly publicKey: string;
+  readonly createdAt: Date;
+  /** When the key stops opening credentials and is dropped; the `publicKeyExpiredAt` registered with it. */
+  readonly expiresAt: Date;
+}
+
+/**
+ * The key ring has no key that has not expired, and cannot make one: its store is read-only (the operator has not
+ * provided a new key) or holds nothing.
+ */
+export class KeyRingUnavailable extends ApprovalKitError {
+  constructor(message: string) {
+    super('key_ring_unavailable', message);
+  }
+}
+
+type StoredKey = KeyRingData['keys'][number];
+
+/** One key pair. The secret key is reachable only through `open` and `toData` (for the store). */
+class RingKey {
+  readonly publicKey: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly #secretKey: Uint8Array;
+
+  private constructor(publicKey: string, secretKey: Uint8Array, createdAt: number, expiresAt: number) {
+    this.publicKey = publicKey;
+    this.#secretKey = secretKey;
+    this.createdAt = createdAt;
+    this.expiresAt = expiresAt;
+  }
+
+  static generate(now: number, lifetimeMs: number): RingKey {
+    const pair = nacl.box.keyPair();
+    return new RingKey(toBase64(pair.publicKey), pair.secretKey, now, now + lifetimeMs);
+  }
+
+  static fromData(stored: StoredKey): RingKey {
+    return new RingKey(
+      stored.publicKey,
+      fromBase64(stored.secretKey),
+      Date.parse(stored.createdAt),
+      Date.parse(stored.expiresAt),
+    );
+  }
+
+  open(sealed: EncryptedCredentials): Record<string, unknown> | undefined {
+    return openCredentials(sealed, this.#secretKey);
+  }
+
+  toData(): StoredKey {
+    return {
+      publicKey: this.publicKey,
+      secretKey: toBase64(this.#secretKey),
+      createdAt: new Date(this.createdAt).toISOString(),
+      expiresAt: new Date(this.expiresAt).toISOString(),
+    };
+  }
+
+  info(): PublicKeyInfo {
+    return {
+      publicKey: this.publicKey,
+      createdAt: new Date(this.createdAt),
+      expiresAt: new Date(this.expiresAt),
+    };
+  }
+}
+
+/**
+ * Adds a new key pair to key ring data and drops the expired ones: the next ring an operator puts in a read-only
+ * store. The new key is the current one from then on.
+ *
+ * @example
+ * ```ts
+ * const next = generateKeyRingData(await store.load());
+ * await writeFile('keys.json', JSON.stringify(next), { mode: 0o600 });
+ * ```
+ */
+export function generateKeyRingData(
+  previous?: KeyRingData,
+  options: Pick<KeyRingOptions, 'keyLifetimeMs' | 'now'> = {},
+): KeyRingData {
+  const { keyLifetimeMs, now } = compileKeyRingOptions({ ...options, rotationMarginMs: 0 });
+  const at = now();
+  const kept = previous === undefined ? [] : parseKeyRingData(previous, 'the previous key ring').keys;
+  return {
+    version: 1,
+    keys: [
+      RingKey.generate(at, keyLifetimeMs).toData(),
+      ...kept.filter((key) => Date.parse(key.expiresAt) > at),
+    ],
+  };
+}
+
+/**
+ * A connector's key pairs: the current one, whose public key is registered with the service, and earlier ones
+ * kept until their own expiry so that tasks sealed to them still open. Expired keys are dropped.
+ *
+ * With a writable store the ring creates the first key and rotates: once the current key is within
+ * `rotationMarginMs` of its expiry, a new key becomes current (the caller then registers it). With a read-only
+ * store it adopts the newest key the operator has put there. A key once loaded stays in memory until it expires,
+ * even if the store no longer lists it.
+ *
+ * @example
+ * ```ts
+ * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
+ * await client.registerConnector({ authRequired: true, publicKey: ring.current.publicKey,
+ *   publicKeyExpiredAt: ring.current.expiresAt });
+ * const credentials = await ring.open(task.data.credentials);
+ * ```
+ */
+export class KeyRing {
+  readonly #store: KeyStore;
+  readonly #options: Required<KeyRingOptions>;
+  /** Newest first: the first unexpired key is the current one. */
+  #keys: RingKey[] = [];
+  /** Whether keys were pruned since the store was last written. */
+  #pruned = false;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(store: KeyStore, options: Required<KeyRingOptions>) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  /**
+   * Loads the key ring from a store. With a writable store, creates and saves a first key when there is none and
+   * rotates when rotation is due. Throws {@link KeyRingInvalid} when the stored data is malformed and
+   * {@link KeyRingUnavailable} when a read-only store has no key that has not expired.
+   */
+  static async load(store: KeyStore, options: KeyRingOptions = {}): Promise<KeyRing> {
+    const ring = new KeyRing(store, compileKeyRingOptions(options));
+    await ring.reload();
+    if (store.readOnly === true) ring.#current();
+    else await ring.rotateIfDue();
+    return ring;
+  }
+
+  /** The key to register with the service. Throws {@link KeyRingUnavailable} when every key has expired. */
+  get current(): PublicKeyInfo {
+    return this.#current().info();
+  }
+
+  /** When the current key is due to be replaced: `rotationMarginMs` before it expires. */
+  get rotationDueAt(): Date {
+    return new Date(this.#current().expiresAt - this.#options.rotationMarginMs);
+  }
+
+  /** Whether the current key is within `rotationMarginMs` of its expiry, or there is no current key. */
+  isRotationDue(): boolean {
+    this.#prune();
+    const current = this.#keys[0];
+    return current === undefined || this.#options.now() >= current.expiresAt - this.#options.rotationMarginMs;
+  }
+
+  /**
+   * Rotates when due and saves. Resolves to `true` when the current key changed, so the caller registers the new
+   * public key. Before rotating, the store is read again, so that a process sharing it that has just rotated is
+   * followed rather than overtaken. A read-only store is read again at every call instead, to adopt a key the
+   * operator added; the ring never creates one there.
+   */
+  rotateIfDue(): Promise<boolean> {
+    return this.#exclusive(async () => {
+      const before = this.#keys[0]?.publicKey;
+      const writable = this.#store.readOnly !== true;
+      if (!writable) await this.#merge();
+      else if (this.isRotationDue()) {
+        await this.#merge();
+        if (this.isRotationDue()) await this.#addKey();
+      }
+      if (this.#pruned && writable) {
+        await this.#merge();
+        await this.#save(this.#keys);
+      }
+      return this.#keys[0]?.publicKey !== before;
+    });
+  }
+
+  /**
+   * Makes a new key current now, whether or not rotation is due, and saves it. Earlier keys stay until they expire.
+   * Throws {@link KeyStoreReadOnly} with a read-only store.
+   */
+  rotate(): Promise<PublicKeyInfo> {
+    return this.#exclusive(async () => {
+      if (this.#store.readOnly === true) throw new KeyStoreReadOnly(this.#store.description);
+      await this.#merge();
+      await this.#addKey();
+      return this.#current().info();
+    });
+  }
+
+  /**
+   * Reads the store again and adds the keys it holds that this ring does not. Resolves to `true` when the current
+   * key changed.
+   */
+  reload(): Promise<boolean> {
+    return this.#exclusive(async () => {
+      const before = this.#keys[0]?.publicKey;
+      await this.#merge();
+      return this.#keys[0]?.publicKey !== before;
+    });
+  }
+
+  /**
+   * Opens the credentials a task carries with the key named in `sealed.publicKey`, else with any key that has not
+   * expired. When no key of the ring is named, the store is read once more first (another process may have
+   * rotated). Every field of the result is a {@link Secret}. Throws {@link CredentialsUnreadable}.
+   */
+  async open(sealed: EncryptedCredentials): Promise<Credentials> {
+    let opened = this.#tryOpen(sealed);
+    if (opened === undefined && !this.#holds(sealed.publicKey)) {
+      try {
+        await this.reload();
+      } catch (error) {
+        throw new CredentialsUnreadable(
+          `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold, and ` +
+            `its key store could not be read again`,
+          { cause: error },
+        );
+      }
+      opened = this.#tryOpen(sealed);
+    }
+    if (opened !== undefined) return wrapCredentials(opened);
+    throw new CredentialsUnreadable(
+      this.#holds(sealed.publicKey)
+        ? 'Credentials could not be decrypted: tampered with, or not a JSON object'
+        : `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold ` +
+            '(expired, or never its own)',
+    );
+  }
+
+  /** The public view: current key and every unexpired key, never a secret key. */
+  toJSON(): { current: PublicKeyInfo | null; keys: PublicKeyInfo[] } {
+    this.#prune();
+    return { current: this.#keys[0]?.info() ?? null, keys: this.#keys.map((key) => key.info()) };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): unknown {
+    return this.toJSON();
+  }
+
+  #current(): RingKey {
+    this.#prune();
+    const current = this.#keys[0];
+    if (current !== undefined) return current;
+    const store = this.#store;
+    throw new KeyRingUnavailable(
+      store.readOnly === true
+        ? `No unexpired key in ${store.description}: it is read-only, so the operator must add a new key there`
+        : `No unexpired key in ${store.description}`,
+    );
+  }
+
+  #holds(publicKey: string): boolean {
+    this.#prune();
+    return this.#keys.some((key) => key.publicKey === publicKey);
+  }
+
+  #tryOpen(sealed: EncryptedCredentials): Record<string, unknown> | undefined {
+    this.#prune();
+    // The named key first; the others cover a sender that named the key wrongly.
+    const ordered = [...this.#keys].sort(
+      (a, b) => Number(b.publicKey === sealed.publicKey) - Number(a.publicKey === sealed.publicKey),
+    );
+    for (const key of ordered) {
+      const opened = key.open(sealed);
+      if (opened !== undefined) return opened;
+    }
+    return undefined;
+  }
+
+  #prune(): void {
+    const now = this.#options.now();
+    const before = this.#keys.length;
+    this.#keys = this.#keys.filter((key) => key.expiresAt > now);
+    if (this.#keys.length !== before) this.#pruned = true;
+  }
+
+  async #merge(): Promise<void> {
+    const loaded = await this.#store.load();
+    if (loaded !== undefined) {
+      const data = parseKeyRingData(loaded, this.#store.description);
+      const held = new Set(this.#keys.map((key) => key.publicKey));
+      const added = data.keys.filter((key) => !held.has(key.publicKey)).map((key) => RingKey.fromData(key));
+      this.#keys = sortNewestFirst([...this.#keys, ...added]);
+    }
+    this.#prune();
+  }
+
+  // The new key becomes current only once saved: a key the store lost would be registered, and its tasks would
+  // become unreadable after a restart.
+  async #addKey(): Promise<void> {
+    const keys = [RingKey.generate(this.#options.now(), this.#options.keyLifetimeMs), ...this.#keys];
+    await this.#save(keys);
+    this.#keys = keys;
+  }
+
+  async #save(keys: readonly RingKey[]): Promise<void> {
+    await this.#store.save({ version: 1, keys: keys.map((key) => key.toData()) });
+    this.#pruned = false;
+  }
+
+  // Loads, saves and rotations run one at a time, so two callers never rotate twice.
+  #exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function sortNewestFirst(keys: RingKey[]): RingKey[] {
+  return keys.sort((a, b) => b.createdAt - a.createdAt || b.expiresAt - a.expiresAt);
+}
+
+function describeKey(publicKey: unknown): string {
+  return typeof publicKey === 'string' && isPublicKey(publicKey)
+    ? `public key ${publicKey}`
+    : 'an unknown key';
+}
+
+function compileKeyRingOptions(options: KeyRingOptions): Required<KeyRingOptions> {
+  const compiled: Required<KeyRingOptions> = {
+    keyLifetimeMs: options.keyLifetimeMs ?? 30 * DAY_MS,
+    rotationMarginMs: options.rotationMarginMs ?? 7 * DAY_MS,
+    // Looked up at each call, so fake timers installed later are honoured.
+    now: options.now ?? (() => Date.now()),
+  };
+  const issues: ValidationIssue[] = [];
+  const { keyLifetimeMs, rotationMarginMs, now } = compiled;
+  if (!Number.isSafeInteger(keyLifetimeMs) || keyLifetimeMs < 1) {
+    issues.push({
+      path: ['keyLifetimeMs'],
+      message: `Expected a whole number of milliseconds from 1 and up, got ${received(keyLifetimeMs)}`,
+    });
+  } else if (
+    !Number.isSafeInteger(rotationMarginMs) ||
+    rotationMarginMs < 0 ||
+    rotationMarginMs >= keyLifetimeMs
+  ) {
+    issues.push({
+      path: ['rotationMarginMs'],
+      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs}), got ${received(rotationMarginMs)}`,
+    });
+  }
+  if (typeof now !== 'function')
+    issues.push({ path: ['now'], message: `Expected a function, got ${received(now)}` });
+  if (issues.length > 0) throw new ValidationError('key ring options', issues);
+  return compiled;
+}
+
+function received(value: unknown): string {
+  return `\`${String(value)}\` (${typeof value})`;
+}

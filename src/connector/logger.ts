@@ -1,0 +1,153 @@
+/**
+ * The kit's pino logger: secrets redacted by path in every line, one child logger per component.
+ * @module
+ */
+import { type DestinationStream, type LevelWithSilent, type Logger, pino, stdSerializers } from 'pino';
+import { REDACTED, redactSecrets } from './secret.js';
+
+export type { Logger } from 'pino';
+
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /**
+   * A pino logger of the application to log through. The kit logs through a child of it that redacts the kit's
+   * secret paths and scrubs errors; the application's own `redact` paths do not carry over to that child (pino
+   * replaces them), so list any that the kit's lines need in `redact`. A child cannot take pino `hooks`, so the
+   * message of `logger.error(error)` is not scrubbed there; log `{ err: error }` with a message of your own.
+   * @default a new pino logger writing JSON lines to stdout
+   */
+  logger?: Logger;
+  /**
+   * Minimum level logged. Applies to a new logger only; an injected logger keeps its own level.
+   * @default 'info'
+   */
+  level?: LevelWithSilent;
+  /**
+   * Where a new logger writes. Anything with a `write(line)` method.
+   * @default stdout
+   */
+  destination?: DestinationStream;
+  /**
+   * More paths to redact, in pino's path syntax, beside {@link SECRET_FIELDS} at every depth up to
+   * {@link REDACT_DEPTH}.
+   * @default []
+   */
+  redact?: readonly string[];
+}
+
+/** Field names whose values are redacted wherever they appear in a log line's object, up to {@link REDACT_DEPTH}. */
+export const SECRET_FIELDS: readonly string[] = Object.freeze([
+  'authorization',
+  'Authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'apiKey',
+  'password',
+  'passphrase',
+  'secret',
+  'clientSecret',
+  'secretKey',
+  'privateKey',
+  'credentials',
+]);
+
+/**
+ * How deep {@link SECRET_FIELDS} are redacted: from `password` to `a.b.c.d.password`, deep enough for an HTTP
+ * client's error logged as `err` (`err.response.config.headers.Authorization`). pino's wildcards match one level
+ * each, so every depth is a path of its own.
+ */
+export const REDACT_DEPTH = 5;
+
+/** Every path the kit's logger redacts. */
+export function redactPaths(extra: readonly string[] = []): string[] {
+  const paths: string[] = [];
+  for (let depth = 0; depth < REDACT_DEPTH; depth++) {
+    const prefix = '*.'.repeat(depth);
+    for (const field of SECRET_FIELDS) {
+      paths.push(
+        /^[A-Za-z_$][\w$]*$/.test(field) ? `${prefix}${field}` : `${prefix.slice(0, -1)}["${field}"]`,
+      );
+    }
+  }
+  return [...paths, ...extra];
+}
+
+/**
+ * Creates the kit's logger, or wraps an injected one, so that every secret path is redacted. {@link Secret} values
+ * print as `[redacted]` on their own; this covers plain strings under a known name.
+ *
+ * @example
+ * ```ts
+ * const logger = createLogger({ level: 'debug' });
+ * const sync = componentLogger(logger, 'sync');
+ * sync.info({ token }, 'pushed'); // {"component":"sync","token":"[redacted]",...}
+ * ```
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const redact = { paths: redactPaths(options.redact), censor: REDACTED };
+  const serializers = { err: serializeError };
+  if (options.logger !== undefined) return options.logger.child({}, { redact, serializers });
+  const settings = {
+    level: options.level ?? 'info',
+    redact,
+    serializers,
+    hooks: { logMethod: scrubMessage },
+  };
+  return options.destination === undefined ? pino(settings) : pino(settings, options.destination);
+}
+
+// `logger.error(error)` makes the error's message the line's `msg`, out of reach of `redact` and serializers.
+function scrubMessage(this: Logger, args: unknown[], method: (...args: unknown[]) => void): void {
+  const scrubbed = args.map((arg) => (typeof arg === 'string' ? redactSecrets(arg) : arg));
+  const [first, second] = scrubbed;
+  if (first instanceof Error && typeof second !== 'string' && first.message !== '') {
+    scrubbed.splice(1, 0, redactSecrets(first.message));
+  }
+  method.apply(this, scrubbed);
+}
+
+// An error's message and stack often quote the request that failed; its secrets are unknown here, but bearer
+// tokens, authorization header values and URL passwords are recognisable wherever they appear.
+function serializeError(error: unknown): unknown {
+  const serialized: unknown = error instanceof Error ? stdSerializers.err(error) : error;
+  return scrubStrings(serialized, new WeakSet(), 0);
+}
+
+const MAX_SCRUB_DEPTH = 8;
+
+function scrubStrings(value: unknown, seen: WeakSet<object>, depth: number): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (typeof value !== 'object' || value === null || depth > MAX_SCRUB_DEPTH || seen.has(value)) return value;
+  if (Array.isArray(value)) {
+    seen.add(value);
+    return value.map((item) => scrubStrings(item, seen, depth + 1));
+  }
+  const prototype = Object.getPrototypeOf(value);
+  // Only plain data is rebuilt; anything else (a socket, a Secret) serializes itself.
+  if (prototype !== Object.prototype && prototype !== null && !isSerializedError(value)) return value;
+  seen.add(value);
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = scrubStrings(item, seen, depth + 1);
+  return copy;
+}
+
+function isSerializedError(value: object): boolean {
+  return typeof (value as { type?: unknown }).type === 'string' && 'stack' in value;
+}
+
+/**
+ * A child logger for one part of the kit, `{component}` bound once rather than written into messages. Redaction
+ * carries over from the parent.
+ */
+export function componentLogger(
+  parent: Logger,
+  component: string,
+  bindings: Record<string, unknown> = {},
+): Logger {
+  return parent.child({ ...bindings, component });
+}
