@@ -1,0 +1,97 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { AdminOperations } from './admin/operations.js';
+import { FaultInjector } from './faults/injector.js';
+import { buildServer } from './http/server.js';
+import { compileOptions, type ReferenceBackendOptions } from './options.js';
+import { applySeed, parseSeed, readSeedFile } from './seed/load.js';
+import { Store } from './store/index.js';
+
+/**
+ * A running reference backend: its address, its admin operations, its faults, and `close()`.
+ * Returned by {@link startReferenceBackend}.
+ */
+export class ReferenceBackend extends AdminOperations {
+  /** Base URL of both APIs, for example `http://127.0.0.1:53124`. */
+  readonly url: string;
+  /** The token that opens the admin API (`/admin/...`). */
+  readonly adminToken: string;
+  /** Faults to inject into the next matching requests; none unless added. */
+  readonly faults: FaultInjector;
+  readonly #app: FastifyInstance;
+  readonly #store: Store;
+  #closing: Promise<void> | undefined;
+
+  /** @internal Use {@link startReferenceBackend}. */
+  constructor(parts: {
+    url: string;
+    adminToken: string;
+    faults: FaultInjector;
+    app: FastifyInstance;
+    store: Store;
+  }) {
+    super(parts.store);
+    this.url = parts.url;
+    this.adminToken = parts.adminToken;
+    this.faults = parts.faults;
+    this.#app = parts.app;
+    this.#store = parts.store;
+  }
+
+  /** Stops listening, ends open connections and closes the store. Safe to call more than once. */
+  close(): Promise<void> {
+    this.#closing ??= this.#app.close().finally(() => this.#store.close());
+    return this.#closing;
+  }
+}
+
+/**
+ * Starts the reference backend: the whole Approval Service (v1 and v2), its admin API and its OpenAPI document,
+ * on `127.0.0.1` and a free port unless told otherwise.
+ *
+ * @example
+ * ```ts
+ * const backend = await startReferenceBackend();
+ * const { connectorToken, system } = backend.createTenant();
+ * // ... drive `${backend.url}/v2/...` with `Authorization: Bearer ${connectorToken}`
+ * await backend.close();
+ * ```
+ */
+export async function startReferenceBackend(
+  options: ReferenceBackendOptions = {},
+): Promise<ReferenceBackend> {
+  const compiled = compileOptions(options);
+  // Validated before anything opens, so a bad seed fails fast with every problem named.
+  const seed =
+    compiled.seed === undefined
+      ? undefined
+      : typeof compiled.seed === 'string'
+        ? readSeedFile(compiled.seed)
+        : parseSeed(compiled.seed);
+  const store = new Store({
+    file: compiled.dataFile,
+    now: compiled.now,
+    reservedTokens: [compiled.adminToken],
+  });
+  try {
+    if (seed !== undefined && store.db.isEmpty()) applySeed(store, seed);
+    const faults = new FaultInjector();
+    const app = buildServer({
+      store,
+      faults,
+      leaseMs: compiled.leaseMs,
+      pending: new WeakMap(),
+      logger: compiled.logger,
+      adminToken: compiled.adminToken,
+      operations: new AdminOperations(store),
+    });
+    await app.listen({ port: compiled.port, host: compiled.host });
+    const address = app.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}`;
+    return new ReferenceBackend({ url, adminToken: compiled.adminToken, faults, app, store });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}

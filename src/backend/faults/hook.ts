@@ -1,0 +1,47 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../errors.js';
+import type { FaultInjector } from './injector.js';
+import type { FaultAction } from './schema.js';
+
+/**
+ * Applies injected faults to v1 and v2 requests as they arrive, before authentication, as a proxy or an overloaded
+ * service would. The admin API and the OpenAPI document are never affected. Faults that act after the handler
+ * (`dropAnswer`, `duplicateTask`) are noted in `pending` for the route to apply.
+ */
+export function registerFaultHook(
+  app: FastifyInstance,
+  faults: FaultInjector,
+  pending: WeakMap<IncomingMessage, FaultAction>,
+): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/v1/') && !request.url.startsWith('/v2/')) return;
+    const action = faults.take(request.method, request.url.split('?', 1)[0] ?? '');
+    if (action === undefined) return;
+    request.log.info({ fault: action }, 'injecting a fault');
+    switch (action.type) {
+      case 'status': {
+        const retryAfter = action.retryAfter ?? (action.status === 429 ? 1 : undefined);
+        throw new ServiceError(
+          action.status === 429 ? 'Too Many Requests' : 'Internal Server Error',
+          'injected fault',
+          {
+            status: action.status,
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+          },
+        );
+      }
+      case 'drop':
+        // Hijacked, the reply counts as sent, so fastify runs nothing more for this request.
+        reply.hijack();
+        request.raw.socket.destroy();
+        return reply;
+      case 'delay':
+        await sleep(action.ms);
+        return;
+      default:
+        pending.set(request.raw, action);
+    }
+  });
+}

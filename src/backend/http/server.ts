@@ -1,0 +1,70 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { AdminOperations } from '../admin/operations.js';
+import { registerAdminRoutes } from '../admin/routes.js';
+import { ServiceError } from '../errors.js';
+import { registerFaultHook } from '../faults/hook.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
+import type { ServiceContext } from './context.js';
+import { registerJsonParser } from './json.js';
+import { parseQueryString } from './query.js';
+import { sendError, toServiceError } from './replies.js';
+import { registerApprovalRoutes } from './routes/approvals.js';
+import { registerConnectorRoutes } from './routes/connector.js';
+import { registerMappingRoutes } from './routes/mappings.js';
+import { registerSystemRoutes } from './routes/systems.js';
+import { registerUserRoutes } from './routes/users.js';
+
+/** The largest v2 (and admin) body: 5 MiB. Add users and Delete users have their own 100K limit. */
+export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+
+export interface ServerOptions extends ServiceContext {
+  logger: Logger;
+  adminToken: string;
+  operations: AdminOperations;
+}
+
+/** Builds the fastify app: the 18 endpoints, the admin API, the OpenAPI document, faults and error shapes. */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger.child(
+      { component: 'reference-backend' },
+      { redact: ['req.headers.authorization', 'headers.authorization', 'token'] },
+    ) as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    forceCloseConnections: true,
+    routerOptions: { querystringParser: parseQueryString },
+  });
+  // Endpoint 18 is published as GET with a JSON body; by default fastify never reads the body of a GET.
+  app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
+  registerJsonParser(app);
+
+  registerFaultHook(app, options.faults, options.pending);
+
+  app.setErrorHandler((error, request, reply) => {
+    const serviceError = toServiceError(error);
+    if (serviceError !== undefined) return sendError(request, reply, serviceError);
+    request.log.error({ err: error }, 'request failed');
+    return sendError(
+      request,
+      reply,
+      new ServiceError('Internal Server Error', 'the request could not be handled'),
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const detail = `no endpoint ${request.method} ${request.url.split('?', 1)[0]}`;
+    return sendError(request, reply, new ServiceError('Not Found', detail));
+  });
+
+  registerUserRoutes(app, options);
+  registerMappingRoutes(app, options);
+  registerSystemRoutes(app, options);
+  registerApprovalRoutes(app, options);
+  registerConnectorRoutes(app, options);
+  registerAdminRoutes(app, options);
+
+  const openapi = buildOpenApiDocument();
+  app.get('/openapi.json', async () => openapi);
+  return app;
+}

@@ -1,0 +1,117 @@
+/**
+ * The store's tables. Times are integers (milliseconds since the epoch) so that comparisons are exact and indexes
+ * order them; JSON values are text. `PRAGMA user_version` records the version of this schema.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const SCHEMA = `
+CREATE TABLE organizations (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE systems (
+  id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organizations (id),
+  name TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX systems_by_org ON systems (org_id, name, id);
+
+CREATE TABLE tokens (
+  hash TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('management', 'connector')),
+  org_id TEXT NOT NULL REFERENCES organizations (id),
+  system_id TEXT REFERENCES systems (id),
+  created_at INTEGER NOT NULL
+);
+
+-- NOCASE makes the unique index reject an email that differs only in (ASCII) case, and orders users by email.
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organizations (id),
+  email TEXT NOT NULL COLLATE NOCASE,
+  first_name TEXT NOT NULL,
+  last_name TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (org_id, email)
+);
+
+CREATE TABLE user_mappings (
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  system_user_id TEXT NOT NULL,
+  PRIMARY KEY (system_id, user_id),
+  UNIQUE (system_id, system_user_id)
+);
+CREATE INDEX user_mappings_by_user ON user_mappings (user_id, system_id);
+
+CREATE TABLE approvals (
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  id TEXT NOT NULL,
+  schema_id TEXT NOT NULL,
+  approver TEXT NOT NULL,
+  resolved INTEGER NOT NULL,
+  last_modified INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (system_id, id)
+);
+CREATE INDEX approvals_by_modified ON approvals (system_id, last_modified, id);
+CREATE INDEX approvals_by_resolved ON approvals (system_id, resolved, last_modified, id);
+
+CREATE TABLE connectors (
+  system_id TEXT PRIMARY KEY REFERENCES systems (id),
+  task_types TEXT NOT NULL,
+  auth_required INTEGER NOT NULL,
+  public_key TEXT,
+  public_key_expired_at INTEGER,
+  updated_at INTEGER
+);
+
+-- Every key a connector registered, kept until its own expiry so tasks sealed to it stay deliverable.
+CREATE TABLE connector_keys (
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  public_key TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  registered_at INTEGER NOT NULL,
+  PRIMARY KEY (system_id, public_key)
+);
+
+CREATE TABLE connector_states (
+  system_id TEXT PRIMARY KEY REFERENCES systems (id),
+  id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  state TEXT NOT NULL
+);
+
+CREATE TABLE ui_templates (
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  type TEXT NOT NULL,
+  schema_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  template TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (system_id, type, schema_id)
+);
+
+-- seq orders tasks by creation; state is waiting, leased or completed, and available_at is when a waiting task
+-- may be handed out or a leased one's lease ends.
+CREATE TABLE tasks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  type TEXT NOT NULL,
+  approval_id TEXT NOT NULL,
+  approve_comments TEXT NOT NULL,
+  credentials TEXT,
+  state TEXT NOT NULL CHECK (state IN ('waiting', 'leased', 'completed')),
+  available_at INTEGER NOT NULL,
+  deliveries INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  result TEXT,
+  completed_at INTEGER
+);
+CREATE INDEX tasks_by_state ON tasks (system_id, state, available_at);
+`;

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { type EncryptedCredentials, sealCredentials, type TaskResult } from '../../api/index.js';
+import { ServiceError } from '../errors.js';
+import type { Approvals } from './approvals.js';
+import type { Connectors } from './connectors.js';
+import { iso, type StoreContext } from './context.js';
+
+/** Where a task is in its life: waiting to be handed out, leased to a connector, or completed by a result. */
+export type TaskStatus = 'waiting' | 'leased' | 'completed';
+
+/** What the backend knows about a task: more than the wire shows. */
+export interface TaskInfo {
+  id: string;
+  systemId: string;
+  type: string;
+  approvalId: string;
+  approveComments: string;
+  status: TaskStatus;
+  /** How many times Get task has handed it out. */
+  deliveries: number;
+  createdAt: string;
+  /** When the current lease ends; present while leased. */
+  leaseExpiresAt?: string;
+  /** Whether the task carries sealed credentials. */
+  encrypted: boolean;
+  /** The result the connector reported; present once completed. */
+  result?: TaskResult;
+  completedAt?: string;
+}
+
+export interface NewTask {
+  systemId: string;
+  /** One of the task types the system's connector registered. */
+  type: string;
+  /** An approval of the system. */
+  approvalId: string;
+  /** @default '' */
+  approveComments?: string;
+  /**
+   * The approver's credentials in plain form, sealed to the connector's current key when the connector registered
+   * `authRequired: true` (required then) and ignored otherwise, so plain secrets are never stored.
+   */
+  credentials?: Record<string, unknown>;
+}
+
+/** A task as Get task answers it. */
+export interface WireTask {
+  id: string;
+  type: string;
+  data: { approval: Record<string, unknown>; approveComments: string; credentials?: EncryptedCredentials };
+}
+
+interface Row {
+  id: string;
+  systemId: string;
+  type: string;
+  approvalId: string;
+  approveComments: string;
+  credentials: string | null;
+  state: TaskStatus;
+  availableAt: number;
+  deliveries: number;
+  createdAt: number;
+  result: string | null;
+  completedAt: number | null;
+}
+
+const COLUMNS = `id, system_id AS systemId, type, approval_id AS approvalId, approve_comments AS approveComments,
+  credentials, state, available_at AS availableAt, deliveries, created_at AS createdAt, result,
+  completed_at AS completedAt FROM tasks`;
+
+export class Tasks {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly approvals: Approvals,
+    private readonly connectors: Connectors,
+  ) {}
+
+  /** Creates a waiting task, refusing one the connector could not run. */
+  create(input: NewTask): TaskInfo {
+    const connector = this.connectors.get(input.systemId);
+    if (!connector.taskTypes.includes(input.type)) {
+      throw ServiceError.conflict(
+        `the connector of system ${input.systemId} has not registered task type ${input.type}`,
+      );
+    }
+    if (this.approvals.find(input.systemId, input.approvalId, 'shallow') === undefined) {
+      throw ServiceError.notFound('approvals', input.approvalId);
+    }
+    const now = this.ctx.now();
+    let sealed: EncryptedCredentials | undefined;
+    if (connector.authRequired) {
+      const expiresAt =
+        connector.publicKeyExpiredAt === undefined ? 0 : Date.parse(connector.publicKeyExpiredAt);
+      if (connector.publicKey === undefined || expiresAt <= now) {
+        throw ServiceError.conflict(
+          `the public key of the connector of system ${input.systemId} has expired`,
+        );
+      }
+      if (input.credentials === undefined) {
+        throw ServiceError.invalid([
+          { path: ['credentials'], message: 'is required: the connector registered authRequired' },
+        ]);
+      }
+      sealed = sealCredentials(input.credentials, connector.publicKey);
+    }
+    const id = randomUUID();
+    this.ctx.db.run(
+      `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, credentials, state, available_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?)`,
+      id,
+      input.systemId,
+      input.type,
+      input.approvalId,
+      input.approveComments ?? '',
+      sealed === undefined ? null : JSON.stringify(sealed),
+      now,
+      now,
+    );
+    return this.info(id) as TaskInfo;
+  }
+
+  /**
+   * Get task: leases the oldest task that waits or whose lease has ended. With `hold: false` the task is handed
+   * out without a lease, so the next Get task delivers it again (the duplicate-delivery fault).
+   */
+  lease(systemId: string, leaseMs: number, hold = true): WireTask | null {
+    const now = this.ctx.now();
+    const row = this.ctx.db.get<Row>(
+      `SELECT ${COLUMNS} WHERE system_id = ? AND state IN ('waiting', 'leased') AND available_at <= ?
+       ORDER BY seq LIMIT 1`,
+      systemId,
+      now,
+    );
+    if (row === undefined) return null;
+    this.ctx.db.run(
+      "UPDATE tasks SET state = 'leased', available_at = ?, deliveries = deliveries + 1 WHERE id = ?",
+      hold ? now + leaseMs : now,
+      row.id,
+    );
+    const approval = this.approvals.find(systemId, row.approvalId, 'full');
+    const task: WireTask = {
+      id: row.id,
+      type: row.type,
+      data: { approval: { ...approval }, approveComments: row.approveComments },
+    };
+    if (row.credentials !== null) task.data.credentials = JSON.parse(row.credentials) as EncryptedCredentials;
+    return task;
+  }
+
+  /** Update task result: completes the task, also after its lease ended, unless a result came first. */
+  complete(systemId: string, taskId: string, result: TaskResult): void {
+    const row = this.#row(taskId);
+    if (row === undefined || row.systemId !== systemId) throw ServiceError.notFound('tasks', taskId);
+    if (row.state === 'completed') throw ServiceError.conflict(`task ${taskId} is already completed`);
+    this.ctx.db.run(
+      "UPDATE tasks SET state = 'completed', result = ?, completed_at = ? WHERE id = ?",
+      JSON.stringify(result),
+      this.ctx.now(),
+      taskId,
+    );
+  }
+
+  /** Ends leases now, so the tasks are offered again: one task, a system's, or every one. */
+  expireLeases(filter: { taskId?: string; systemId?: string } = {}): number {
+    const where = ["state = 'leased'"];
+    const params: string[] = [];
+    if (filter.taskId !== undefined) {
+      where.push('id = ?');
+      params.push(filter.taskId);
+    }
+    if (filter.systemId !== undefined) {
+      where.push('system_id = ?');
+      params.push(filter.systemId);
+    }
+    const now = this.ctx.now();
+    return this.ctx.db.run(
+      `UPDATE tasks SET available_at = ? WHERE ${where.join(' AND ')} AND available_at > ?`,
+      now,
+      ...params,
+      now,
+    );
+  }
+
+  info(taskId: string): TaskInfo | undefined {
+    const row = this.#row(taskId);
+    if (row === undefined) return undefined;
+    const now = this.ctx.now();
+    const leased = row.state === 'leased' && row.availableAt > now;
+    const info: TaskInfo = {
+      id: row.id,
+      systemId: row.systemId,
+      type: row.type,
+      approvalId: row.approvalId,
+      approveComments: row.approveComments,
+      status: row.state === 'completed' ? 'completed' : leased ? 'leased' : 'waiting',
+      deliveries: row.deliveries,
+      createdAt: iso(row.createdAt),
+      encrypted: row.credentials !== null,
+    };
+    if (leased) info.leaseExpiresAt = iso(row.availableAt);
+    if (row.result !== null) info.result = JSON.parse(row.result) as TaskResult;
+    if (row.completedAt !== null) info.completedAt = iso(row.completedAt);
+    return info;
+  }
+
+  list(systemId: string): TaskInfo[] {
+    return this.ctx.db
+      .all<{ id: string }>('SELECT id FROM tasks WHERE system_id = ? ORDER BY seq', systemId)
+      .map((row) => this.info(row.id) as TaskInfo);
+  }
+
+  #row(taskId: string): Row | undefined {
+    return this.ctx.db.get<Row>(`SELECT ${COLUMNS} WHERE id = ?`, taskId);
+  }
+}

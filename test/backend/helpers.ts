@@ -1,0 +1,80 @@
+import { request } from 'undici';
+import {
+  type ReferenceBackend,
+  type ReferenceBackendOptions,
+  startReferenceBackend,
+} from '../../src/backend/index.js';
+
+/** An answer as the tests look at it: status, parsed JSON body (or text), headers. */
+export interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests index into answers freely; the assertions check the shape.
+  body: any;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  /** A raw body, sent as it is. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP request to the backend, with a JSON body when given. */
+export async function call(
+  backend: ReferenceBackend,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  options: CallOptions = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const answer = await request(`${backend.url}${path}`, { method, headers, body });
+  const text = await answer.body.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text.
+  }
+  return { status: answer.statusCode, body: parsed, headers: answer.headers };
+}
+
+/** A clock the tests move by hand, so no test waits for time to pass. */
+export class ManualClock {
+  #now: number;
+
+  constructor(start = Date.parse('2026-05-01T00:00:00.000Z')) {
+    this.#now = start;
+  }
+
+  readonly now = (): number => this.#now;
+
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+}
+
+/** Starts a backend on port 0 with a manual clock. */
+export async function start(options: ReferenceBackendOptions = {}): Promise<{
+  backend: ReferenceBackend;
+  clock: ManualClock;
+}> {
+  const clock = new ManualClock();
+  const backend = await startReferenceBackend({ now: clock.now, ...options });
+  return { backend, clock };
+}
+
+export const V2_FAILURE = { status: 'failure' };
+export const UNAUTHORIZED = { Error: 'Unauthorized. [Authentication] failed to get token data' };
+
+export function notFound(collection: string, id: string) {
+  return { Error: `Not Found. Failed to find the an item ${collection} ${id}` };
+}
+
+/** A UUID no store will have. */
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const children: ChildProcess[] = [];
+
+function run(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/connector.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return { child, stdout: () => out, stderr: () => err };
+}
+
+async function waitFor(read: () => string, pattern: RegExp, child: ChildProcess): Promise<RegExpMatchArray> {
+  for (;;) {
+    const match = read().match(pattern);
+    if (match) return match;
+    if (child.exitCode !== null) throw new Error(`exited early with ${child.exitCode}`);
+    await once(child.stdout!, 'data');
+  }
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('connector backend', () => {
+  it('serves the demo seed, prints its URL and tokens, and stops cleanly on SIGTERM', async () => {
+    const { child, stdout } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json']);
+    const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+    expect(stdout()).toContain('management token: demo-management-acme');
+    expect(stdout()).toContain('connector token: demo-connector-jira');
+    const answer = await request(`${url}/v1/systems`, {
+      headers: { authorization: 'Bearer demo-management-acme' },
+    });
+    expect(answer.statusCode).toBe(200);
+    expect(await answer.body.json()).toHaveLength(2);
+    // The token sent is never logged.
+    expect(
+      stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{') && line.includes('demo-management-acme')),
+    ).toEqual([]);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(stdout()).toContain('"msg":"stopped"');
+  });
+
+  it('stops cleanly on SIGINT', async () => {
+    const { child, stdout } = run(['backend', '--port', '0']);
+    await waitFor(stdout, /listening on/, child);
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+
+  it('exits 1 with a readable message for an invalid seed or option', async () => {
+    const bad = run(['backend', '--seed', 'package.json']);
+    expect((await once(bad.child, 'exit'))[0]).toBe(1);
+    expect(bad.stderr()).toMatch(/^Invalid seed file package\.json: /);
+    const port = run(['backend', '--port', 'eighty']);
+    expect((await once(port.child, 'exit'))[0]).toBe(1);
+    expect(port.stderr()).toContain('--port');
+    const unknown = run(['nope']);
+    expect((await once(unknown.child, 'exit'))[0]).toBe(1);
+  });
+
+  it('prints its usage with --help', async () => {
+    const help = run(['backend', '--help']);
+    expect((await once(help.child, 'exit'))[0]).toBe(0);
+    expect(help.stdout()).toContain(
+      'Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]',
+    );
+  });
+});
