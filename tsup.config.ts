@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'backend/index': 'src/backend/index.ts',
+    'testing/index': 'src/testing/index.ts',
     'cli/connector': 'src/cli/connector.ts',
   },
   format: ['esm'],

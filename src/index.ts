@@ -12,4 +12,5 @@
  */
 export * from './api/index.js';
 export * from './client/index.js';
+export * from './connector/index.js';
 export { ApprovalKitError, formatIssues, ValidationError, type ValidationIssue } from './errors.js';

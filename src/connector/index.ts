@@ -18,6 +18,8 @@
  * @module
  */
 
+export { Connector, LifecycleError, type LifecycleState, type SyncKind } from './connector.js';
+export type { ConnectorOptions, SyncOptions, TaskOptions } from './connector-options.js';
 export {
   AuthenticationFailure,
   type ClassifyFailureOptions,
@@ -47,4 +49,41 @@ export {
   type PublicKeyInfo,
 } from './keys.js';
 export { componentLogger, createLogger, type Logger, type LoggerOptions } from './logger.js';
+export {
+  ConnectorMetrics,
+  type ConnectorMetricsOptions,
+  DEFAULT_TASK_DURATION_BUCKETS,
+  METRIC_PREFIX,
+  type RenderedMetrics,
+  type SyncMode,
+  type SyncOutcome,
+} from './metrics.js';
+export {
+  type HealthReport,
+  OperationsServer,
+  OperationsServerClosed,
+  OperationsServerListenFailed,
+  type OperationsServerOptions,
+  type ReadinessReport,
+} from './operations-server.js';
+export { runConnector, type SignalSource } from './run.js';
 export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
+export type { SyncCursor } from './state.js';
+export type { RunReport } from './sync/runs.js';
+export type { Schedule } from './sync/schedule.js';
+export type { ChangeWindow, SourceApproval, SourceContext } from './sync/source.js';
+export type {
+  PrecheckVerdict,
+  TaskContext,
+  TaskHandler,
+  TaskHandlers,
+  TaskOutcome,
+  TaskSchemas,
+} from './tasks/definition.js';
+export {
+  type SyncUserMappingsOptions,
+  syncUserMappings,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+} from './user-mappings.js';

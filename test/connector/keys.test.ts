@@ -247,7 +247,9 @@ describe('read-only store', () => {
     const stale = operatorEnv(generateKeyRingData(undefined, { now: clock }));
     now += 30 * DAY;
     const expired = new ReadOnlyKeyStore({ variable: 'CONNECTOR_KEYS', env: stale });
-    await expect(KeyRing.load(expired, { now: clock })).rejects.toMatchObject({ code: 'key_ring_unavailable' });
+    await expect(KeyRing.load(expired, { now: clock })).rejects.toMatchObject({
+      code: 'key_ring_unavailable',
+    });
   });
 
   it('reports that the current key has expired when the operator did not rotate', async () => {

@@ -1,0 +1,256 @@
+import { z } from 'zod';
+import { toIssues } from '../api/primitives.js';
+import type { ClientOptions } from '../client/options.js';
+import { ValidationError } from '../errors.js';
+import type { KeyStore } from './key-store.js';
+import type { KeyRingOptions } from './keys.js';
+import type { Logger, LoggerOptions } from './logger.js';
+import type { ConnectorMetrics } from './metrics.js';
+import type { PushLimits } from './sync/pusher.js';
+import { type Schedule, scheduleProblem } from './sync/schedule.js';
+import type { PollerSettings } from './tasks/poller.js';
+
+/** Options of the sync loop. */
+export interface SyncOptions {
+  /**
+   * Run the sync loop in this worker. With several replicas, let exactly one of them sync.
+   * @default true
+   */
+  enabled?: boolean;
+  /**
+   * When to sync: a cron expression (UTC) or milliseconds between the end of one run and the start of the next.
+   * @default 60000
+   */
+  schedule?: Schedule;
+  /**
+   * Run a sync as soon as the connector has started, rather than one `schedule` later.
+   * @default true
+   */
+  runOnStart?: boolean;
+  /**
+   * When to reconcile the service's open approvals with the source (needs `lookup()`); `false` turns it off.
+   * @default '17 * * * *' (hourly)
+   */
+  reconcileSchedule?: Schedule | false;
+  /**
+   * Approvals in one Update approvals request, at most.
+   * @default 100
+   */
+  batchSize?: number;
+  /**
+   * Bytes of JSON in one Update approvals request, at most.
+   * @default 1048576 (1 MiB)
+   */
+  batchBytes?: number;
+  /**
+   * Update approvals requests in flight at once.
+   * @default 4
+   */
+  concurrency?: number;
+  /**
+   * How far before the saved cursor an incremental read starts again, in milliseconds, so that changes the source
+   * commits late, or stamps coarsely (to the minute, say), are not missed.
+   * @default 300000 (5 minutes)
+   */
+  overlapMs?: number;
+  /**
+   * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
+   * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run.
+   * @default false
+   */
+  ordered?: boolean;
+  /**
+   * Approvals per `lookup()` call during reconciliation.
+   * @default 100
+   */
+  reconcileChunkSize?: number;
+}
+
+/** Options of the task poller. */
+export interface TaskOptions {
+  /**
+   * Run the task poller in this worker.
+   * @default true
+   */
+  enabled?: boolean;
+  /**
+   * Tasks run at once.
+   * @default 4
+   */
+  concurrency?: number;
+  /**
+   * The shortest wait between polls while no task comes, in milliseconds; the wait doubles up to `idleMaxMs`.
+   * @default 250
+   */
+  idleMinMs?: number;
+  /**
+   * The longest wait between polls while no task comes, in milliseconds.
+   * @default 10000
+   */
+  idleMaxMs?: number;
+  /**
+   * Results of finished tasks kept to answer a redelivery without running the action again.
+   * @default 10000
+   */
+  recentResults?: number;
+  /**
+   * How long a finished task's result is kept for that, in milliseconds.
+   * @default 86400000 (1 day)
+   */
+  recentResultTtlMs?: number;
+  /**
+   * How long the poller may go without polling (while not busy) before the watchdog restarts the poll and reports
+   * the worker not ready, in milliseconds.
+   * @default 120000
+   */
+  watchdogMs?: number;
+}
+
+/** Options of a {@link Connector}. */
+export interface ConnectorOptions {
+  /** Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. */
+  service: ClientOptions;
+  /** A pino logger to log through (the kit adds its redaction), or options for the one the kit creates. */
+  logger?: Logger | LoggerOptions;
+  /** Where the key pairs are kept. Required when the connector has `authRequired`. */
+  keyStore?: KeyStore;
+  /** Key lifetime and rotation margin. */
+  keys?: Omit<KeyRingOptions, 'now'>;
+  sync?: SyncOptions;
+  tasks?: TaskOptions;
+  /** The graceful shutdown. */
+  shutdown?: {
+    /**
+     * How long running tasks may take to finish after a stop, in milliseconds, before they are aborted.
+     * @default 30000
+     */
+    graceMs?: number;
+    /**
+     * How long aborted tasks may take to report, in milliseconds, before the worker stops regardless.
+     * @default 5000
+     */
+    forceMs?: number;
+  };
+  /**
+   * The operations HTTP port (`/healthz`, `/readyz`, `/metrics`), or `false` for none.
+   * @default false
+   */
+  operations?: { port?: number; host?: string } | false;
+  /**
+   * Where the connector records its metrics.
+   * @default a new `ConnectorMetrics` with its own registry
+   */
+  metrics?: ConnectorMetrics;
+  /**
+   * The clock, in milliseconds since the epoch.
+   * @default Date.now
+   */
+  now?: () => number;
+  /**
+   * The randomness of jitter, in [0, 1).
+   * @default Math.random
+   */
+  random?: () => number;
+}
+
+/** Connector options with every default applied. */
+export interface ResolvedConnectorOptions {
+  sync: {
+    enabled: boolean;
+    runOnStart: boolean;
+    schedule: Schedule;
+    reconcileSchedule: Schedule | false;
+    overlapMs: number;
+    ordered: boolean;
+    reconcileChunkSize: number;
+    limits: PushLimits;
+  };
+  tasks: { enabled: boolean } & PollerSettings;
+  shutdown: { graceMs: number; forceMs: number };
+  now: () => number;
+  random: () => number;
+}
+
+const positive = z.number().int().positive();
+const nonNegative = z.number().int().nonnegative();
+const schedule = z.union([z.string(), z.number()]).superRefine((value, ctx) => {
+  const problem = scheduleProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const Checked = z.object({
+  sync: z
+    .object({
+      enabled: z.boolean().optional(),
+      runOnStart: z.boolean().optional(),
+      schedule: schedule.optional(),
+      reconcileSchedule: z.union([schedule, z.literal(false)]).optional(),
+      batchSize: positive.max(500).optional(),
+      batchBytes: positive.max(5 * 1024 * 1024).optional(),
+      concurrency: positive.optional(),
+      overlapMs: nonNegative.optional(),
+      ordered: z.boolean().optional(),
+      reconcileChunkSize: positive.optional(),
+    })
+    .optional(),
+  tasks: z
+    .object({
+      enabled: z.boolean().optional(),
+      concurrency: positive.optional(),
+      idleMinMs: positive.optional(),
+      idleMaxMs: positive.optional(),
+      recentResults: positive.optional(),
+      recentResultTtlMs: positive.optional(),
+      watchdogMs: positive.optional(),
+    })
+    .optional(),
+  shutdown: z.object({ graceMs: nonNegative.optional(), forceMs: nonNegative.optional() }).optional(),
+});
+
+/** Validates the connector's own options and applies their defaults, in one place. */
+export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
+  const checked = Checked.safeParse({ sync: options.sync, tasks: options.tasks, shutdown: options.shutdown });
+  if (!checked.success) {
+    const issues = toIssues(checked.error).map((issue) => ({
+      ...issue,
+      message: `${issue.message}, got \`${JSON.stringify(valueAt(options, issue.path))}\``,
+    }));
+    throw new ValidationError('connector options', issues);
+  }
+  const sync = options.sync ?? {};
+  const tasks = options.tasks ?? {};
+  return {
+    sync: {
+      enabled: sync.enabled ?? true,
+      runOnStart: sync.runOnStart ?? true,
+      schedule: sync.schedule ?? 60_000,
+      reconcileSchedule: sync.reconcileSchedule ?? '17 * * * *',
+      overlapMs: sync.overlapMs ?? 300_000,
+      ordered: sync.ordered ?? false,
+      reconcileChunkSize: sync.reconcileChunkSize ?? 100,
+      limits: {
+        batchSize: sync.batchSize ?? 100,
+        batchBytes: sync.batchBytes ?? 1024 * 1024,
+        concurrency: sync.concurrency ?? 4,
+      },
+    },
+    tasks: {
+      enabled: tasks.enabled ?? true,
+      concurrency: tasks.concurrency ?? 4,
+      idleMinMs: tasks.idleMinMs ?? 250,
+      idleMaxMs: Math.max(tasks.idleMaxMs ?? 10_000, tasks.idleMinMs ?? 250),
+      recentResults: tasks.recentResults ?? 10_000,
+      recentResultTtlMs: tasks.recentResultTtlMs ?? 86_400_000,
+      watchdogMs: tasks.watchdogMs ?? 120_000,
+    },
+    shutdown: { graceMs: options.shutdown?.graceMs ?? 30_000, forceMs: options.shutdown?.forceMs ?? 5_000 },
+    now: options.now ?? Date.now,
+    random: options.random ?? Math.random,
+  };
+}
+
+function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
+  let value = root;
+  for (const key of path) value = (value as Record<string | number, unknown> | undefined)?.[key];
+  return value;
+}

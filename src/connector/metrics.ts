@@ -1,0 +1,239 @@
+/**
+ * The connector's Prometheus metrics, on a registry of their own. Every metric and label is listed in
+ * `docs/operations.md`.
+ * @module
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TaskResultStatus } from '../api/integration.js';
+import { ValidationError } from '../errors.js';
+
+/** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */
+export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';
+
+/** How a sync run ended. */
+export type SyncOutcome = 'success' | 'failure';
+
+/** Prefix of every metric name. */
+export const METRIC_PREFIX = 'approval_connector_';
+
+/** Upper bounds, in seconds, of the default buckets of `approval_connector_task_duration_seconds`. */
+export const DEFAULT_TASK_DURATION_BUCKETS: readonly number[] = Object.freeze([
+  0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+]);
+
+/** Options of {@link ConnectorMetrics}. */
+export interface ConnectorMetricsOptions {
+  /**
+   * Registry to register the metrics on, to serve them beside an application's own. It must not hold metrics of
+   * the same names already, so two connectors never share one registry. Never the global default registry unless
+   * passed here explicitly.
+   * @default a new registry owned by this instance
+   */
+  registry?: Registry;
+  /**
+   * Upper bounds, in seconds, of the buckets of `approval_connector_task_duration_seconds`.
+   * @default DEFAULT_TASK_DURATION_BUCKETS (50 ms to 5 minutes)
+   */
+  taskDurationBuckets?: readonly number[];
+  /**
+   * The clock, in milliseconds since the epoch. Read at every scrape for the sync lag and the key expiry.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/** A rendered scrape: the body and the content type to serve it with. */
+export interface RenderedMetrics {
+  contentType: string;
+  body: string;
+}
+
+/**
+ * The connector's metrics, one small method per event. The sync lag and the key expiry are computed at each scrape
+ * from the instants recorded, so they keep moving while nothing else happens (a stalled sync shows a growing lag).
+ *
+ * @example
+ * ```ts
+ * const metrics = new ConnectorMetrics();
+ * metrics.approvalsPushed(50);
+ * metrics.syncRun('incremental', 'success');
+ * metrics.syncCursor(new Date(cursor.lastModified));
+ * const { contentType, body } = await metrics.render();
+ * ```
+ */
+export class ConnectorMetrics {
+  /** The registry the metrics are registered on. */
+  readonly registry: Registry;
+  readonly #now: () => number;
+  readonly #approvalsPushed: Counter;
+  readonly #syncRuns: Counter<'mode' | 'outcome'>;
+  readonly #tasks: Counter<'type' | 'status'>;
+  readonly #taskDuration: Histogram<'type'>;
+  readonly #pollErrors: Counter;
+  readonly #ready: Gauge;
+  readonly #syncLag: Gauge;
+  readonly #keyExpiry: Gauge;
+  #cursorAt: number | undefined;
+  #keyExpiresAt: number | undefined;
+
+  constructor(options: ConnectorMetricsOptions = {}) {
+    const registry = options.registry ?? new Registry();
+    const buckets = [...(options.taskDurationBuckets ?? DEFAULT_TASK_DURATION_BUCKETS)];
+    validateBuckets(buckets);
+    const taken = METRIC_NAMES.filter((name) => registry.getSingleMetric(name) !== undefined);
+    if (taken.length > 0) {
+      throw new ValidationError('metrics options', [
+        {
+          path: ['registry'],
+          message: `already holds ${taken.join(', ')}; give each connector its own registry`,
+        },
+      ]);
+    }
+    this.registry = registry;
+    this.#now = options.now ?? Date.now;
+    const registers = [registry];
+
+    this.#approvalsPushed = new Counter({
+      name: `${METRIC_PREFIX}approvals_pushed_total`,
+      help: 'Approvals the service acknowledged on Update approvals.',
+      registers,
+    });
+    this.#syncRuns = new Counter({
+      name: `${METRIC_PREFIX}sync_runs_total`,
+      help: 'Sync runs that ended, by mode and outcome.',
+      labelNames: ['mode', 'outcome'] as const,
+      registers,
+    });
+    // Clock skew between the source and the worker must not show as a negative lag.
+    this.#syncLag = new Gauge({
+      name: `${METRIC_PREFIX}sync_lag_seconds`,
+      help: 'Seconds from the lastModified of the saved sync cursor to now; absent before a cursor is saved.',
+      registers,
+      collect: () =>
+        this.#collectSeconds(this.#syncLag, this.#cursorAt, (at) => Math.max(0, this.#now() - at)),
+    });
+    this.#tasks = new Counter({
+      name: `${METRIC_PREFIX}tasks_total`,
+      help: 'Tasks that finished, by task type and the status of their result.',
+      labelNames: ['type', 'status'] as const,
+      registers,
+    });
+    this.#taskDuration = new Histogram({
+      name: `${METRIC_PREFIX}task_duration_seconds`,
+      help: 'Time a task took from its receipt to its result, by task type.',
+      labelNames: ['type'] as const,
+      buckets,
+      registers,
+    });
+    this.#pollErrors = new Counter({
+      name: `${METRIC_PREFIX}poll_errors_total`,
+      help: 'Get task requests that failed after the client retries.',
+      registers,
+    });
+    this.#keyExpiry = new Gauge({
+      name: `${METRIC_PREFIX}key_expiry_seconds`,
+      help: 'Seconds until the current public key expires (negative once expired); absent without a key.',
+      registers,
+      collect: () => this.#collectSeconds(this.#keyExpiry, this.#keyExpiresAt, (at) => at - this.#now()),
+    });
+    this.#ready = new Gauge({
+      name: `${METRIC_PREFIX}ready`,
+      help: '1 while the connector is ready to take work, 0 otherwise.',
+      registers,
+    });
+    this.#ready.set(0);
+  }
+
+  /** Counts approvals the service acknowledged. */
+  approvalsPushed(count: number): void {
+    this.#approvalsPushed.inc(checkCount('count', count));
+  }
+
+  /** Counts a sync run that ended. */
+  syncRun(mode: SyncMode, outcome: SyncOutcome): void {
+    this.#syncRuns.inc({ mode, outcome });
+  }
+
+  /** Records the lastModified of the cursor just saved; `undefined` when there is none (before the first save). */
+  syncCursor(lastModified: Date | undefined): void {
+    this.#cursorAt = checkDate('lastModified', lastModified);
+  }
+
+  /** Counts a task that finished with the given result status, and observes how long it took. */
+  taskFinished(type: string, status: TaskResultStatus, seconds: number): void {
+    const duration = checkCount('seconds', seconds);
+    this.#tasks.inc({ type, status });
+    this.#taskDuration.observe({ type }, duration);
+  }
+
+  /** Counts a poll for tasks that failed. */
+  pollError(): void {
+    this.#pollErrors.inc();
+  }
+
+  /** Records when the current public key expires; `undefined` when the connector has no key. */
+  keyExpiresAt(expiresAt: Date | undefined): void {
+    this.#keyExpiresAt = checkDate('expiresAt', expiresAt);
+  }
+
+  /** Sets whether the connector is ready to take work. */
+  ready(isReady: boolean): void {
+    this.#ready.set(isReady ? 1 : 0);
+  }
+
+  // Absent rather than 0 when unknown: a 0 lag or expiry would read as "all is well".
+  #collectSeconds(gauge: Gauge, at: number | undefined, toMs: (at: number) => number): void {
+    if (at === undefined) gauge.remove();
+    else gauge.set(toMs(at) / 1000);
+  }
+
+  /** Every metric of the registry in the Prometheus text format. */
+  async render(): Promise<RenderedMetrics> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+const METRIC_NAMES = [
+  'approvals_pushed_total',
+  'sync_runs_total',
+  'sync_lag_seconds',
+  'tasks_total',
+  'task_duration_seconds',
+  'poll_errors_total',
+  'key_expiry_seconds',
+  'ready',
+].map((name) => `${METRIC_PREFIX}${name}`);
+
+function checkCount(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ValidationError('metric value', [
+      { path: [name], message: `must be a finite number from 0 and up, got \`${String(value)}\`` },
+    ]);
+  }
+  return value;
+}
+
+function checkDate(name: string, value: Date | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const time = value instanceof Date ? value.getTime() : Number.NaN;
+  if (Number.isNaN(time)) {
+    throw new ValidationError('metric value', [
+      { path: [name], message: `must be a valid Date or undefined, got \`${String(value)}\`` },
+    ]);
+  }
+  return time;
+}
+
+function validateBuckets(buckets: readonly number[]): void {
+  const sorted = buckets.every(
+    (bound, index) => Number.isFinite(bound) && (index === 0 || bound > (buckets[index - 1] as number)),
+  );
+  if (buckets.length === 0 || !sorted) {
+    throw new ValidationError('metrics options', [
+      {
+        path: ['taskDurationBuckets'],
+        message: `must be finite numbers in increasing order, got \`${JSON.stringify(buckets)}\``,
+      },
+    ]);
+  }
+}

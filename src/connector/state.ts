@@ -1,0 +1,101 @@
+import PQueue from 'p-queue';
+import { z } from 'zod';
+import type { IntegrationClient } from '../client/integration-client.js';
+
+/** A position in the source's stream of changes: the last change pushed, by `(lastModified, id)`. */
+export const SyncCursor = z.object({
+  /** ISO 8601 instant of the change. */
+  lastModified: z.string(),
+  /** The approval's id, ordering changes that share `lastModified`. */
+  id: z.string(),
+});
+export type SyncCursor = z.infer<typeof SyncCursor>;
+
+/** The kit's part of connector state, under the key `kit`. Never holds a secret. */
+const KitState = z.looseObject({
+  version: z.literal(1),
+  sync: z
+    .looseObject({
+      cursor: SyncCursor.optional(),
+      lastRunAt: z.string().optional(),
+    })
+    .default({}),
+});
+type KitState = z.infer<typeof KitState>;
+
+/** The key of connector state that holds the kit's part. The author's part sits beside it, under `app`. */
+export const KIT_STATE_KEY = 'kit';
+export const APP_STATE_KEY = 'app';
+
+/**
+ * Connector state as one object on the service: `{kit: {...}, app: {...}}`. The service replaces the whole object on
+ * each write, so both parts are written together, one write at a time, the latest value winning.
+ */
+export class StateStore<AppState extends object> {
+  readonly #client: IntegrationClient;
+  readonly #writes = new PQueue({ concurrency: 1 });
+  #kit: KitState = { version: 1, sync: {} };
+  #app: AppState | undefined;
+  #dirty = false;
+
+  constructor(client: IntegrationClient) {
+    this.#client = client;
+  }
+
+  /** Reads the state from the service. Unknown or malformed kit state starts afresh rather than failing the worker. */
+  async load(signal?: AbortSignal): Promise<void> {
+    const stored = await this.#client.getState(signal ? { signal } : {});
+    const state = stored?.state ?? {};
+    const kit = KitState.safeParse(state[KIT_STATE_KEY]);
+    this.#kit = kit.success ? kit.data : { version: 1, sync: {} };
+    this.#app = state[APP_STATE_KEY] as AppState | undefined;
+  }
+
+  get cursor(): SyncCursor | undefined {
+    return this.#kit.sync.cursor;
+  }
+
+  /** The author's state as last loaded or written. */
+  get app(): AppState | undefined {
+    return this.#app;
+  }
+
+  /** Sets the cursor; it is written with the next {@link flush}. It never moves backwards. */
+  advanceCursor(cursor: SyncCursor, now: Date): void {
+    const current = this.#kit.sync.cursor;
+    if (current !== undefined && compareCursors(cursor, current) <= 0) return;
+    this.#kit = { ...this.#kit, sync: { ...this.#kit.sync, cursor, lastRunAt: now.toISOString() } };
+    this.#dirty = true;
+  }
+
+  /** Replaces the author's state and writes it. */
+  async setApp(app: AppState): Promise<void> {
+    this.#app = app;
+    this.#dirty = true;
+    await this.flush();
+  }
+
+  /** Writes the state if it changed since the last write. Writes run one at a time; a waiting one writes the latest. */
+  flush(): Promise<void> {
+    return this.#writes.add(async () => {
+      if (!this.#dirty) return;
+      this.#dirty = false;
+      try {
+        await this.#client.putState({
+          [KIT_STATE_KEY]: this.#kit,
+          ...(this.#app === undefined ? {} : { [APP_STATE_KEY]: this.#app }),
+        });
+      } catch (error) {
+        this.#dirty = true;
+        throw error;
+      }
+    });
+  }
+}
+
+/** Orders cursors by `lastModified` as instants, then by `id`. */
+export function compareCursors(a: SyncCursor, b: SyncCursor): number {
+  const byTime = Date.parse(a.lastModified) - Date.parse(b.lastModified);
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

@@ -1,0 +1,133 @@
+import PQueue from 'p-queue';
+import type { ApprovalWrite } from '../../api/integration.js';
+import type { IntegrationClient } from '../../client/integration-client.js';
+import { compareCursors, type SyncCursor } from '../state.js';
+
+/** Bounds of the batches the pusher sends. Every field is required here; `SyncOptions` documents the defaults. */
+export interface PushLimits {
+  batchSize: number;
+  batchBytes: number;
+  concurrency: number;
+}
+
+// The envelope `{"approvals":[...]}` around the items of a batch.
+const ENVELOPE_BYTES = 16;
+
+interface Batch {
+  seq: number;
+  writes: ApprovalWrite[];
+  bytes: number;
+  /** The greatest cursor among the batch's writes that carry one. */
+  maxKey: SyncCursor | undefined;
+}
+
+/**
+ * Pushes approval writes in batches bounded by count and bytes, several at a time, and tells which prefix of what it
+ * was given the service has acknowledged. Memory stays bounded: {@link add} waits while `concurrency` batches are in
+ * flight and one more is being filled.
+ */
+export class ApprovalPusher {
+  readonly #client: IntegrationClient;
+  readonly #limits: PushLimits;
+  readonly #queue: PQueue;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAcknowledged: (key: SyncCursor) => void;
+  #filling: Batch;
+  #nextSeq = 0;
+  /** Sequence numbers acknowledged out of order, waiting for the ones before them. */
+  readonly #acknowledged = new Map<number, SyncCursor | undefined>();
+  #prefixSeq = 0;
+  #prefixKey: SyncCursor | undefined;
+  #failure: unknown;
+  #pushed = 0;
+
+  constructor(options: {
+    client: IntegrationClient;
+    limits: PushLimits;
+    signal?: AbortSignal;
+    /** Called when every write up to and including `key` is acknowledged (in the order they were added). */
+    onAcknowledged?: (key: SyncCursor) => void;
+  }) {
+    this.#client = options.client;
+    this.#limits = options.limits;
+    this.#signal = options.signal;
+    this.#onAcknowledged = options.onAcknowledged ?? (() => {});
+    this.#queue = new PQueue({ concurrency: options.limits.concurrency });
+    this.#filling = this.#newBatch();
+  }
+
+  /** Approvals the service has acknowledged so far. */
+  get pushed(): number {
+    return this.#pushed;
+  }
+
+  /** Adds a write; `key` marks its place in the source's order (omitted for writes that do not move a cursor). */
+  async add(write: ApprovalWrite, key?: SyncCursor): Promise<void> {
+    this.#throwIfFailed();
+    const bytes = Buffer.byteLength(JSON.stringify(write)) + 1;
+    const batch = this.#filling;
+    if (
+      batch.writes.length > 0 &&
+      (batch.writes.length >= this.#limits.batchSize || batch.bytes + bytes > this.#limits.batchBytes)
+    ) {
+      await this.#send();
+    }
+    const current = this.#filling;
+    current.writes.push(write);
+    current.bytes += bytes;
+    if (key !== undefined && (current.maxKey === undefined || compareCursors(key, current.maxKey) > 0))
+      current.maxKey = key;
+  }
+
+  /** Sends what is left and waits for every batch. Rejects with the first failure, after the others have settled. */
+  async finish(): Promise<void> {
+    if (this.#filling.writes.length > 0 && this.#failure === undefined) await this.#send();
+    await this.#queue.onIdle();
+    this.#throwIfFailed();
+  }
+
+  /** Waits for the batches in flight to be acknowledged or fail, without sending what is still being filled. */
+  async settle(): Promise<void> {
+    await this.#queue.onIdle();
+  }
+
+  async #send(): Promise<void> {
+    const batch = this.#filling;
+    this.#filling = this.#newBatch();
+    // Backpressure: no more than `concurrency` batches in flight, so the source is read only as fast as we push.
+    await this.#queue.onSizeLessThan(1);
+    this.#throwIfFailed();
+    void this.#queue
+      .add(async () => {
+        await this.#client.putApprovals(batch.writes, this.#signal ? { signal: this.#signal } : {});
+        this.#pushed += batch.writes.length;
+        this.#acknowledge(batch);
+      })
+      .catch((error: unknown) => {
+        this.#failure ??= error;
+      });
+  }
+
+  #acknowledge(batch: Batch): void {
+    this.#acknowledged.set(batch.seq, batch.maxKey);
+    let advanced = false;
+    while (this.#acknowledged.has(this.#prefixSeq)) {
+      const key = this.#acknowledged.get(this.#prefixSeq);
+      this.#acknowledged.delete(this.#prefixSeq);
+      this.#prefixSeq += 1;
+      if (key !== undefined && (this.#prefixKey === undefined || compareCursors(key, this.#prefixKey) > 0)) {
+        this.#prefixKey = key;
+        advanced = true;
+      }
+    }
+    if (advanced && this.#prefixKey !== undefined) this.#onAcknowledged(this.#prefixKey);
+  }
+
+  #newBatch(): Batch {
+    return { seq: this.#nextSeq++, writes: [], bytes: ENVELOPE_BYTES, maxKey: undefined };
+  }
+
+  #throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+}

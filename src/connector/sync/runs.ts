@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import type { ApprovalWrite } from '../../api/integration.js';
+import type { IntegrationClient } from '../../client/integration-client.js';
+import type { Logger } from '../logger.js';
+import { compareCursors, type StateStore, type SyncCursor } from '../state.js';
+import { ApprovalPusher, type PushLimits } from './pusher.js';
+import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
+
+/** The source methods a run calls; `Connector` passes its own. */
+export interface SyncSource {
+  changes?: (window: ChangeWindow, context: SourceContext) => AsyncIterable<SourceApproval>;
+  snapshot?: (context: SourceContext) => AsyncIterable<SourceApproval>;
+  lookup?: (ids: readonly string[], context: SourceContext) => AsyncIterable<SourceApproval>;
+}
+
+/** What every run needs. */
+export interface RunContext {
+  client: IntegrationClient;
+  source: SyncSource;
+  state: StateStore<object>;
+  limits: PushLimits;
+  signal: AbortSignal;
+  logger: Logger;
+  now: () => number;
+}
+
+/** What a run did. */
+export interface RunReport {
+  /** Approvals the service acknowledged. */
+  pushed: number;
+  /** Approvals marked resolved because the source no longer has them open. */
+  resolved: number;
+}
+
+/**
+ * Incremental run: reads what changed since the saved cursor (minus `overlapMs`; everything when `full`), pushes it,
+ * and saves the cursor
+ * only once every change before it is acknowledged. With `ordered`, the source promises `(lastModified, id)` order
+ * and the cursor is saved after each acknowledged prefix; a record out of that order is still pushed, and from
+ * then on the cursor waits for the end of the run.
+ */
+export async function runIncremental(
+  context: RunContext,
+  options: { overlapMs: number; ordered: boolean; full: boolean },
+): Promise<RunReport> {
+  const { state, logger, signal } = context;
+  // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
+  const cursor = options.full ? undefined : state.cursor;
+  const window: ChangeWindow = {
+    since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
+    cursor,
+  };
+  let inOrder = options.ordered;
+  const pusher = new ApprovalPusher({
+    client: context.client,
+    limits: context.limits,
+    signal,
+    onAcknowledged: (key) => {
+      if (!inOrder) return;
+      state.advanceCursor(key, new Date(context.now()));
+      state
+        .flush()
+        .catch((error: unknown) =>
+          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run'),
+        );
+    },
+  });
+  let previous: SyncCursor | undefined;
+  let newest: SyncCursor | undefined;
+  const changes = requireMethod(context.source.changes, 'changes');
+  try {
+    for await (const record of changes(window, { signal, logger })) {
+      signal.throwIfAborted();
+      const approval = parseSourceApproval(record, true);
+      const key = { lastModified: new Date(approval.lastModified as string).toISOString(), id: approval.id };
+      if (inOrder && previous !== undefined && compareCursors(key, previous) < 0) {
+        inOrder = false;
+        logger.warn(
+          { approvalId: approval.id },
+          'the source returned a change out of order; the cursor now waits for the end of the run',
+        );
+      }
+      previous = key;
+      if (newest === undefined || compareCursors(key, newest) > 0) newest = key;
+      await pusher.add(approval, key);
+    }
+    await pusher.finish();
+  } catch (error) {
+    // Whatever failed, the batches already sent may still be acknowledged, and what is acknowledged in order is
+    // saved before the run gives up.
+    await pusher.settle();
+    await state.flush().catch(() => {});
+    throw error;
+  }
+  if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
+  await state.flush();
+  return { pushed: pusher.pushed, resolved: 0 };
+}
+
+/**
+ * Snapshot run, for sources that can only list what is open now: pushes each approval that is new or whose content
+ * changed (by content hash against what the service holds), and marks resolved every approval the service holds as
+ * open that the snapshot no longer lists.
+ */
+export async function runSnapshot(context: RunContext): Promise<RunReport> {
+  const { client, signal, logger } = context;
+  const held = new Map<string, string>();
+  for await (const approval of client.iterateApprovals({ resolved: false, view: 'full' }, { signal })) {
+    held.set(approval.id, contentHash(approval));
+  }
+  const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
+  let resolved = 0;
+  const snapshot = requireMethod(context.source.snapshot, 'snapshot');
+  for await (const record of snapshot({ signal, logger })) {
+    signal.throwIfAborted();
+    const approval = parseSourceApproval(record, false);
+    const hash = contentHash(approval);
+    const before = held.get(approval.id);
+    held.delete(approval.id);
+    if (before === hash) continue;
+    await pusher.add(approval);
+  }
+  for (const id of held.keys()) {
+    await pusher.add(resolvedWrite(id));
+    resolved += 1;
+  }
+  await pusher.finish();
+  return { pushed: pusher.pushed, resolved };
+}
+
+/**
+ * Reconciliation: walks the approvals the service holds as open, asks the source about them in chunks, pushes what
+ * the source says, and marks resolved those it no longer knows. So nothing stays pending forever in the app.
+ */
+export async function runReconcile(context: RunContext, options: { chunkSize: number }): Promise<RunReport> {
+  const { client, signal, logger } = context;
+  const lookup = requireMethod(context.source.lookup, 'lookup');
+  const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
+  let resolved = 0;
+  const check = async (ids: string[]) => {
+    const found = new Set<string>();
+    for await (const record of lookup(ids, { signal, logger })) {
+      const approval = parseSourceApproval(record, false);
+      found.add(approval.id);
+      await pusher.add(approval);
+    }
+    for (const id of ids) {
+      if (found.has(id)) continue;
+      await pusher.add(resolvedWrite(id));
+      resolved += 1;
+    }
+  };
+  let ids: string[] = [];
+  for await (const approval of client.iterateApprovals({ resolved: false, view: 'shallow' }, { signal })) {
+    ids.push(approval.id);
+    if (ids.length >= options.chunkSize) {
+      await check(ids);
+      ids = [];
+    }
+  }
+  if (ids.length > 0) await check(ids);
+  await pusher.finish();
+  return { pushed: pusher.pushed, resolved };
+}
+
+/**
+ * Marks an approval resolved. Sent without `lastModified`, so the service applies it whatever timestamp it holds
+ * (a clock skew between source and worker cannot make it a no-op).
+ */
+function resolvedWrite(id: string): ApprovalWrite {
+  return { id, resolved: true };
+}
+
+/** A digest of what the app shows of an approval, independent of key order. */
+export function contentHash(approval: {
+  schemaId: string;
+  approver: string;
+  resolved: boolean;
+  data?: unknown;
+}): string {
+  const { schemaId, approver, resolved, data } = approval;
+  return createHash('sha256')
+    .update(stableJson({ schemaId, approver, resolved, data: data ?? {} }))
+    .digest('base64url');
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function requireMethod<T>(method: T | undefined, name: string): T {
+  if (method === undefined) throw new TypeError(`The connector does not implement ${name}()`);
+  return method;
+}

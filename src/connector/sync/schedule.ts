@@ -1,0 +1,59 @@
+import { CronJob, validateCronExpression } from 'cron';
+
+/** When a job runs: a cron expression (`'0 6 * * 1-5'`, evaluated in UTC) or an interval in milliseconds between runs. */
+export type Schedule = string | number;
+
+/** A job on a schedule. */
+export interface ScheduledJob {
+  stop(): void;
+}
+
+/** Why a schedule is not valid, or `undefined` when it is. */
+export function scheduleProblem(schedule: Schedule): string | undefined {
+  if (typeof schedule === 'number') {
+    return Number.isInteger(schedule) && schedule > 0
+      ? undefined
+      : 'must be a positive whole number of milliseconds';
+  }
+  const { valid, error } = validateCronExpression(schedule);
+  return valid ? undefined : `is not a valid cron expression (${String(error?.message ?? error)})`;
+}
+
+/**
+ * Runs `tick` on a schedule. An interval counts from the end of the previous run, so runs never overlap; a cron
+ * job skips a tick that comes while the previous run is still going.
+ */
+export function runOnSchedule(schedule: Schedule, tick: () => Promise<void>): ScheduledJob {
+  if (typeof schedule === 'number') {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const next = () => {
+      timer = setTimeout(() => {
+        void tick().finally(() => {
+          if (!stopped) next();
+        });
+      }, schedule);
+      timer.unref();
+    };
+    next();
+    return {
+      stop() {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
+  }
+  const job = CronJob.from({
+    cronTime: schedule,
+    onTick: tick,
+    start: true,
+    timeZone: 'UTC',
+    waitForCompletion: true,
+    unrefTimeout: true,
+  });
+  return {
+    stop() {
+      void job.stop();
+    },
+  };
+}

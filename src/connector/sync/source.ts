@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { DateTimeInput, JsonObject, toIssues } from '../../api/primitives.js';
+import { ValidationError } from '../../errors.js';
+import type { Logger } from '../logger.js';
+import type { SyncCursor } from '../state.js';
+
+/** An approval as a connector reads it from its source system. */
+export interface SourceApproval {
+  /** The approval's id, stable in the source. */
+  id: string;
+  /** The schema the approval follows (which UI template shows it). */
+  schemaId: string;
+  /** The approver's id. */
+  approver: string;
+  /** True once nobody needs to act on it any more. */
+  resolved: boolean;
+  /** When it last changed in the source. Required for incremental sync; in a snapshot, optional. */
+  lastModified?: Date | string;
+  /** What the app shows. */
+  data: Record<string, unknown>;
+}
+
+const SourceApprovalSchema = z.object({
+  id: z.string().min(1),
+  schemaId: z.string().min(1),
+  approver: z.string().min(1),
+  resolved: z.boolean(),
+  lastModified: DateTimeInput.optional(),
+  data: JsonObject,
+});
+
+/** What an incremental read is asked for. */
+export interface ChangeWindow {
+  /**
+   * Read every change at or after this instant: the saved cursor's time minus the overlap window, so that late
+   * writes in the source are read again. `undefined` on the first run and after a full resync: read everything.
+   */
+  since: Date | undefined;
+  /** The saved cursor itself, for sources that can page by `(lastModified, id)`. */
+  cursor: SyncCursor | undefined;
+}
+
+/** What a source method receives besides its arguments. */
+export interface SourceContext {
+  /** Aborted when the connector stops; pass it to the source's HTTP calls. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/** Checks what the author's source produced, naming the record; turns `lastModified` into an ISO string. */
+export function parseSourceApproval(
+  record: unknown,
+  requireLastModified: boolean,
+): z.output<typeof SourceApprovalSchema> & { lastModified?: string } {
+  const parsed = SourceApprovalSchema.safeParse(record);
+  const id = (record as { id?: unknown } | null)?.id;
+  const subject = `approval ${typeof id === 'string' ? JSON.stringify(id) : ''} from the source`.replace(
+    '  ',
+    ' ',
+  );
+  if (!parsed.success) throw new ValidationError(subject, toIssues(parsed.error));
+  if (requireLastModified && parsed.data.lastModified === undefined) {
+    throw new ValidationError(subject, [
+      { path: ['lastModified'], message: 'is required for incremental sync' },
+    ]);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,313 @@
+import PQueue from 'p-queue';
+import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
+import { toIssues } from '../../api/primitives.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
+import type { IntegrationClient } from '../../client/integration-client.js';
+import { sleep } from '../../client/retry.js';
+import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
+import type { KeyRing } from '../keys.js';
+import type { Logger } from '../logger.js';
+import type { ConnectorMetrics } from '../metrics.js';
+import { type Credentials, redactSecrets } from '../secret.js';
+import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
+
+/** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */
+export interface PollerSettings {
+  concurrency: number;
+  idleMinMs: number;
+  idleMaxMs: number;
+  recentResults: number;
+  recentResultTtlMs: number;
+  watchdogMs: number;
+}
+
+/** What the poller needs from the connector. */
+export interface PollerParts {
+  client: IntegrationClient;
+  schemas: TaskSchemas;
+  handlers: Readonly<Record<string, TaskHandler<never>>>;
+  /** Present when the connector has `authRequired`. */
+  keyRing: KeyRing | undefined;
+  precheck: ((task: Task, context: TaskContext) => Promise<PrecheckVerdict>) | undefined;
+  classify: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  logger: Logger;
+  metrics: ConnectorMetrics | undefined;
+  now: () => number;
+  random: () => number;
+}
+
+/**
+ * Leases tasks from the service, runs each with its handler, and reports each result until the service acknowledges
+ * it. A task already running or recently finished in this process is not run again when the service offers it again
+ * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
+ */
+export class TaskPoller {
+  readonly #parts: PollerParts;
+  readonly #settings: PollerSettings;
+  readonly #queue: PQueue;
+  readonly #running = new Set<string>();
+  readonly #recent = new Map<string, { result: TaskResult; at: number }>();
+  /** Aborted when polling must stop. */
+  readonly #stopPolling = new AbortController();
+  /** Aborted when handlers must stop (after the grace time) and result reports give up. */
+  readonly #force = new AbortController();
+  #poll: AbortController | undefined;
+  #loop: Promise<void> | undefined;
+  #watchdog: NodeJS.Timeout | undefined;
+  #lastPollAt = 0;
+  #stalled = false;
+
+  constructor(parts: PollerParts, settings: PollerSettings) {
+    this.#parts = parts;
+    this.#settings = settings;
+    this.#queue = new PQueue({ concurrency: settings.concurrency });
+  }
+
+  /** Tasks being run now. */
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  /** False while the watchdog finds that polling has stalled. */
+  get healthy(): boolean {
+    return !this.#stalled;
+  }
+
+  start(): void {
+    if (this.#loop !== undefined) return;
+    this.#lastPollAt = this.#parts.now();
+    this.#loop = this.#pollLoop();
+    this.#watchdog = setInterval(
+      () => this.#checkPolling(),
+      Math.max(1, Math.floor(this.#settings.watchdogMs / 2)),
+    );
+    this.#watchdog.unref();
+  }
+
+  /**
+   * Stops leasing tasks and lets the running ones finish for `graceMs`, reporting their results. Then it aborts the
+   * rest: a task interrupted so is handed back (not reported), and the service offers it again when its lease ends.
+   * Waits `forceMs` more for them to settle.
+   */
+  async stop(graceMs: number, forceMs: number): Promise<void> {
+    this.#stopPolling.abort();
+    this.#poll?.abort();
+    clearInterval(this.#watchdog);
+    await this.#loop;
+    const drained = this.#queue.onIdle();
+    if (!(await settlesWithin(drained, graceMs))) {
+      this.#parts.logger.warn(
+        { inFlight: this.#running.size },
+        'tasks still running after the grace time; aborting them',
+      );
+      this.#force.abort(new Error('The connector is shutting down'));
+      if (!(await settlesWithin(drained, forceMs))) {
+        this.#parts.logger.error(
+          { inFlight: this.#running.size },
+          'tasks did not settle after being aborted; giving up on them',
+        );
+      }
+    }
+  }
+
+  async #pollLoop(): Promise<void> {
+    const { client, logger, metrics } = this.#parts;
+    let idle = 0;
+    while (!this.#stopPolling.signal.aborted) {
+      try {
+        await this.#freeSlot();
+        this.#poll = new AbortController();
+        const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
+        this.#lastPollAt = this.#parts.now();
+        const task = await client.getTask({ signal });
+        this.#stalled = false;
+        if (task === null) {
+          await sleep(this.#idleDelay(idle++), signal);
+          continue;
+        }
+        idle = 0;
+        void this.#queue.add(() => this.#handle(task));
+      } catch (error) {
+        if (this.#stopPolling.signal.aborted) return;
+        if (this.#poll?.signal.aborted) continue; // the watchdog cut a stuck poll short
+        metrics?.pollError();
+        logger.warn({ err: error }, 'polling for tasks failed; retrying');
+        await sleep(this.#idleDelay(idle++), this.#stopPolling.signal).catch(() => {});
+      }
+    }
+  }
+
+  /** Adaptive idle wait: doubles while no task comes, with jitter, back to the minimum as soon as one does. */
+  #idleDelay(idle: number): number {
+    const ceiling = Math.min(this.#settings.idleMaxMs, this.#settings.idleMinMs * 2 ** Math.min(idle, 30));
+    return Math.round(ceiling / 2 + (this.#parts.random() * ceiling) / 2);
+  }
+
+  /** Waits until fewer than `concurrency` tasks run, so that a task is never leased only to wait for a slot. */
+  async #freeSlot(): Promise<void> {
+    while (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) {
+      await new Promise<void>((resolve) => {
+        const listening = new AbortController();
+        const done = () => {
+          listening.abort();
+          resolve();
+        };
+        this.#queue.addEventListener('next', done, { signal: listening.signal });
+        this.#stopPolling.signal.addEventListener('abort', done, { signal: listening.signal });
+      });
+      this.#stopPolling.signal.throwIfAborted();
+    }
+  }
+
+  #checkPolling(): void {
+    if (this.#parts.now() - this.#lastPollAt <= this.#settings.watchdogMs) return;
+    if (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) return; // busy, not stuck
+    this.#stalled = true;
+    this.#parts.logger.error(
+      { sinceLastPollMs: this.#parts.now() - this.#lastPollAt },
+      'the task poller stopped polling; restarting the poll',
+    );
+    this.#poll?.abort();
+  }
+
+  async #handle(task: Task): Promise<void> {
+    const logger = this.#parts.logger.child({ taskId: task.id, taskType: task.type });
+    if (this.#running.has(task.id)) {
+      logger.info('task offered again while it runs; not running it twice');
+      return;
+    }
+    const recent = this.#recentResult(task.id);
+    if (recent !== undefined) {
+      logger.info(
+        { status: recent.status },
+        'task offered again after it finished; reporting its result again',
+      );
+      await this.#report(task.id, recent, logger);
+      return;
+    }
+    this.#running.add(task.id);
+    try {
+      const started = this.#parts.now();
+      const result = await this.#execute(task, logger);
+      if (result === undefined) {
+        // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
+        logger.warn('task interrupted by shutdown; handed back to the service');
+        return;
+      }
+      this.#parts.metrics?.taskFinished(task.type, result.status, (this.#parts.now() - started) / 1000);
+      // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
+      this.#remember(task.id, result);
+      await this.#report(task.id, result, logger);
+    } finally {
+      this.#running.delete(task.id);
+    }
+  }
+
+  /** Runs a task and gives its result, or `undefined` when shutdown interrupted it. */
+  async #execute(task: Task, logger: Logger): Promise<TaskResult | undefined> {
+    const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
+    let credentials: Credentials | undefined;
+    try {
+      const schema = schemas[task.type];
+      const handler = handlers[task.type];
+      if (schema === undefined || handler === undefined) {
+        throw new TaskDataInvalid(task.type, [
+          { path: ['type'], message: `no handler for task type "${task.type}"` },
+        ]);
+      }
+      const input = schema.safeParse(task.data);
+      if (!input.success) throw new TaskDataInvalid(task.type, toIssues(input.error));
+      if (keyRing !== undefined) {
+        const sealed = task.data.credentials;
+        if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
+        credentials = await keyRing.open(sealed);
+      }
+      const context: TaskContext = {
+        taskId: task.id,
+        type: task.type,
+        idempotencyKey: task.id,
+        signal: this.#force.signal,
+        logger,
+        credentials,
+        task,
+      };
+      if (precheck !== undefined) {
+        const verdict = await precheck(task, context);
+        if (verdict !== true) return scrub(verdict, credentials);
+      }
+      const outcome = await (handler as TaskHandler<unknown>)(input.data, context);
+      const meta = outcome?.meta;
+      return scrub(meta === undefined ? { status: 'success' } : { status: 'success', meta }, credentials);
+    } catch (error) {
+      if (this.#force.signal.aborted) return undefined;
+      const { status, meta } = classifyFailure(error, {
+        ...(classify ? { classify } : {}),
+        secrets: credentials === undefined ? [] : Object.values(credentials),
+      });
+      logger.warn({ status, code: meta.code }, 'task failed');
+      return { status, meta: { ...meta } };
+    }
+  }
+
+  /** Reports a result until the service acknowledges it, or the connector gives up at forced shutdown. */
+  async #report(taskId: string, result: TaskResult, logger: Logger): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#force.signal });
+        return;
+      } catch (error) {
+        // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
+        if (error instanceof ConflictError) return;
+        if (
+          error instanceof NotFoundError ||
+          error instanceof BadRequestError ||
+          this.#force.signal.aborted
+        ) {
+          logger.error({ err: error, status: result.status }, 'the task result could not be reported');
+          return;
+        }
+        logger.warn({ err: error, attempt }, 'reporting the task result failed; retrying');
+        await sleep(this.#idleDelay(attempt), this.#force.signal).catch(() => {});
+      }
+    }
+  }
+
+  #remember(taskId: string, result: TaskResult): void {
+    this.#recent.set(taskId, { result, at: this.#parts.now() });
+    while (this.#recent.size > this.#settings.recentResults) {
+      const oldest = this.#recent.keys().next().value as string;
+      this.#recent.delete(oldest);
+    }
+  }
+
+  #recentResult(taskId: string): TaskResult | undefined {
+    const entry = this.#recent.get(taskId);
+    if (entry === undefined) return undefined;
+    if (this.#parts.now() - entry.at > this.#settings.recentResultTtlMs) {
+      this.#recent.delete(taskId);
+      return undefined;
+    }
+    return entry.result;
+  }
+}
+
+/** A result whose `meta` carries none of the task's credentials. */
+function scrub(result: TaskResult, credentials: Credentials | undefined): TaskResult {
+  if (result.meta === undefined || credentials === undefined) return result;
+  return {
+    ...result,
+    meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
+  };
+}
+
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * Maps a source system's user ids to the service's users by email, with Add user mappings and `upsert: 1`.
+ * See `docs/operations.md`, "User mappings".
+ * @module
+ */
+import type { NewUserMapping } from '../api/management.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../client/errors.js';
+import type { ManagementClient } from '../client/management-client.js';
+import { ValidationError, type ValidationIssue } from '../errors.js';
+
+/** One user of the source system: its id there and its email. */
+export interface UserMappingEntry {
+  systemUserId: string;
+  email: string;
+}
+
+/** Options of {@link syncUserMappings}. */
+export interface SyncUserMappingsOptions {
+  /**
+   * Mappings per Add user mappings request. A request is all or nothing on the service; a refused one is split
+   * in halves and sent again until each refused mapping is alone, so that one bad mapping does not hold back the
+   * others.
+   * @default 100
+   */
+  batchSize?: number;
+  /**
+   * Items per page when reading the organization's users and the system's mappings (the service allows 1000).
+   * @default 1000
+   */
+  pageSize?: number;
+  /**
+   * Most emails listed in `unknownEmails` and most items in `failures`; the counts are always exact.
+   * @default 100
+   */
+  maxListed?: number;
+  /** Stops the work: nothing more is sent, and the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+/** A source user whose mapping was not written. */
+export interface UserMappingFailure {
+  systemUserId: string;
+  email: string;
+  /**
+   * Why: `invalid_entry` (an id or email that is empty or not a string), `ambiguous_email` (several service users
+   * have it), `duplicate_user` (an earlier entry of this run mapped the same service user to another id), or the
+   * client error's code for a mapping the service refused (`conflict` when the id belongs to another user).
+   */
+  code: string;
+  message: string;
+}
+
+/** What {@link syncUserMappings} did. */
+export interface UserMappingsReport {
+  /** Mappings written (new, or replacing the user's earlier id). */
+  mapped: number;
+  /** Entries already mapped exactly so; nothing was sent for them. */
+  unchanged: number;
+  /** Entries whose email is not a user of the organization. */
+  unknown: number;
+  /** Their emails, as the source gave them, up to `maxListed`. */
+  unknownEmails: string[];
+  /** Entries whose mapping was not written. */
+  failed: number;
+  /** Why, up to `maxListed`. */
+  failures: UserMappingFailure[];
+}
+
+interface Pending {
+  entry: UserMappingEntry;
+  userId: string;
+}
+
+/**
+ * Maps each source user to the service user with the same email (compared without regard to ASCII case, spaces
+ * around it ignored), writing only what is new or changed. Reads the organization's users and the system's mappings
+ * once each, then streams `entries`, so memory grows with the organization, not with the source.
+ *
+ * Failures of single mappings are reported, not thrown; a failure of the service as a whole (unauthorized, still
+ * unavailable after the client's retries) rejects, and what was written before it stays written.
+ *
+ * @example
+ * ```ts
+ * const management = new ManagementClient({ baseUrl, token: managementToken });
+ * const report = await syncUserMappings(management, systemId, jira.users());
+ * logger.info(report, 'user mappings synced');
+ * ```
+ */
+export async function syncUserMappings(
+  client: ManagementClient,
+  systemId: string,
+  entries: AsyncIterable<UserMappingEntry> | Iterable<UserMappingEntry>,
+  options: SyncUserMappingsOptions = {},
+): Promise<UserMappingsReport> {
+  const { batchSize, pageSize, maxListed, signal } = compileOptions(options);
+  signal?.throwIfAborted();
+  const request = { signal, pageSize };
+
+  // Each user's current id in the system: an entry that matches it is skipped, one that differs is upserted.
+  const idOfUser = new Map<string, string>();
+  for await (const mapping of client.iterateSystemUserMappings(systemId, request)) {
+    idOfUser.set(mapping.userId, mapping.systemUserId);
+  }
+  // Get users' filter is exact and case-sensitive, so one lookup per entry could miss `Ada@` for `ada@`; one walk
+  // over all users costs a request per thousand users instead of one per entry. `null` marks an ambiguous email.
+  const userOfEmail = new Map<string, string | null>();
+  for await (const user of client.iterateUsers({}, request)) {
+    const key = emailKey(user.email);
+    userOfEmail.set(key, userOfEmail.has(key) ? null : user.id);
+  }
+
+  const report: UserMappingsReport = {
+    mapped: 0,
+    unchanged: 0,
+    unknown: 0,
+    unknownEmails: [],
+    failed: 0,
+    failures: [],
+  };
+  const fail = (entry: UserMappingEntry, code: string, message: string) => {
+    report.failed += 1;
+    if (report.failures.length < maxListed) {
+      report.failures.push({
+        systemUserId: String(entry.systemUserId),
+        email: String(entry.email),
+        code,
+        message,
+      });
+    }
+  };
+  // Users given an id in this run: a second, different id for one of them is the source's contradiction.
+  const claimed = new Map<string, string>();
+  let batch: Pending[] = [];
+
+  const send = async (items: Pending[]): Promise<void> => {
+    const body: NewUserMapping[] = items.map(({ entry, userId }) => ({
+      userId,
+      systemUserId: entry.systemUserId,
+      upsert: 1,
+    }));
+    try {
+      await client.addUserMappings(systemId, body, { signal });
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      if (items.length === 1) {
+        fail(items[0]!.entry, error.code, error.message);
+        return;
+      }
+      // All or nothing on the service: halve until each refused mapping is alone, in the source's order.
+      const middle = Math.ceil(items.length / 2);
+      await send(items.slice(0, middle));
+      await send(items.slice(middle));
+      return;
+    }
+    report.mapped += items.length;
+    for (const { entry, userId } of items) idOfUser.set(userId, entry.systemUserId);
+  };
+  const flush = async () => {
+    const items = batch;
+    batch = [];
+    if (items.length > 0) await send(items);
+  };
+
+  for await (const entry of entries) {
+    signal?.throwIfAborted();
+    if (!isValidEntry(entry)) {
+      fail(
+        entry ?? { systemUserId: '', email: '' },
+        'invalid_entry',
+        'systemUserId and email must be non-empty strings',
+      );
+      continue;
+    }
+    const userId = userOfEmail.get(emailKey(entry.email));
+    if (userId === undefined) {
+      report.unknown += 1;
+      if (report.unknownEmails.length < maxListed) report.unknownEmails.push(entry.email);
+      continue;
+    }
+    if (userId === null) {
+      fail(entry, 'ambiguous_email', 'several users of the organization have this email');
+      continue;
+    }
+    const earlier = claimed.get(userId);
+    if (earlier !== undefined && earlier !== entry.systemUserId) {
+      fail(entry, 'duplicate_user', `an earlier entry mapped the same user to ${JSON.stringify(earlier)}`);
+      continue;
+    }
+    claimed.set(userId, entry.systemUserId);
+    if (earlier !== undefined || idOfUser.get(userId) === entry.systemUserId) {
+      report.unchanged += 1;
+      continue;
+    }
+    batch.push({ entry, userId });
+    if (batch.length >= batchSize) await flush();
+  }
+  signal?.throwIfAborted();
+  await flush();
+  return report;
+}
+
+// The service compares emails without regard to ASCII case only, so a full Unicode fold could merge two users.
+function emailKey(email: string): string {
+  return email.trim().replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+function isValidEntry(entry: UserMappingEntry | undefined): entry is UserMappingEntry {
+  return (
+    typeof entry?.systemUserId === 'string' &&
+    entry.systemUserId !== '' &&
+    typeof entry.email === 'string' &&
+    entry.email.trim() !== ''
+  );
+}
+
+/** The service refused the mappings themselves; another request without them may succeed. */
+function isRefusal(error: unknown): error is ConflictError | NotFoundError | BadRequestError {
+  return error instanceof ConflictError || error instanceof NotFoundError || error instanceof BadRequestError;
+}
+
+function compileOptions(options: SyncUserMappingsOptions) {
+  const issues: ValidationIssue[] = [];
+  const batchSize = checkInteger(issues, 'batchSize', options.batchSize ?? 100, 1, 1000);
+  const pageSize = checkInteger(issues, 'pageSize', options.pageSize ?? 1000, 1, 1000);
+  const maxListed = checkInteger(issues, 'maxListed', options.maxListed ?? 100, 0);
+  if (issues.length > 0) throw new ValidationError('user mapping options', issues);
+  return { batchSize, pageSize, maxListed, signal: options.signal };
+}
+
+function checkInteger(
+  issues: ValidationIssue[],
+  name: string,
+  value: number,
+  min: number,
+  max?: number,
+): number {
+  if (!Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
+    const range = max === undefined ? `from ${min} and up` : `from ${min} to ${max}`;
+    issues.push({
+      path: [name],
+      message: `must be an integer ${range}, got \`${String(value)}\` (${typeof value})`,
+    });
+  }
+  return value;
+}

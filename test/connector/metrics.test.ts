@@ -1,0 +1,151 @@
+import { register as globalRegistry, Registry } from 'prom-client';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { ConnectorMetrics } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
+
+const T0 = Date.parse('2026-05-01T10:00:00.000Z');
+
+/** The value of one sample line of the rendered text, by its name and labels as printed. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('ConnectorMetrics', () => {
+  it('renders every metric with its type, at its initial value', async () => {
+    const { contentType, body } = await new ConnectorMetrics().render();
+    expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(body).toContain('# TYPE approval_connector_approvals_pushed_total counter');
+    expect(body).toContain('# TYPE approval_connector_sync_runs_total counter');
+    expect(body).toContain('# TYPE approval_connector_sync_lag_seconds gauge');
+    expect(body).toContain('# TYPE approval_connector_tasks_total counter');
+    expect(body).toContain('# TYPE approval_connector_task_duration_seconds histogram');
+    expect(body).toContain('# TYPE approval_connector_poll_errors_total counter');
+    expect(body).toContain('# TYPE approval_connector_key_expiry_seconds gauge');
+    expect(body).toContain('# TYPE approval_connector_ready gauge');
+    expect(sample(body, 'approval_connector_approvals_pushed_total')).toBe(0);
+    expect(sample(body, 'approval_connector_poll_errors_total')).toBe(0);
+    expect(sample(body, 'approval_connector_ready')).toBe(0);
+    // Unknown until recorded: absent, not a reassuring 0.
+    expect(sample(body, 'approval_connector_sync_lag_seconds')).toBeUndefined();
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBeUndefined();
+  });
+
+  it('counts pushes, runs, tasks and poll errors with their labels', async () => {
+    const metrics = new ConnectorMetrics();
+    metrics.approvalsPushed(50);
+    metrics.approvalsPushed(7);
+    metrics.syncRun('incremental', 'success');
+    metrics.syncRun('incremental', 'success');
+    metrics.syncRun('reconcile', 'failure');
+    metrics.taskFinished('approve', 'success', 0.2);
+    metrics.taskFinished('approve', 'authenticationError', 3);
+    metrics.taskFinished('reject', 'success', 0.01);
+    metrics.pollError();
+    metrics.ready(true);
+
+    const { body } = await metrics.render();
+    expect(sample(body, 'approval_connector_approvals_pushed_total')).toBe(57);
+    expect(sample(body, 'approval_connector_sync_runs_total{mode="incremental",outcome="success"}')).toBe(2);
+    expect(sample(body, 'approval_connector_sync_runs_total{mode="reconcile",outcome="failure"}')).toBe(1);
+    expect(sample(body, 'approval_connector_tasks_total{type="approve",status="success"}')).toBe(1);
+    expect(sample(body, 'approval_connector_tasks_total{type="approve",status="authenticationError"}')).toBe(
+      1,
+    );
+    expect(sample(body, 'approval_connector_tasks_total{type="reject",status="success"}')).toBe(1);
+    expect(sample(body, 'approval_connector_task_duration_seconds_count{type="approve"}')).toBe(2);
+    expect(sample(body, 'approval_connector_task_duration_seconds_sum{type="approve"}')).toBe(3.2);
+    expect(sample(body, 'approval_connector_task_duration_seconds_bucket{le="0.25",type="approve"}')).toBe(1);
+    expect(sample(body, 'approval_connector_task_duration_seconds_bucket{le="+Inf",type="reject"}')).toBe(1);
+    expect(sample(body, 'approval_connector_poll_errors_total')).toBe(1);
+    expect(sample(body, 'approval_connector_ready')).toBe(1);
+
+    metrics.ready(false);
+    expect(sample((await metrics.render()).body, 'approval_connector_ready')).toBe(0);
+  });
+
+  it('computes the sync lag and the key expiry at each scrape, from the clock', async () => {
+    let now = T0;
+    const metrics = new ConnectorMetrics({ now: () => now });
+    metrics.syncCursor(new Date(T0 - 90_000));
+    metrics.keyExpiresAt(new Date(T0 + 3_600_000));
+    let { body } = await metrics.render();
+    expect(sample(body, 'approval_connector_sync_lag_seconds')).toBe(90);
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBe(3600);
+
+    // Nothing recorded since, yet the lag grows and the expiry nears: a stalled sync shows.
+    now += 60_000;
+    ({ body } = await metrics.render());
+    expect(sample(body, 'approval_connector_sync_lag_seconds')).toBe(150);
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBe(3540);
+
+    now = T0 + 3_600_000 + 10_000;
+    ({ body } = await metrics.render());
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBe(-10);
+
+    metrics.syncCursor(undefined);
+    metrics.keyExpiresAt(undefined);
+    ({ body } = await metrics.render());
+    expect(sample(body, 'approval_connector_sync_lag_seconds')).toBeUndefined();
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBeUndefined();
+  });
+
+  it('never shows a negative lag when the source clock runs ahead', async () => {
+    const metrics = new ConnectorMetrics({ now: () => T0 });
+    metrics.syncCursor(new Date(T0 + 5_000));
+    expect(sample((await metrics.render()).body, 'approval_connector_sync_lag_seconds')).toBe(0);
+  });
+
+  it('keeps two instances apart, and off the global registry', async () => {
+    const first = new ConnectorMetrics();
+    const second = new ConnectorMetrics();
+    first.approvalsPushed(3);
+    first.syncRun('snapshot', 'success');
+    second.approvalsPushed(1);
+
+    expect(first.registry).not.toBe(second.registry);
+    expect(sample((await first.render()).body, 'approval_connector_approvals_pushed_total')).toBe(3);
+    expect(sample((await second.render()).body, 'approval_connector_approvals_pushed_total')).toBe(1);
+    expect((await second.render()).body).not.toContain('mode="snapshot"');
+    expect(globalRegistry.getSingleMetric('approval_connector_approvals_pushed_total')).toBeUndefined();
+  });
+
+  it('registers on a registry it is given, beside the metrics already there', async () => {
+    const registry = new Registry();
+    registry.setDefaultLabels({ connector: 'jira' });
+    const metrics = new ConnectorMetrics({ registry });
+    metrics.pollError();
+    expect(metrics.registry).toBe(registry);
+    expect(await registry.metrics()).toContain('approval_connector_poll_errors_total{connector="jira"} 1');
+  });
+
+  it('refuses a registry that already holds its metrics', () => {
+    const registry = new Registry();
+    new ConnectorMetrics({ registry });
+    expect(() => new ConnectorMetrics({ registry })).toThrow(
+      expect.objectContaining({
+        code: 'validation',
+        issues: [expect.objectContaining({ path: ['registry'] })],
+      }),
+    );
+  });
+
+  it('refuses values that would corrupt a metric', () => {
+    const metrics = new ConnectorMetrics();
+    expect(() => metrics.approvalsPushed(-1)).toThrow(ValidationError);
+    expect(() => metrics.taskFinished('approve', 'success', Number.NaN)).toThrow(ValidationError);
+    expect(() => metrics.syncCursor(new Date('not a date'))).toThrow(ValidationError);
+    expect(() => new ConnectorMetrics({ taskDurationBuckets: [1, 0.5] })).toThrow(ValidationError);
+  });
+
+  it('accepts only the documented label values', () => {
+    const metrics = new ConnectorMetrics();
+    expectTypeOf(metrics.syncRun).parameter(0).toEqualTypeOf<'incremental' | 'snapshot' | 'reconcile'>();
+    expectTypeOf(metrics.syncRun).parameter(1).toEqualTypeOf<'success' | 'failure'>();
+    expectTypeOf(metrics.taskFinished)
+      .parameter(1)
+      .toEqualTypeOf<
+        'success' | 'internalError' | 'authenticationError' | 'serviceUnavailable' | 'systemError'
+      >();
+  });
+});

@@ -1,0 +1,237 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  Connector,
+  type ConnectorOptions,
+  type SourceApproval,
+  type TaskHandlers,
+} from '../../src/connector/index.js';
+import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { MemoryConnector, MemorySource, taskSchemas } from './support/memory-source.js';
+
+const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+
+let harness: TestHarness;
+let source: MemorySource;
+
+beforeEach(async () => {
+  harness = await createTestHarness();
+  source = new MemorySource();
+});
+afterEach(async () => {
+  await harness.close();
+});
+
+const start = (overrides: Partial<ConnectorOptions> = {}) =>
+  harness.start((options) => new MemoryConnector(options, source), overrides);
+
+/** What the service holds, as id → lastModified. */
+const held = () =>
+  Object.fromEntries(harness.approvals().map((approval) => [approval.id, approval.lastModified]));
+const savedCursor = () =>
+  (harness.state().state as { kit?: { sync?: { cursor?: unknown } } }).kit?.sync?.cursor;
+
+describe('incremental sync', () => {
+  it('pushes every change, saves the cursor, and re-reads only the overlap window next time', async () => {
+    for (let n = 0; n < 25; n += 1) source.put(`PO-${n}`, at(n * 60));
+    const connector = await start({ sync: { batchSize: 4, concurrency: 3, overlapMs: 120_000 } });
+    const first = await connector.syncNow();
+    expect(first.pushed).toBe(25);
+    expect(Object.keys(held())).toHaveLength(25);
+    expect(savedCursor()).toEqual({ lastModified: at(24 * 60), id: 'PO-24' });
+
+    source.yielded = 0;
+    const second = await connector.syncNow();
+    // The overlap of two minutes re-reads the changes at 23 and 24 minutes (and the one exactly 2 minutes back).
+    expect(source.yielded).toBe(3);
+    expect(second.pushed).toBe(3);
+  });
+
+  it('delivers records sharing a timestamp across a batch boundary, and resumes inside such a group', async () => {
+    for (const id of ['A', 'B', 'C', 'D', 'E']) source.put(id, at(0));
+    source.put('F', at(1));
+    // The source fails after A, B, C: the first batch (A, B) is acknowledged, C never leaves.
+    source.failAfter = 3;
+    const first = await start({ sync: { batchSize: 2, concurrency: 1, ordered: true, overlapMs: 0 } });
+    await expect(first.syncNow()).rejects.toThrow('source read failed');
+    expect(savedCursor()).toEqual({ lastModified: at(0), id: 'B' });
+    await first.stop();
+
+    // The cursor sits inside the group of records stamped at(0); the next read starts at that instant, inclusive.
+    source.failAfter = undefined;
+    const second = await start({ sync: { batchSize: 2, ordered: true, overlapMs: 0 } });
+    await second.syncNow();
+    expect(Object.keys(held()).sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
+    expect(savedCursor()).toEqual({ lastModified: at(1), id: 'F' });
+  });
+
+  it('picks up a late write inside the overlap window', async () => {
+    source.put('early', at(0));
+    source.put('newest', at(600));
+    const connector = await start({ sync: { overlapMs: 300_000 } });
+    await connector.syncNow();
+    // Committed late in the source: stamped 4 minutes before the cursor, visible only now.
+    source.put('late', at(360));
+    await connector.syncNow();
+    expect(held()).toHaveProperty('late', at(360));
+  });
+
+  it('handles a source that yields out of order: the cursor waits for the end of the run', async () => {
+    for (let n = 0; n < 10; n += 1) source.put(`R-${n}`, at(n));
+    source.shuffle = true;
+    const connector = await start({ sync: { batchSize: 2, ordered: true } });
+    await connector.syncNow();
+    expect(Object.keys(held())).toHaveLength(10);
+    expect(savedCursor()).toEqual({ lastModified: at(9), id: 'R-9' });
+  });
+
+  it('never moves the cursor backwards, and a stale re-push does not overwrite newer data', async () => {
+    source.put('X', at(100), { data: { v: 2 } });
+    const connector = await start({ sync: { overlapMs: 0 } });
+    await connector.syncNow();
+    // The source now reports an older version (clock skew, restore from backup): nothing regresses.
+    source.put('X', at(50), { data: { v: 1 } });
+    await connector.resync();
+    expect(harness.approvals().find((approval) => approval.id === 'X')?.data).toEqual({ v: 2 });
+    expect(savedCursor()).toEqual({ lastModified: at(100), id: 'X' });
+  });
+});
+
+describe('a sync interrupted at every stage resumes without loss or regress', () => {
+  const records = 12;
+  beforeEach(() => {
+    for (let n = 0; n < records; n += 1) source.put(`S-${String(n).padStart(2, '0')}`, at(n));
+  });
+
+  async function resumeAndCheck(options: Partial<ConnectorOptions>): Promise<void> {
+    harness.faults.clear();
+    const before = savedCursor() as { lastModified: string } | undefined;
+    // A new worker, as after a crash: only what the service holds carries over.
+    const restarted = await start(options);
+    await restarted.syncNow();
+    expect(Object.keys(held())).toHaveLength(records);
+    const after = savedCursor() as { lastModified: string; id: string };
+    expect(after).toEqual({ lastModified: at(records - 1), id: `S-${records - 1}` });
+    if (before !== undefined)
+      expect(Date.parse(after.lastModified)).toBeGreaterThanOrEqual(Date.parse(before.lastModified));
+  }
+
+  const noRetry = () => ({ service: harness.serviceOptions({ retry: { retries: 0 } }) });
+
+  it('between batches (the source fails mid-read)', async () => {
+    source.failAfter = 5;
+    const first = await start({ ...noRetry(), sync: { batchSize: 2, ordered: true, concurrency: 1 } });
+    await expect(first.syncNow()).rejects.toThrow('source read failed');
+    const partial = savedCursor() as { lastModified: string } | undefined;
+    expect(partial).toBeDefined();
+    expect(Date.parse(partial?.lastModified ?? '')).toBeLessThan(Date.parse(at(5)));
+    await first.stop();
+    source.failAfter = undefined;
+    await resumeAndCheck({ sync: { batchSize: 2, ordered: true } });
+  });
+
+  it('mid-batch (the service commits a batch but its answer is lost)', async () => {
+    harness.faults.inject({ method: 'PUT', path: '/v2/rawapprovals', fault: { type: 'dropAnswer' } });
+    const first = await start({ ...noRetry(), sync: { batchSize: 5, concurrency: 1 } });
+    await expect(first.syncNow()).rejects.toMatchObject({ code: 'network' });
+    await first.stop();
+    await resumeAndCheck({ sync: { batchSize: 5 } });
+  });
+
+  it('between the push and the cursor save', async () => {
+    harness.faults.inject({
+      method: 'PUT',
+      path: '/v2/connector/state',
+      times: 5,
+      fault: { type: 'status', status: 500 },
+    });
+    const first = await start({ ...noRetry(), sync: { batchSize: 50 } });
+    await expect(first.syncNow()).rejects.toMatchObject({ code: 'server_error' });
+    expect(Object.keys(held())).toHaveLength(records);
+    expect(savedCursor()).toBeUndefined();
+    await first.stop();
+    await resumeAndCheck({ sync: { batchSize: 50 } });
+  });
+});
+
+describe('snapshot sync and reconciliation', () => {
+  const open = new Map<string, SourceApproval>();
+  const lookups: string[][] = [];
+
+  class SnapshotConnector extends Connector<typeof taskSchemas> {
+    readonly tasks = taskSchemas;
+    readonly handlers: TaskHandlers<typeof taskSchemas> = { approve: async () => {}, reject: async () => {} };
+    override async *snapshot(): AsyncIterable<SourceApproval> {
+      yield* open.values();
+    }
+  }
+
+  beforeEach(() => {
+    open.clear();
+    lookups.length = 0;
+  });
+
+  it('pushes what is new or changed, and marks resolved what vanished from the source', async () => {
+    for (const id of ['K-1', 'K-2', 'K-3'])
+      open.set(id, { id, schemaId: 'po', approver: 'ada', resolved: false, data: { v: 1 } });
+    const connector = await harness.start((options) => new SnapshotConnector(options));
+    expect(await connector.syncNow()).toEqual({ pushed: 3, resolved: 0 });
+
+    open.delete('K-2');
+    open.set('K-3', { id: 'K-3', schemaId: 'po', approver: 'ada', resolved: false, data: { v: 2 } });
+    expect(await connector.syncNow()).toEqual({ pushed: 2, resolved: 1 });
+    const byId = Object.fromEntries(harness.approvals().map((approval) => [approval.id, approval]));
+    expect(byId['K-1']).toMatchObject({ resolved: false, data: { v: 1 } });
+    expect(byId['K-2']).toMatchObject({ resolved: true });
+    expect(byId['K-3']).toMatchObject({ resolved: false, data: { v: 2 } });
+
+    // Nothing changed: nothing is pushed.
+    expect(await connector.syncNow()).toEqual({ pushed: 0, resolved: 0 });
+  });
+
+  it('reconciliation asks the source about open approvals and resolves those it no longer has', async () => {
+    class Reconciling extends MemoryConnector {
+      override async *lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
+        lookups.push([...ids]);
+        for (const id of ids) {
+          const record = this.source.records.get(id);
+          if (record !== undefined) yield record;
+        }
+      }
+    }
+    for (let n = 0; n < 7; n += 1) source.put(`Q-${n}`, at(n));
+    const connector = await harness.start((options) => new Reconciling(options, source), {
+      sync: { reconcileChunkSize: 3 },
+    });
+    await connector.syncNow();
+    // Deleted in the source without a change event the incremental read could see.
+    source.records.delete('Q-1');
+    source.records.delete('Q-5');
+    source.put('Q-3', at(30), { resolved: true });
+    const report = await connector.syncNow('reconcile');
+    expect(report.resolved).toBe(2);
+    expect(lookups.map((chunk) => chunk.length)).toEqual([3, 3, 1]);
+    const resolved = harness
+      .approvals()
+      .filter((approval) => approval.resolved)
+      .map((approval) => approval.id)
+      .sort();
+    expect(resolved).toEqual(['Q-1', 'Q-3', 'Q-5']);
+  });
+});
+
+describe('connector state', () => {
+  it('keeps the author’s state beside the kit’s, each write keeping the other', async () => {
+    source.put('P-1', at(0));
+    const connector = await start();
+    await connector.writeState({ jiraProject: 'OPS' });
+    await connector.syncNow();
+    expect(harness.state().state).toMatchObject({
+      app: { jiraProject: 'OPS' },
+      kit: { sync: { cursor: { id: 'P-1' } } },
+    });
+    await connector.stop();
+    const restarted = await start();
+    expect(restarted.readState()).toEqual({ jiraProject: 'OPS' });
+  });
+});

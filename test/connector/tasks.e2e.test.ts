@@ -1,0 +1,308 @@
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type ConnectorOptions,
+  MemoryKeyStore,
+  runConnector,
+  ServiceUnavailableFailure,
+  SystemFailure,
+} from '../../src/connector/index.js';
+import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { MemoryConnector, MemorySource } from './support/memory-source.js';
+
+let harness: TestHarness;
+let source: MemorySource;
+
+beforeEach(async () => {
+  harness = await createTestHarness();
+  source = new MemorySource();
+  for (const id of ['PO-1', 'PO-2', 'locked']) source.put(id, '2026-05-01T10:00:00.000Z');
+});
+afterEach(async () => {
+  await harness.close();
+});
+
+async function startSynced(overrides: Partial<ConnectorOptions> = {}): Promise<MemoryConnector> {
+  const connector = await harness.start((options) => new MemoryConnector(options, source), overrides);
+  await connector.syncNow();
+  return connector;
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+describe('running tasks', () => {
+  it('runs a task once with its typed input and idempotency key, and reports success', async () => {
+    const connector = await startSynced();
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', approveComments: 'fine' });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    expect(connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
+    expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
+  });
+
+  it.each([
+    ['the kit’s AuthenticationFailure', undefined, 'locked', 'authenticationError', 'authentication_failure'],
+    [
+      'the kit’s ServiceUnavailableFailure',
+      new ServiceUnavailableFailure('SAP is down'),
+      'PO-1',
+      'serviceUnavailable',
+      'service_unavailable_failure',
+    ],
+    [
+      'the kit’s SystemFailure',
+      new SystemFailure('PO locked by another user'),
+      'PO-1',
+      'systemError',
+      'system_failure',
+    ],
+    [
+      'a source 401',
+      Object.assign(new Error('Unauthorized'), { status: 401 }),
+      'PO-1',
+      'authenticationError',
+      'HTTP_401',
+    ],
+    [
+      'a source 503',
+      Object.assign(new Error('busy'), { statusCode: 503 }),
+      'PO-1',
+      'serviceUnavailable',
+      'HTTP_503',
+    ],
+    [
+      'a source 429',
+      { response: { status: 429 }, message: 'slow down' },
+      'PO-1',
+      'serviceUnavailable',
+      'HTTP_429',
+    ],
+    [
+      'a source 404',
+      Object.assign(new Error('no such issue'), { status: 404 }),
+      'PO-1',
+      'systemError',
+      'HTTP_404',
+    ],
+    [
+      'a refused connection',
+      Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      'PO-1',
+      'serviceUnavailable',
+      'ECONNREFUSED',
+    ],
+    ['anything else', new TypeError('undefined is not a function'), 'PO-1', 'internalError', 'TypeError'],
+  ])('maps %s to %s', async (_, error, approvalId, status, code) => {
+    const connector = await startSynced();
+    connector.failWith = error;
+    const task = harness.createTask({ type: 'approve', approvalId });
+    const result = await harness.awaitResult(task.id);
+    expect(result).toMatchObject({ status, meta: { code } });
+    expect(JSON.stringify(result.meta)).not.toMatch(/at .*\.ts:\d+/); // no stack
+  });
+
+  it('reports internalError without running the handler when the task data fails its schema', async () => {
+    const connector = await startSynced();
+    // `reject` requires comments.
+    const task = harness.createTask({ type: 'reject', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task.id)).toMatchObject({
+      status: 'internalError',
+      meta: { code: 'task_data_invalid' },
+    });
+    expect(connector.actions).toEqual([]);
+  });
+});
+
+describe('never running an action twice', () => {
+  it('does not run a task delivered twice while it runs', async () => {
+    const connector = await startSynced({ tasks: { concurrency: 4 } });
+    const gate = deferred();
+    connector.gate = gate.promise;
+    harness.faults.inject({ method: 'GET', path: '/v2/connector/tasks', fault: { type: 'duplicateTask' } });
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    await vi.waitFor(() => expect(harness.task(task.id)?.deliveries).toBeGreaterThanOrEqual(2));
+    gate.resolve();
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    expect(connector.actions).toHaveLength(1);
+  });
+
+  it('does not run a task again when its lease runs out while it runs', async () => {
+    const connector = await startSynced();
+    const gate = deferred();
+    connector.gate = gate.promise;
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    harness.backend.expireLeases({ taskId: task.id });
+    await vi.waitFor(() => expect(harness.task(task.id)?.deliveries).toBe(2));
+    gate.resolve();
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    expect(connector.actions).toHaveLength(1);
+  });
+
+  it('reports again, without running again, when the answer to its result report is lost', async () => {
+    const connector = await startSynced({ service: harness.serviceOptions({ retry: { retries: 0 } }) });
+    harness.faults.inject({
+      method: 'PATCH',
+      path: '/v2/connector/tasks/:taskId',
+      fault: { type: 'dropAnswer' },
+    });
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    // The retried report meets 409 (already completed), which counts as acknowledged.
+    await vi.waitFor(() => expect(harness.faults.list()).toEqual([]));
+    expect(connector.actions).toHaveLength(1);
+  });
+});
+
+describe('credentials and keys', () => {
+  class CredentialConnector extends MemoryConnector {
+    override readonly authRequired = true;
+    readonly seen: string[] = [];
+  }
+
+  it('opens a task sealed to the previous key after rotation, and one sealed to the new key', async () => {
+    const keyStore = new MemoryKeyStore();
+    const day = 86_400_000;
+    let now = Date.now();
+    const clock = () => now;
+    const withSeen = (connector: CredentialConnector) => {
+      connector.handlers.approve; // handlers are fixed; credentials are checked through the idempotent action log
+      return connector;
+    };
+    const first = await harness.start((options) => withSeen(new CredentialConnector(options, source)), {
+      keyStore,
+      now: clock,
+      tasks: { enabled: false },
+    });
+    await first.syncNow();
+    const oldKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
+    const sealedToOld = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password: 'old-key-secret' },
+    });
+    await first.stop();
+
+    // 24 days later, past the rotation margin: a new worker rotates and registers a new key.
+    now += 24 * day;
+    const second = await harness.start((options) => new CredentialConnector(options, source), {
+      keyStore,
+      now: clock,
+    });
+    const newKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
+    expect(newKey).not.toBe(oldKey);
+    const sealedToNew = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-2',
+      credentials: { username: 'ada', password: 'new-key-secret' },
+    });
+
+    expect(await harness.awaitResult(sealedToOld.id)).toEqual({ status: 'success' });
+    expect(await harness.awaitResult(sealedToNew.id)).toEqual({ status: 'success' });
+    expect(second.actions.map((action) => action.approvalId).sort()).toEqual(['PO-1', 'PO-2']);
+  });
+
+  it('reports internalError when credentials cannot be opened', async () => {
+    const keyStore = new MemoryKeyStore();
+    const connector = await harness.start((options) => new CredentialConnector(options, source), {
+      keyStore,
+      tasks: { enabled: false },
+    });
+    await connector.syncNow();
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', credentials: { password: 'x' } });
+    await connector.stop();
+    // Another worker with a key store that lost the key (a fresh one) cannot open it.
+    const other = await harness.start((options) => new CredentialConnector(options, source), {
+      keyStore: new MemoryKeyStore(),
+    });
+    expect(await harness.awaitResult(task.id)).toMatchObject({
+      status: 'internalError',
+      meta: { code: 'credentials_unreadable' },
+    });
+    expect(other.actions).toEqual([]);
+  });
+});
+
+describe('shutdown', () => {
+  it('on SIGTERM stops polling, lets a running task finish and report, and exits 0', async () => {
+    const connector = await startSynced();
+    const gate = deferred();
+    connector.gate = gate.promise;
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+
+    const signals = new EventEmitter();
+    const exit = runConnector(connector, { signals: signals as never });
+    signals.emit('SIGTERM', 'SIGTERM');
+    await vi.waitFor(() => expect(connector.lifecycle).toBe('stopping'));
+    expect(connector.ready).toBe(false);
+    const waiting = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    gate.resolve();
+    expect(await exit).toBe(0);
+    expect(connector.lifecycle).toBe('stopped');
+    expect(harness.task(task.id)).toMatchObject({ status: 'completed', result: { status: 'success' } });
+    // Polling had stopped: the task created during shutdown was never taken.
+    expect(harness.task(waiting.id)).toMatchObject({ status: 'waiting', deliveries: 0 });
+  });
+
+  it('hands back a task still running after the grace time, so the service offers it again', async () => {
+    const connector = await startSynced({ shutdown: { graceMs: 20, forceMs: 1_000 } });
+    connector.gate = new Promise(() => {}); // never finishes by itself; the abort ends it
+    const original = connector.handlers.approve;
+    (connector.handlers as { approve: typeof original }).approve = async (input, context) => {
+      await new Promise((_, reject) =>
+        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }),
+      );
+      return original(input, context);
+    };
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await connector.stop();
+    expect(connector.lifecycle).toBe('stopped');
+    expect(harness.task(task.id)?.result).toBeUndefined();
+    harness.backend.expireLeases({ taskId: task.id });
+    expect(harness.task(task.id)?.status).toBe('waiting');
+  });
+});
+
+describe('logs', () => {
+  it('carry none of the secrets used: tokens, passwords, decrypted credentials', async () => {
+    let logged = '';
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        logged += String(chunk);
+        done();
+      },
+    });
+    class Leaky extends MemoryConnector {
+      override readonly authRequired = true;
+    }
+    const connector = await harness.start((options) => new Leaky(options, source), {
+      logger: { level: 'trace', destination },
+      keyStore: new MemoryKeyStore(),
+    });
+    await connector.syncNow();
+    connector.failWith = Object.assign(new Error('login failed for password hunter2-credential'), {
+      status: 401,
+    });
+    const task = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password: 'hunter2-credential' },
+    });
+    const result = await harness.awaitResult(task.id);
+    expect(result.status).toBe('authenticationError');
+    expect(JSON.stringify(result)).not.toContain('hunter2-credential');
+    await connector.stop();
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged).toContain('task failed');
+    expect(logged).not.toContain('hunter2-credential');
+    expect(logged).not.toContain(harness.tenant.connectorToken);
+  });
+});
