@@ -45,9 +45,14 @@ export interface Endpoint {
   readonly response: z.ZodType;
 }
 
-const IdParam = z.object({ id: z.string().min(1) });
-const ApprovalIdParam = z.object({ approvalId: z.string().min(1) });
-const TaskIdParam = z.object({ taskId: z.string().min(1) });
+// `.` and `..` cannot be sent as a path segment: URL parsers resolve them, and the request would go elsewhere.
+const PathSegment = z
+  .string()
+  .min(1)
+  .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' });
+const IdParam = z.object({ id: PathSegment });
+const ApprovalIdParam = z.object({ approvalId: PathSegment });
+const TaskIdParam = z.object({ taskId: PathSegment });
 
 function endpoint<const E extends Endpoint>(definition: E): E {
   return definition;

@@ -86,10 +86,13 @@ export class ManagementClient {
 
   /**
    * Endpoint 3: deletes users by id. A list larger than one request's 100K body is sent as several requests, each
-   * all or nothing on the service.
+   * all or nothing on the service. An id listed twice is sent once, as one request would count it once: repeated in
+   * a later request, it would be a user that no longer exists.
    */
   async deleteUsers(userIds: readonly string[], options?: RequestOptions): Promise<void> {
-    for (const { prepared } of this.#chunked(endpoints.deleteUsers, userIds, 'Delete users request')) {
+    this.#transport.prepare(endpoints.deleteUsers, { body: userIds }); // problems named at their index as given
+    const unique = [...new Set(userIds)];
+    for (const { prepared } of this.#chunked(endpoints.deleteUsers, unique, 'Delete users request')) {
       await this.#transport.send(endpoints.deleteUsers, prepared, options ?? {}, { allowEmpty: true });
     }
   }

@@ -109,6 +109,16 @@ describe('validation before sending', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('refuses an id that cannot be a URL path segment, instead of sending it elsewhere', async () => {
+    for (const id of ['.', '..']) {
+      await expect(integration.getApproval(id)).rejects.toMatchObject({
+        code: 'validation',
+        issues: [{ path: ['approvalId'] }],
+      });
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('enforces the spec: search needs searchableFields, authRequired needs the key', async () => {
     await expect(management.getUsers({ search: 'ada' })).rejects.toMatchObject({
       code: 'validation',
