@@ -1,15 +1,12 @@
+import { onShutdownSignal, type SignalSource } from '../signals.js';
 import type { Connector } from './connector.js';
 
-/** Where shutdown signals come from: the process, or a stand-in in tests. */
-export interface SignalSource {
-  once(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
-  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
-}
+export type { SignalSource };
 
 /**
- * Runs a connector as a long-lived worker: starts it (unless it runs already), waits for the first SIGTERM or SIGINT, stops it gracefully,
- * and resolves with the exit code (0 after a clean stop, 1 when the connector failed). The one place a worker's
- * signals are handled; a second signal during shutdown falls through to Node's default and ends the process at once.
+ * Runs a connector as a long-lived worker: starts it (unless it runs already), waits for the first SIGTERM or
+ * SIGINT, stops it gracefully, and resolves with the exit code (0 after a clean stop, 1 when the connector failed).
+ * A second signal during shutdown falls through to Node's default and ends the process at once.
  *
  * @example
  * ```ts
@@ -20,16 +17,7 @@ export async function runConnector(
   connector: Pick<Connector, 'start' | 'stop' | 'lifecycle'>,
   options: { signals?: SignalSource } = {},
 ): Promise<number> {
-  const source = options.signals ?? process;
-  const signalled = new Promise<NodeJS.Signals>((resolve) => {
-    const handle = (signal: NodeJS.Signals) => {
-      source.off('SIGINT', handle);
-      source.off('SIGTERM', handle);
-      resolve(signal);
-    };
-    source.once('SIGINT', handle);
-    source.once('SIGTERM', handle);
-  });
+  const signalled = onShutdownSignal(options.signals);
   try {
     // A connector already started (by a test harness, say) is run as it is.
     if (connector.lifecycle === 'idle') await Promise.race([connector.start(), signalled]);

@@ -7,7 +7,7 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { ApprovalKitError } from '../../errors.js';
-import { onShutdownSignal } from '../signals.js';
+import { onShutdownSignal } from '../../signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
