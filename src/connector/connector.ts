@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
-import { BadRequestError, NotFoundError, UnauthorizedError } from '../client/errors.js';
 import { IntegrationClient } from '../client/integration-client.js';
-import { sleep } from '../client/retry.js';
+import { isRetryable, sleep } from '../client/retry.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   type ConnectorOptions,
@@ -93,6 +92,7 @@ export abstract class Connector<
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
   #operations: OperationsServer | undefined;
+  #operationsUrl: string | undefined;
   #runs: Promise<unknown> = Promise.resolve();
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -113,6 +113,15 @@ export abstract class Connector<
     return this.#lifecycle;
   }
 
+  /**
+   * The base URL of the operations endpoints (`/healthz`, `/readyz`, `/metrics`), such as `http://127.0.0.1:9464`:
+   * the port actually opened, also when `operations.port` is `0`. `undefined` before they listen, after the
+   * connector stopped, and when `operations` is off.
+   */
+  get operationsUrl(): string | undefined {
+    return this.#operationsUrl;
+  }
+
   /** Whether the worker should get traffic: running, and its poller is polling. */
   get ready(): boolean {
     return this.#lifecycle === 'running' && (this.#poller?.healthy ?? true);
@@ -124,7 +133,7 @@ export abstract class Connector<
    * and logs so; it fails only on what retrying cannot mend (a rejected token, an invalid registration).
    */
   start(): Promise<void> {
-    if (this.#lifecycle !== 'idle') throw new LifecycleError('start', this.#lifecycle);
+    if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
     this.#lifecycle = 'starting';
     this.#started = this.#start().catch((error: unknown) => {
       if (this.#stopping.signal.aborted) return;
@@ -152,7 +161,8 @@ export abstract class Connector<
 
   /**
    * Runs a sync now (or a reconciliation), after any run in progress, and resolves with what it did. Runs never
-   * overlap. The source's mode decides between incremental and snapshot.
+   * overlap. The source's mode decides between incremental and snapshot. Only while `running`; otherwise it
+   * rejects with a {@link LifecycleError}.
    */
   syncNow(kind: SyncKind = 'sync'): Promise<RunReport> {
     return this.#exclusive(() => this.#run(kind, false));
@@ -221,8 +231,12 @@ export abstract class Connector<
               },
       });
       const { url } = await this.#operations.start();
+      this.#operationsUrl = url;
       logger.info({ url }, 'operations endpoints listening');
+      // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
+      if (signal.aborted) return;
     }
+    this.#lifecycle = 'running';
     this.#scheduleJobs();
     const tasks = this.#settings.tasks;
     if (tasks.enabled) {
@@ -243,7 +257,6 @@ export abstract class Connector<
       );
       this.#poller.start();
     }
-    this.#lifecycle = 'running';
     this.metrics.ready(true);
     logger.info({ taskTypes: Object.keys(this.tasks), authRequired: this.authRequired }, 'connector running');
   }
@@ -261,6 +274,7 @@ export abstract class Connector<
       .flush()
       .catch((error: unknown) => this.logger.error({ err: error }, 'saving the connector state failed'));
     await this.#operations?.close();
+    this.#operationsUrl = undefined;
     await this.client.close();
     this.#lifecycle = 'stopped';
     this.logger.info('connector stopped');
@@ -322,9 +336,8 @@ export abstract class Connector<
   }
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
-    if (this.#lifecycle === 'stopping' || this.#lifecycle === 'stopped') {
-      return Promise.reject(new LifecycleError('sync', this.#lifecycle));
-    }
+    // Before start the state is not loaded, and a run's state write would replace the author's part.
+    if (this.#lifecycle !== 'running') return Promise.reject(new LifecycleError('sync', this.#lifecycle));
     const next = this.#runs.catch(() => {}).then(run);
     this.#runs = next.catch(() => {});
     return next;
@@ -375,8 +388,9 @@ export abstract class Connector<
   }
 
   /**
-   * Runs a start-up step until it succeeds. Failures retrying cannot mend (401, 400, 404) end the start; anything
-   * else (the service down or unreachable) is logged and tried again with backoff, until the connector stops.
+   * Runs a start-up step until it succeeds. While the service is down or unreachable (what the client itself would
+   * retry: network errors, timeouts, 5xx, 429) the step is logged and tried again with backoff, until the connector
+   * stops; any other failure (a rejected token, an invalid registration) ends the start.
    */
   async #untilReachable(what: string, step: () => Promise<void>): Promise<void> {
     const signal = this.#stopping.signal;
@@ -386,13 +400,7 @@ export abstract class Connector<
         return;
       } catch (error) {
         if (signal.aborted) return;
-        if (
-          error instanceof UnauthorizedError ||
-          error instanceof BadRequestError ||
-          error instanceof NotFoundError
-        )
-          throw error;
-        if (!(error instanceof ApprovalKitError)) throw error;
+        if (!isRetryable(error, 'safe')) throw error;
         const delay =
           Math.min(60_000, 1000 * 2 ** Math.min(attempt, 6)) * (0.5 + this.#settings.random() / 2);
         this.logger.warn(

@@ -94,8 +94,11 @@ export class ApprovalPusher {
   async #send(): Promise<void> {
     const batch = this.#filling;
     this.#filling = this.#newBatch();
-    // Backpressure: no more than `concurrency` batches in flight, so the source is read only as fast as we push.
-    await this.#queue.onSizeLessThan(1);
+    // Backpressure: a batch is queued only once a request slot is free, so at most `concurrency` batches are in
+    // flight and this full one waits here: the source is read only as fast as we push.
+    while (this.#queue.pending + this.#queue.size >= this.#limits.concurrency) {
+      await new Promise((resolve) => this.#queue.addEventListener('next', resolve, { once: true }));
+    }
     this.#throwIfFailed();
     void this.#queue
       .add(async () => {

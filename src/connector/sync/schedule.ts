@@ -21,15 +21,17 @@ export function scheduleProblem(schedule: Schedule): string | undefined {
 
 /**
  * Runs `tick` on a schedule. An interval counts from the end of the previous run, so runs never overlap; a cron
- * job skips a tick that comes while the previous run is still going.
+ * job skips a tick that comes while the previous run is still going. `tick` handles its own errors: a rejection
+ * is dropped (never an unhandled rejection, nor the `cron` package's console output) and the schedule goes on.
  */
 export function runOnSchedule(schedule: Schedule, tick: () => Promise<void>): ScheduledJob {
+  const run = () => tick().catch(() => {});
   if (typeof schedule === 'number') {
     let timer: NodeJS.Timeout | undefined;
     let stopped = false;
     const next = () => {
       timer = setTimeout(() => {
-        void tick().finally(() => {
+        void run().finally(() => {
           if (!stopped) next();
         });
       }, schedule);
@@ -45,7 +47,7 @@ export function runOnSchedule(schedule: Schedule, tick: () => Promise<void>): Sc
   }
   const job = CronJob.from({
     cronTime: schedule,
-    onTick: tick,
+    onTick: run,
     start: true,
     timeZone: 'UTC',
     waitForCompletion: true,

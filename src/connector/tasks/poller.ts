@@ -119,7 +119,8 @@ export class TaskPoller {
         this.#poll = new AbortController();
         const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
         this.#lastPollAt = this.#parts.now();
-        const task = await client.getTask({ signal });
+        // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
+        const task = await untilAborted(client.getTask({ signal }), signal);
         this.#stalled = false;
         if (task === null) {
           await sleep(this.#idleDelay(idle++), signal);
@@ -310,4 +311,14 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -1,0 +1,131 @@
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { type ConnectorOptions, MemoryKeyStore } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
+import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { recordingDispatcher } from './support/recording-dispatcher.js';
+
+const recorder = recordingDispatcher();
+afterEach(() => {
+  recorder.requests.length = 0;
+});
+afterAll(() => recorder.close());
+
+const options = (overrides: Partial<ConnectorOptions>): ConnectorOptions => ({
+  service: { baseUrl: 'http://127.0.0.1:9', token: 'connector-token', dispatcher: recorder.dispatcher },
+  logger: { level: 'silent' },
+  keyStore: new MemoryKeyStore(),
+  ...overrides,
+});
+
+function constructionError(overrides: Partial<ConnectorOptions>): ValidationError {
+  try {
+    new MemoryConnector(options(overrides), new MemorySource());
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error('the connector was built');
+}
+
+describe('connector options', () => {
+  it.each<[string, Partial<ConnectorOptions>, string]>([
+    ['sync.batchSize', { sync: { batchSize: 0 } }, '0'],
+    ['sync.batchSize', { sync: { batchSize: 501 } }, '501'],
+    ['sync.batchBytes', { sync: { batchBytes: 10 * 1024 * 1024 } }, '10485760'],
+    ['sync.concurrency', { sync: { concurrency: 1.5 } }, '1.5'],
+    ['sync.schedule', { sync: { schedule: 'not cron' } }, '"not cron"'],
+    ['sync.schedule', { sync: { schedule: 0 } }, '0'],
+    ['sync.reconcileSchedule', { sync: { reconcileSchedule: '99 * * * *' } }, '"99 * * * *"'],
+    ['sync.overlapMs', { sync: { overlapMs: -1 } }, '-1'],
+    ['tasks.concurrency', { tasks: { concurrency: -1 } }, '-1'],
+    ['tasks.idleMinMs', { tasks: { idleMinMs: 0 } }, '0'],
+    ['tasks.watchdogMs', { tasks: { watchdogMs: Number.NaN } }, 'null'],
+    ['shutdown.graceMs', { shutdown: { graceMs: -5 } }, '-5'],
+  ])('rejects a bad %s, naming it and the value received', (name, overrides, shown) => {
+    const error = constructionError(overrides);
+    expect(error.code).toBe('validation');
+    const [first, ...rest] = name.split('.');
+    expect(error.issues).toContainEqual(
+      expect.objectContaining({
+        path: [first, ...rest],
+        message: expect.stringContaining(`got \`${shown}\``),
+      }),
+    );
+    expect(error.message).toContain('Invalid connector options');
+    expect(error.message).toContain(`${name}: `);
+    expect(error.message).toContain(`got \`${shown}\``);
+  });
+
+  it('names the option whose type is wrong', () => {
+    const error = constructionError({ sync: { batchSize: '10' as unknown as number } });
+    expect(error.message).toMatch(/sync\.batchSize: .*got `"10"`/);
+  });
+
+  it('reports every bad option at once', () => {
+    const error = constructionError({
+      sync: { batchSize: 0, schedule: 'not cron' },
+      tasks: { concurrency: -1 },
+    });
+    expect(error.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'sync.batchSize',
+      'sync.schedule',
+      'tasks.concurrency',
+    ]);
+  });
+
+  it('says why a cron expression is not valid', () => {
+    const error = constructionError({ sync: { schedule: 'not cron' } });
+    expect(error.message).toMatch(/sync\.schedule: is not a valid cron expression \(.+\), got `"not cron"`/);
+  });
+
+  it('checks the client options too, never echoing the token', () => {
+    expect(
+      () =>
+        new MemoryConnector(
+          options({
+            service: { baseUrl: 'not a url', token: 'connector-token', dispatcher: recorder.dispatcher },
+          }),
+          new MemorySource(),
+        ),
+    ).toThrow(/baseUrl: must be an absolute URL, got `"not a url"`/);
+    const error = (() => {
+      try {
+        new MemoryConnector(options({ service: { baseUrl: 'http://x', token: '' } }), new MemorySource());
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(String(error)).toContain('token: must not be empty');
+    expect(
+      () =>
+        new MemoryConnector(
+          options({ service: { baseUrl: 'http://x', token: 'connector-token', timeoutMs: -1 } }),
+          new MemorySource(),
+        ),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('connector-token') }));
+  });
+
+  it('sends nothing when an option is bad', async () => {
+    constructionError({ sync: { batchSize: 0 } });
+    constructionError({ tasks: { concurrency: -1 } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(recorder.requests).toEqual([]);
+
+    // The same connector with good options does send: the recorder sees it.
+    const connector = new MemoryConnector(options({ sync: { batchSize: 10 } }), new MemorySource());
+    const started = connector.start();
+    await vi.waitFor(() => expect(recorder.requests.length).toBeGreaterThan(0));
+    await connector.stop();
+    await started;
+  });
+
+  it('accepts good options, cron and interval schedules alike', () => {
+    for (const sync of [
+      { schedule: '*/5 * * * *', reconcileSchedule: false as const },
+      { schedule: 30_000, reconcileSchedule: '0 * * * *', batchSize: 500, batchBytes: 5 * 1024 * 1024 },
+    ]) {
+      expect(() => new MemoryConnector(options({ sync }), new MemorySource())).not.toThrow();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { MemoryConnector, MemorySource } from './support/memory-source.js';
+
+let harness: TestHarness;
+let source: MemorySource;
+
+beforeEach(async () => {
+  harness = await createTestHarness();
+  source = new MemorySource();
+  source.put('PO-1', '2026-05-01T10:00:00.000Z');
+});
+afterEach(async () => {
+  await harness.close();
+});
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  const answer = await request(url, { reset: true });
+  return { status: answer.statusCode, text: await answer.body.text() };
+}
+
+function deferred() {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+describe('the operations port of a connector', () => {
+  it('is off unless asked for', async () => {
+    const connector = await harness.start((options) => new MemoryConnector(options, source));
+    expect(connector.operationsUrl).toBeUndefined();
+  });
+
+  it('answers /healthz and /readyz with 200 while running, on the port it picked', async () => {
+    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+      operations: { port: 0 },
+    });
+    const url = connector.operationsUrl;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(url).not.toMatch(/:0$/);
+    expect(await get(`${url}/healthz`)).toEqual({
+      status: 200,
+      text: JSON.stringify({ status: 'ok', state: 'running' }),
+    });
+    expect(await get(`${url}/readyz`)).toEqual({ status: 200, text: JSON.stringify({ status: 'ready' }) });
+  });
+
+  it('fails /readyz as soon as stop() begins, while a task still finishes, then closes the port', async () => {
+    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+      operations: { port: 0 },
+    });
+    const url = connector.operationsUrl as string;
+    await connector.syncNow();
+    const gate = deferred();
+    connector.gate = gate.promise;
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+
+    const stopping = connector.stop();
+    const readiness = await get(`${url}/readyz`);
+    expect(readiness.status).toBe(503);
+    expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'stopping' });
+    // Still alive: the worker is shutting down, not broken.
+    expect((await get(`${url}/healthz`)).status).toBe(200);
+
+    gate.resolve();
+    await stopping;
+    expect(harness.task(task.id)?.result).toEqual({ status: 'success' });
+    expect(connector.operationsUrl).toBeUndefined();
+    await expect(get(`${url}/readyz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('shows tasks_total on /metrics once a task has finished', async () => {
+    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+      operations: { port: 0 },
+    });
+    const url = connector.operationsUrl as string;
+    const metricLine = /^approval_connector_tasks_total\{type="approve",status="success"\} (\d+)$/m;
+    expect((await get(`${url}/metrics`)).text).not.toMatch(metricLine);
+
+    await connector.syncNow();
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await vi.waitFor(async () => {
+      const metrics = await get(`${url}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(metrics.text.match(metricLine)?.[1]).toBe('1');
+    });
+    const metrics = (await get(`${url}/metrics`)).text;
+    expect(metrics).toMatch(/^approval_connector_approvals_pushed_total 1$/m);
+    expect(metrics).toMatch(/^approval_connector_ready 1$/m);
+  });
+});

@@ -1,0 +1,281 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import type { Task, TaskResult } from '../../src/api/index.js';
+import { ConflictError, type IntegrationClient, ServerError } from '../../src/client/index.js';
+import { createLogger, type PrecheckVerdict, type TaskContext } from '../../src/connector/index.js';
+import { type PollerSettings, TaskPoller } from '../../src/connector/tasks/poller.js';
+
+const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
+
+function deferred<T = void>() {
+  let resolve: (value: T) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const promise = new Promise<T>((done, fail) => {
+    resolve = done;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
+
+const taskNumbered = (n: number): Task => ({
+  id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  type: 'approve',
+  data: { approval: { id: `PO-${n}` } },
+});
+
+type GetTask = (options: { signal?: AbortSignal }) => Promise<Task | null>;
+type Report = (taskId: string, result: TaskResult) => Promise<void>;
+
+interface Setup {
+  getTask?: GetTask;
+  reportTaskResult?: Report;
+  handler?: (input: { approval: { id: string } }, context: TaskContext) => Promise<void>;
+  precheck?: (task: Task, context: TaskContext) => Promise<PrecheckVerdict>;
+  random?: () => number;
+  settings?: Partial<PollerSettings>;
+}
+
+const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
+let pollers: TaskPoller[] = [];
+let logLines: { level: number; msg: string }[] = [];
+
+function startPoller(setup: Setup) {
+  const polls: number[] = [];
+  const reports: { taskId: string; result: TaskResult }[] = [];
+  const client = {
+    getTask: async (options: { signal?: AbortSignal }) => {
+      polls.push(Date.now());
+      return (setup.getTask ?? (async () => null))(options);
+    },
+    reportTaskResult: async (taskId: string, result: TaskResult) => {
+      reports.push({ taskId, result });
+      await setup.reportTaskResult?.(taskId, result);
+    },
+  };
+  const handled: string[] = [];
+  const poller = new TaskPoller(
+    {
+      client: client as unknown as IntegrationClient,
+      schemas,
+      handlers: {
+        approve: (async (input: { approval: { id: string } }, context: TaskContext) => {
+          handled.push(input.approval.id);
+          await setup.handler?.(input, context);
+        }) as never,
+      },
+      keyRing: undefined,
+      precheck: setup.precheck,
+      classify: undefined,
+      logger: createLogger({
+        level: 'info',
+        destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
+      }),
+      metrics: undefined,
+      now: () => Date.now(),
+      random: setup.random ?? (() => 0),
+    },
+    {
+      concurrency: 2,
+      idleMinMs: 100,
+      idleMaxMs: 1_000,
+      recentResults: 100,
+      recentResultTtlMs: 3_600_000,
+      watchdogMs: 3_600_000,
+      ...setup.settings,
+    },
+  );
+  pollers.push(poller);
+  poller.start();
+  return { poller, polls, reports, handled };
+}
+
+const T0 = Date.UTC(2026, 4, 1, 10);
+const gaps = (times: number[]) => times.slice(1).map((time, index) => time - (times[index] as number));
+const warnings = () => logLines.filter((line) => line.level >= 40).map((line) => line.msg);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+  logLines = [];
+});
+afterEach(async () => {
+  const stopping = Promise.all(pollers.map((poller) => poller.stop(0, 0)));
+  await vi.advanceTimersByTimeAsync(10);
+  await stopping;
+  pollers = [];
+  vi.useRealTimers();
+});
+
+describe('idle backoff', () => {
+  it('waits longer after each empty poll, up to idleMaxMs, and polls at once again after a task', async () => {
+    const answers: (Task | null)[] = [null, null, null, null, null, null, taskNumbered(1), null, null];
+    const { polls, handled } = startPoller({ getTask: async () => answers.shift() ?? null });
+    await vi.advanceTimersByTimeAsync(1_900);
+    // With no jitter (random 0) each wait is half its ceiling: the ceiling doubles from 100 ms up to 1000 ms.
+    expect(gaps(polls).slice(0, 8)).toEqual([50, 100, 200, 400, 500, 500, 0, 50]);
+    expect(handled).toEqual(['PO-1']);
+  });
+
+  it('draws each wait up to its ceiling with jitter', async () => {
+    const { polls } = startPoller({ getTask: async () => null, random: () => 0.999 });
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(gaps(polls)).toEqual([100, 200, 400, 800, 1_000]);
+  });
+
+  it('backs off the same way when polling fails, and says so in its logs', async () => {
+    const { polls } = startPoller({
+      getTask: async () => {
+        throw new ServerError({ method: 'GET', path: '/v2/connector/tasks' }, 503, undefined);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(800);
+    expect(gaps(polls)).toEqual([50, 100, 200, 400]);
+    expect(warnings()).toContain('polling for tasks failed; retrying');
+  });
+});
+
+describe('concurrency', () => {
+  it('runs at most `concurrency` tasks at once and leases none while every slot is busy', async () => {
+    let next = 0;
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    let running = 0;
+    let mostRunning = 0;
+    const { poller, polls, handled } = startPoller({
+      settings: { concurrency: 2 },
+      getTask: async () => taskNumbered(next++),
+      handler: async () => {
+        running += 1;
+        mostRunning = Math.max(mostRunning, running);
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+        running -= 1;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polls).toHaveLength(2);
+    expect(handled).toEqual(['PO-0', 'PO-1']);
+    expect(poller.inFlight).toBe(2);
+
+    // One slot frees up: exactly one more task is leased.
+    gates.shift()?.resolve();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polls).toHaveLength(3);
+    expect(handled).toEqual(['PO-0', 'PO-1', 'PO-2']);
+    expect(mostRunning).toBe(2);
+
+    for (const gate of gates.splice(0)) gate.resolve();
+  });
+});
+
+describe('watchdog', () => {
+  it('restarts a poll that hangs, and reports unhealthy until a poll succeeds again', async () => {
+    const second = deferred<Task | null>();
+    const answers = [
+      // Never settles, and ignores its abort signal.
+      () => new Promise<Task | null>(() => {}),
+      () => second.promise,
+    ];
+    const { poller, polls } = startPoller({
+      settings: { watchdogMs: 1_000 },
+      getTask: async () => (answers.shift() ?? (async () => null))(),
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(polls).toHaveLength(1);
+    expect(poller.healthy).toBe(true);
+
+    // The watchdog checks every 500 ms; past 1000 ms without a poll it restarts it.
+    await vi.advanceTimersByTimeAsync(500);
+    expect(polls).toHaveLength(2);
+    expect(poller.healthy).toBe(false);
+    expect(warnings()).toContain('the task poller stopped polling; restarting the poll');
+
+    second.resolve(null);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(poller.healthy).toBe(true);
+  });
+
+  it('does not count a poller waiting for a free slot as stalled', async () => {
+    let next = 0;
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    const { poller } = startPoller({
+      settings: { concurrency: 1, watchdogMs: 1_000 },
+      getTask: async () => taskNumbered(next++),
+      handler: async () => {
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(poller.healthy).toBe(true);
+    for (const gate of gates.splice(0)) gate.resolve();
+  });
+});
+
+describe('reporting results', () => {
+  it('retries a report until the service acknowledges it, then stops', async () => {
+    let failures = 2;
+    const { reports, handled } = startPoller({
+      getTask: (() => {
+        let given = false;
+        return async () => {
+          if (given) return null;
+          given = true;
+          return taskNumbered(7);
+        };
+      })(),
+      reportTaskResult: async () => {
+        if (failures-- > 0) throw new ServerError(target, 503, undefined);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(handled).toEqual(['PO-7']);
+    expect(reports).toEqual(
+      Array.from({ length: 3 }, () => ({ taskId: taskNumbered(7).id, result: { status: 'success' } })),
+    );
+    expect(warnings().filter((msg) => msg === 'reporting the task result failed; retrying')).toHaveLength(2);
+  });
+
+  it('counts a 409 as acknowledged: no retry, and a redelivery is re-reported, not re-run', async () => {
+    const answers: (Task | null)[] = [taskNumbered(3), null, null, taskNumbered(3)];
+    const { reports, handled } = startPoller({
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: async () => {
+        throw new ConflictError(target, 409, { status: 'failure' });
+      },
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(handled).toEqual(['PO-3']);
+    // One report per delivery, none retried.
+    expect(reports).toHaveLength(2);
+    expect(warnings()).toEqual([]);
+  });
+});
+
+describe('precheck', () => {
+  it('reports the result a precheck returns without running the handler', async () => {
+    const verdict: TaskResult = {
+      status: 'systemError',
+      meta: { code: 'already_decided', message: 'PO-1 was decided in the source' },
+    };
+    const checked: string[] = [];
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const { reports, handled } = startPoller({
+      getTask: async () => answers.shift() ?? null,
+      precheck: async (task, context) => {
+        checked.push(`${task.id}:${context.idempotencyKey}`);
+        return task.id === taskNumbered(1).id ? verdict : true;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(checked).toEqual([
+      `${taskNumbered(1).id}:${taskNumbered(1).id}`,
+      `${taskNumbered(2).id}:${taskNumbered(2).id}`,
+    ]);
+    expect(handled).toEqual(['PO-2']);
+    expect(reports).toEqual([
+      { taskId: taskNumbered(1).id, result: verdict },
+      { taskId: taskNumbered(2).id, result: { status: 'success' } },
+    ]);
+  });
+});
