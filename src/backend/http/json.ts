@@ -15,12 +15,14 @@ export function registerJsonParser(app: FastifyInstance): void {
       return;
     }
     try {
-      done(
-        null,
-        JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value)),
-      );
+      // The reviver makes parsing several times slower; only a text that names `__proto__` can need it.
+      done(null, text.includes('__proto__') ? JSON.parse(text, dropProto) : JSON.parse(text));
     } catch (error) {
       done(Object.assign(error as Error, { statusCode: 400 }), undefined);
     }
   });
+}
+
+function dropProto(key: string, value: unknown): unknown {
+  return key === '__proto__' ? undefined : value;
 }
