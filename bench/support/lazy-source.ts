@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import {
+  type ChangeWindow,
+  Connector,
+  type ConnectorOptions,
+  type SourceApproval,
+  type TaskHandlers,
+} from '../../src/index.js';
+
+const START = Date.parse('2026-01-01T00:00:00.000Z');
+
+/** Called by the source after it has yielded each record, with how many it has yielded so far. */
+export type OnYield = (yielded: number) => void;
+
+/**
+ * A source system of `count` approvals that exist only while they are read: each record is built when the sync loop
+ * asks for the next one, in `(lastModified, id)` order, and nothing keeps it afterwards. So whatever memory a run
+ * holds is the kit's, not the source's.
+ */
+export async function* lazyApprovals(count: number, onYield?: OnYield): AsyncGenerator<SourceApproval> {
+  for (let index = 0; index < count; index += 1) {
+    yield {
+      id: `PO-${String(index).padStart(7, '0')}`,
+      schemaId: 'purchase-order',
+      approver: `approver-${index % 50}`,
+      resolved: index % 10 === 0,
+      lastModified: new Date(START + index * 1000).toISOString(),
+      data: {
+        title: `Purchase order ${index}`,
+        amount: { value: (index % 9973) * 10.5, currency: 'EUR' },
+        requester: `requester-${index % 200}`,
+        lines: [
+          { sku: `SKU-${index % 1000}`, quantity: 1 + (index % 7) },
+          { sku: `SKU-${(index + 1) % 1000}`, quantity: 2 },
+        ],
+      },
+    };
+    onYield?.(index + 1);
+  }
+}
+
+const tasks = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
+
+/** An incremental connector whose source is {@link lazyApprovals}. Its task handler is never called here. */
+export class LazyConnector extends Connector<typeof tasks> {
+  readonly tasks = tasks;
+  readonly handlers: TaskHandlers<typeof tasks> = { approve: async () => {} };
+  readonly #count: number;
+  readonly #onYield: OnYield | undefined;
+
+  constructor(options: ConnectorOptions, count: number, onYield?: OnYield) {
+    super(options);
+    this.#count = count;
+    this.#onYield = onYield;
+  }
+
+  override changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
+    // A first run (no cursor) reads everything, which is what every benchmark run here is.
+    if (window.since !== undefined) throw new Error('the benchmark expects a first run, without a cursor');
+    return lazyApprovals(this.#count, this.#onYield);
+  }
+}

@@ -1,0 +1,35 @@
+/** One line of the results table. */
+export interface Row {
+  name: string;
+  /** What was measured, with its unit. */
+  measurement: string;
+  /** The ratio this line reports, as text (empty for a baseline). */
+  ratio: string;
+}
+
+/** Formats a ratio as `12.3x`. */
+export function ratio(value: number): string {
+  return `${value.toFixed(value >= 10 ? 1 : 2)}x`;
+}
+
+/** Formats a number with thousands separators and no decimals. */
+export function whole(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** Formats bytes as MiB with one decimal. */
+export function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Renders rows as a plain-text table. */
+export function renderTable(rows: readonly Row[]): string {
+  const header: Row = { name: 'benchmark', measurement: 'measurement', ratio: 'ratio' };
+  const all = [header, ...rows];
+  const width = (key: keyof Row) => Math.max(...all.map((row) => row[key].length));
+  const widths = { name: width('name'), measurement: width('measurement'), ratio: width('ratio') };
+  const line = (row: Row) =>
+    `${row.name.padEnd(widths.name)}  ${row.measurement.padStart(widths.measurement)}  ${row.ratio.padStart(widths.ratio)}`;
+  const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + 4);
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
