@@ -1,8 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  // Examples import the package by its name, as a user would; inside the repo that is the source.
+  resolve: {
+    alias: [
+      { find: /^approval-connector-kit\/(backend|testing)$/, replacement: source('./src/$1/index.ts') },
+      { find: /^approval-connector-kit$/, replacement: source('./src/index.ts') },
+    ],
+  },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     setupFiles: ['test/setup/fail-on-console.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     testTimeout: 20_000,

@@ -1,0 +1,33 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+
+describe('the README', () => {
+  const readme = read('README.md');
+
+  it.each(['examples/purchase-requests/connector.ts', 'examples/purchase-requests/connector.test.ts'])(
+    'quotes %s as it is, so the example it shows compiles and passes',
+    (path) => {
+      expect(readme).toContain(read(path).trimEnd());
+    },
+  );
+
+  it('shows a minimal connector of under 60 lines', () => {
+    expect(read('examples/purchase-requests/connector.ts').trimEnd().split('\n').length).toBeLessThan(60);
+  });
+
+  it('gives the two set-up commands, and they exist', () => {
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toContain('npm test');
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    expect(scripts.start).toContain('backend --seed examples/seed/demo.json');
+    expect(scripts.test).toContain('vitest run');
+  });
+
+  it('links only documents that exist', () => {
+    for (const [, path] of readme.matchAll(/\]\(((?:docs|examples)\/[^)#]+)/g)) {
+      expect(existsSync(new URL(`../${path}`, import.meta.url)), path).toBe(true);
+    }
+  });
+});
