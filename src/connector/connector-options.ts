@@ -10,6 +10,9 @@ import type { PushLimits } from './sync/pusher.js';
 import { type Schedule, scheduleProblem } from './sync/schedule.js';
 import type { PollerSettings } from './tasks/poller.js';
 
+/** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
+export const DEFAULT_KEY_FILE = '.connector/keys.json';
+
 /** Options of the sync loop. */
 export interface SyncOptions {
   /**
@@ -112,7 +115,11 @@ export interface ConnectorOptions {
   service: ClientOptions;
   /** A pino logger to log through (the kit adds its redaction), or options for the one the kit creates. */
   logger?: Logger | LoggerOptions;
-  /** Where the key pairs are kept. Required when the connector has `authRequired`. */
+  /**
+   * Where the key pairs are kept, when the connector has `authRequired`. In a container, mount a volume there, or
+   * use a `ReadOnlyKeyStore` over a mounted secret (see `docs/keys.md`).
+   * @default a `FileKeyStore` at `.connector/keys.json` under the working directory
+   */
   keyStore?: KeyStore;
   /** Key lifetime and rotation margin. */
   keys?: Omit<KeyRingOptions, 'now'>;

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
 import { IntegrationClient } from '../client/integration-client.js';
@@ -5,9 +6,11 @@ import { isRetryable, sleep } from '../client/retry.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   type ConnectorOptions,
+  DEFAULT_KEY_FILE,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
 } from './connector-options.js';
+import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
 import { componentLogger, createLogger, type Logger } from './logger.js';
 import { ConnectorMetrics, type SyncMode } from './metrics.js';
@@ -196,13 +199,8 @@ export abstract class Connector<
       );
     }
     if (this.authRequired) {
-      if (this.#options.keyStore === undefined) {
-        throw new ApprovalKitError(
-          'invalid_connector',
-          'A connector with authRequired needs the keyStore option',
-        );
-      }
-      this.#keyRing = await KeyRing.load(this.#options.keyStore, {
+      const keyStore = this.#options.keyStore ?? new FileKeyStore(resolve(DEFAULT_KEY_FILE));
+      this.#keyRing = await KeyRing.load(keyStore, {
         ...this.#options.keys,
         now: this.#settings.now,
       });
