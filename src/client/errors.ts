@@ -1,4 +1,5 @@
 import { parseV1ErrorMessage, V1ErrorBody } from '../api/errors.js';
+import type { AddUserResult, NewUser } from '../api/management.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 
 /** Where a request went: enough to find it in the service's logs, never the credential. */
@@ -162,5 +163,27 @@ export function errorForStatus(
 export class PagingStalledError extends ApprovalKitError {
   constructor(what: string) {
     super('paging_stalled', `${what}: a full page did not advance; stopping instead of looping`);
+  }
+}
+
+/**
+ * A split Add users failed after its first request. The users of the earlier requests were added: their results are
+ * in `results`. The request that failed (with `cause`) carried `uncertain`: it may or may not have reached the
+ * service, so check with Get users before sending them again. The users in `notSent` were not sent.
+ */
+export class PartialAddUsersError extends ApprovalKitError {
+  readonly results: AddUserResult[];
+  readonly uncertain: NewUser[];
+  readonly notSent: NewUser[];
+
+  constructor(results: AddUserResult[], uncertain: NewUser[], notSent: NewUser[], cause: unknown) {
+    super(
+      'partial_failure',
+      `Add users failed after ${results.length} results: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.results = results;
+    this.uncertain = uncertain;
+    this.notSent = notSent;
   }
 }

@@ -23,6 +23,7 @@ export {
   NetworkError,
   NotFoundError,
   PagingStalledError,
+  PartialAddUsersError,
   PayloadTooLargeError,
   RateLimitedError,
   type RequestTarget,

@@ -12,7 +12,7 @@ import {
   type User,
   type UserMapping,
 } from '../api/management.js';
-import { InvalidResponseError } from './errors.js';
+import { InvalidResponseError, PartialAddUsersError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { splitByBytes } from './split.js';
 import { Transport } from './transport.js';
@@ -64,7 +64,8 @@ export class ManagementClient {
   /**
    * Endpoint 2: adds users to an organization. A list larger than one request's 100K body is sent as several
    * requests, in order; the results come back in the order of `users`, one per user. Never retried once a request
-   * may have reached the service, since adding is not idempotent.
+   * may have reached the service, since adding is not idempotent. When a request after the first fails, the users
+   * of the earlier ones exist: the {@link PartialAddUsersError} thrown then says which.
    */
   async addUsers(
     orgId: string,
@@ -75,11 +76,17 @@ export class ManagementClient {
     for (const { chunk, prepared } of this.#chunked(endpoints.addUsers, users, 'Add users request', {
       id: orgId,
     })) {
-      const answer = await this.#transport.send(endpoints.addUsers, prepared, options ?? {}, {
-        allowEmpty: false,
-        repeatability: 'unsent',
-      });
-      results.push(...normalizeAddUserResults(answer, chunk, prepared.target));
+      try {
+        const answer = await this.#transport.send(endpoints.addUsers, prepared, options ?? {}, {
+          allowEmpty: false,
+          repeatability: 'unsent',
+        });
+        results.push(...normalizeAddUserResults(answer, chunk, prepared.target));
+      } catch (error) {
+        if (results.length === 0) throw error;
+        const notSent = users.slice(results.length + chunk.length);
+        throw new PartialAddUsersError(results, chunk, notSent, error);
+      }
     }
     return results;
   }

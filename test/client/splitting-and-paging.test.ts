@@ -5,6 +5,7 @@ import {
   CLIENT_BODY_BUDGET_BYTES,
   IntegrationClient,
   ManagementClient,
+  PartialAddUsersError,
   ValidationError,
 } from '../../src/index.js';
 import { ScriptedServer } from './support/scripted-server.js';
@@ -81,6 +82,34 @@ describe('the 100K body limit', () => {
     expect(results).toHaveLength(3000);
     expect(results.map((result) => result.email)).toEqual(users.map((user) => user.email));
     expect(results.map((result) => result.id)).toEqual(users.map((_, n) => uuid(n)));
+  });
+
+  it('says which users were added, which are uncertain and which were not sent when a later request fails', async () => {
+    const users = Array.from({ length: 3000 }, (_, n) => ({
+      email: `user-${n}@example.com`,
+      firstName: `First ${n}`,
+      lastName: 'Ł'.repeat(10),
+    }));
+    let answered = 0;
+    server.otherwise((request) =>
+      answered++ === 0
+        ? {
+            json: (JSON.parse(request.body) as unknown[]).map((_, n) => ({ status: 'success', id: uuid(n) })),
+          }
+        : { status: 500, json: { Error: 'Internal Server Error. boom' } },
+    );
+    const error = await management.addUsers(ORG, users).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PartialAddUsersError);
+    const partial = error as PartialAddUsersError;
+    const [first, second] = server.requests.map((request) => (JSON.parse(request.body) as unknown[]).length);
+    expect(server.requests).toHaveLength(2);
+    expect(partial.code).toBe('partial_failure');
+    expect(partial.cause).toMatchObject({ code: 'server_error' });
+    expect(partial.results.map((result) => result.email)).toEqual(
+      users.slice(0, first).map((user) => user.email),
+    );
+    expect(partial.uncertain).toEqual(users.slice(first, (first ?? 0) + (second ?? 0)));
+    expect(partial.notSent).toEqual(users.slice((first ?? 0) + (second ?? 0)));
   });
 
   it('sends a long Delete users list as several requests under the limit', async () => {
