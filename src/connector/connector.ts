@@ -184,8 +184,14 @@ export abstract class Connector<
     return this.#state.app;
   }
 
-  /** Replaces the author's own part of connector state and saves it. The kit's part is kept. */
+  /**
+   * Replaces the author's own part of connector state and saves it. The kit's part is kept. Only while `running`:
+   * before the state is loaded, a write would replace the saved cursor.
+   */
   writeState(state: AppState): Promise<void> {
+    if (this.#lifecycle !== 'running') {
+      return Promise.reject(new LifecycleError('write the state of', this.#lifecycle));
+    }
     return this.#state.setApp(state);
   }
 

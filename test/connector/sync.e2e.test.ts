@@ -234,4 +234,13 @@ describe('connector state', () => {
     const restarted = await start();
     expect(restarted.readState()).toEqual({ jiraProject: 'OPS' });
   });
+
+  it('refuses a write before start, which would replace the saved cursor', async () => {
+    source.put('P-1', at(0));
+    await (await start()).syncNow();
+    const idle = new MemoryConnector(harness.connectorOptions(), source);
+    await expect(idle.writeState({ jiraProject: 'OPS' })).rejects.toMatchObject({ code: 'lifecycle' });
+    expect(harness.state().state).toMatchObject({ kit: { sync: { cursor: { id: 'P-1' } } } });
+    await idle.stop();
+  });
 });
