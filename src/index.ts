@@ -3,14 +3,53 @@
  *
  * @example
  * ```ts
- * import { IntegrationClient } from 'approval-connector-kit';
+ * import { Connector, runConnector, type TaskHandlers } from 'approval-connector-kit';
  *
- * const client = new IntegrationClient({ baseUrl: 'https://approvals.example.com', token: process.env.CONNECTOR_TOKEN });
- * await client.putApprovals([{ id: 'PO-1', schemaId: 'purchase-order', approver: 'u-7', resolved: false }]);
+ * class MyConnector extends Connector<typeof tasks> {
+ *   readonly tasks = tasks;
+ *   readonly handlers: TaskHandlers<typeof tasks> = { approve: async ({ approval }) => source.approve(approval.id) };
+ *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * }
+ * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
  * ```
  * @module
  */
-export * from './api/index.js';
+
+// The wire contract: schemas and the types inferred from them.
+export {
+  AddUserResult,
+  APPROVALS_PAGE_SIZE,
+  Approval,
+  ApprovalFields,
+  ApprovalWrite,
+  ConnectorRegistration,
+  ConnectorState,
+  EncryptedCredentials,
+  type Endpoint,
+  type EndpointName,
+  endpoints,
+  GetApprovalsQuery,
+  GetUsersQuery,
+  MANAGEMENT_BODY_LIMIT_BYTES,
+  NewUser,
+  NewUserMapping,
+  PageQuery,
+  parseV1ErrorMessage,
+  System,
+  Task,
+  TaskResult,
+  TaskResultStatus,
+  UiTemplate,
+  UiTemplateWrite,
+  User,
+  UserMapping,
+  UserQueryField,
+  V1ErrorBody,
+  V2ErrorBody,
+} from './api/index.js';
+// The clients.
 export * from './client/index.js';
+// The connector.
 export * from './connector/index.js';
-export { ApprovalKitError, formatIssues, ValidationError, type ValidationIssue } from './errors.js';
+// The error hierarchy's base and the validation error shared by every part.
+export { ApprovalKitError, ValidationError, type ValidationIssue } from './errors.js';

@@ -48,12 +48,10 @@ export {
   KeyRingUnavailable,
   type PublicKeyInfo,
 } from './keys.js';
-export { componentLogger, createLogger, type Logger, type LoggerOptions } from './logger.js';
+export { createLogger, type Logger, type LoggerOptions } from './logger.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
-  DEFAULT_TASK_DURATION_BUCKETS,
-  METRIC_PREFIX,
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,

@@ -1,17 +1,15 @@
 import nacl from 'tweetnacl';
 import { describe, expect, it } from 'vitest';
+import { openCredentials, sealCredentials, toBase64 } from '../../src/api/credentials.js';
+import { parseOrThrow } from '../../src/api/primitives.js';
 import {
   AddUserResult,
   Approval,
   ConnectorRegistration,
   endpoints,
   GetUsersQuery,
-  openCredentials,
-  parseOrThrow,
   parseV1ErrorMessage,
-  sealCredentials,
   Task,
-  toBase64,
   User,
   ValidationError,
 } from '../../src/index.js';

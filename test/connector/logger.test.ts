@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { componentLogger, createLogger, REDACTED, Secret } from '../../src/connector/index.js';
+import { REDACTED, Secret } from '../../src/connector/index.js';
+import { componentLogger, createLogger } from '../../src/connector/logger.js';
 
 function memoryStream() {
   const lines: string[] = [];
