@@ -103,16 +103,15 @@ export const ConnectorRegistration = z
     publicKeyExpiredAt: DateTimeInput.optional(),
   })
   .superRefine((body, ctx) => {
-    if (body.authRequired !== true) return;
-    if (body.publicKey === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['publicKey'], message: 'is required when authRequired is true' });
-    }
+    // A key is registered with its expiry: the two come together, and they must come when authRequired is true.
+    const required =
+      body.authRequired === true || body.publicKey !== undefined || body.publicKeyExpiredAt !== undefined;
+    if (!required) return;
+    const why =
+      body.authRequired === true ? 'is required when authRequired is true' : 'comes with the other key field';
+    if (body.publicKey === undefined) ctx.addIssue({ code: 'custom', path: ['publicKey'], message: why });
     if (body.publicKeyExpiredAt === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['publicKeyExpiredAt'],
-        message: 'is required when authRequired is true',
-      });
+      ctx.addIssue({ code: 'custom', path: ['publicKeyExpiredAt'], message: why });
     }
   });
 export type ConnectorRegistration = z.input<typeof ConnectorRegistration>;

@@ -70,6 +70,8 @@ describe('requests', () => {
     expect(ConnectorRegistration.safeParse({ taskTypes: ['approve'], authRequired: false }).success).toBe(
       true,
     );
+    const alone = ConnectorRegistration.safeParse({ authRequired: false, publicKey: 'k' });
+    expect(alone.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['publicKeyExpiredAt']);
   });
 
   it('turns a Date into an ISO timestamp and refuses a timestamp without offset', () => {
