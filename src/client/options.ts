@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { toIssues } from '../api/primitives.js';
 import { ValidationError } from '../errors.js';
+import { parseOptions } from '../options.js';
 import type { RetryPolicy } from './retry.js';
 
 /** A credential, or a function that returns the current one (for tokens that rotate). */
@@ -136,16 +136,8 @@ const OptionsSchema = z.object({
  * the option and what was received; the token's value is never echoed.
  */
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  const result = OptionsSchema.safeParse(options);
-  if (!result.success) {
-    // The received value is echoed to help, except the token's: it is a secret.
-    const issues = toIssues(result.error).map((issue) =>
-      issue.path[0] === 'token'
-        ? issue
-        : { ...issue, message: `${issue.message}, got ${describe(valueAt(options, issue.path))}` },
-    );
-    throw new ValidationError('client options', issues);
-  }
+  // The token is a secret: its value is never echoed.
+  parseOptions(OptionsSchema, options, 'client options', ['token']);
   const baseUrl = new URL(String(options.baseUrl));
   if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') {
     throw new ValidationError('client options', [
@@ -170,18 +162,4 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     connections: options.connections ?? 16,
     headers: options.headers ?? {},
   };
-}
-
-function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
-  let value = root;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<string | number, unknown>)[key];
-  }
-  return value;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'function') return 'a function';
-  return `\`${String(JSON.stringify(value) ?? value)}\` (${value === null ? 'null' : typeof value})`;
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { toIssues } from '../api/primitives.js';
 import type { ClientOptions } from '../client/options.js';
-import { ValidationError } from '../errors.js';
+import { parseOptions } from '../options.js';
 import type { KeyStore } from './key-store.js';
 import type { KeyRingOptions } from './keys.js';
 import type { Logger, LoggerOptions } from './logger.js';
@@ -216,14 +215,11 @@ const Checked = z.object({
 
 /** Validates the connector's own options and applies their defaults, in one place. */
 export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
-  const checked = Checked.safeParse({ sync: options.sync, tasks: options.tasks, shutdown: options.shutdown });
-  if (!checked.success) {
-    const issues = toIssues(checked.error).map((issue) => ({
-      ...issue,
-      message: `${issue.message}, got \`${JSON.stringify(valueAt(options, issue.path))}\``,
-    }));
-    throw new ValidationError('connector options', issues);
-  }
+  parseOptions(
+    Checked,
+    { sync: options.sync, tasks: options.tasks, shutdown: options.shutdown },
+    'connector options',
+  );
   const sync = options.sync ?? {};
   const tasks = options.tasks ?? {};
   return {
@@ -254,10 +250,4 @@ export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConn
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
   };
-}
-
-function valueAt(root: unknown, path: ReadonlyArray<string | number>): unknown {
-  let value = root;
-  for (const key of path) value = (value as Record<string | number, unknown> | undefined)?.[key];
-  return value;
 }

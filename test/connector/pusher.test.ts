@@ -199,14 +199,20 @@ describe('backpressure', () => {
 });
 
 describe('acknowledgement', () => {
-  it('reports only the contiguous acknowledged prefix when batches finish out of order', async () => {
+  /** A pusher over a stub client, with three requests in flight, recording what it reports acknowledged. */
+  function acknowledgingPusher(batchSize: number) {
     const stub = stubClient();
     const acknowledged: SyncCursor[] = [];
     const pusher = new ApprovalPusher({
       client: stub.client,
-      limits: limits({ batchSize: 2, concurrency: 3 }),
+      limits: limits({ batchSize, concurrency: 3 }),
       onAcknowledged: (key) => acknowledged.push(key),
     });
+    return { stub, pusher, acknowledged };
+  }
+
+  it('reports only the contiguous acknowledged prefix when batches finish out of order', async () => {
+    const { stub, pusher, acknowledged } = acknowledgingPusher(2);
     for (let n = 0; n < 6; n += 1) await pusher.add(write(n), keyOf(n));
     const finished = pusher.finish();
     await vi.waitFor(() => expect(stub.calls).toHaveLength(3));
@@ -227,13 +233,7 @@ describe('acknowledgement', () => {
   });
 
   it('advances batch by batch when they finish in order, and never backwards', async () => {
-    const stub = stubClient();
-    const acknowledged: SyncCursor[] = [];
-    const pusher = new ApprovalPusher({
-      client: stub.client,
-      limits: limits({ batchSize: 2, concurrency: 3 }),
-      onAcknowledged: (key) => acknowledged.push(key),
-    });
+    const { stub, pusher, acknowledged } = acknowledgingPusher(2);
     // The second batch holds older changes than the first (a source out of order).
     for (const n of [4, 5, 0, 1, 6, 7]) await pusher.add(write(n), keyOf(n));
     const finished = pusher.finish();
@@ -249,13 +249,7 @@ describe('acknowledgement', () => {
   });
 
   it('does not report a prefix past a failed batch', async () => {
-    const stub = stubClient();
-    const acknowledged: SyncCursor[] = [];
-    const pusher = new ApprovalPusher({
-      client: stub.client,
-      limits: limits({ batchSize: 1, concurrency: 3 }),
-      onAcknowledged: (key) => acknowledged.push(key),
-    });
+    const { stub, pusher, acknowledged } = acknowledgingPusher(1);
     for (let n = 0; n < 3; n += 1) await pusher.add(write(n), keyOf(n));
     const finished = pusher.finish();
     await vi.waitFor(() => expect(stub.calls).toHaveLength(3));
