@@ -11,7 +11,7 @@ import {
   type UiTemplate,
   type UiTemplateWrite,
 } from '../api/integration.js';
-import { NotFoundError, PagingStalledError } from './errors.js';
+import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { Transport } from './transport.js';
 
@@ -112,13 +112,8 @@ export class IntegrationClient {
 
   /** Endpoint 13: leases the next task, or `null` when none waits (whichever way the service says so). */
   async getTask(options?: RequestOptions): Promise<Task | null> {
-    try {
-      const answer = await this.#transport.callOptional(endpoints.getTask, {}, options);
-      return answer?.data.task ?? null;
-    } catch (error) {
-      if (error instanceof NotFoundError) return null;
-      throw error;
-    }
+    const answer = await this.#transport.callIfPresent(endpoints.getTask, {}, options);
+    return answer?.data.task ?? null;
   }
 
   /** Endpoint 14: reports the result of a task. */
@@ -132,13 +127,8 @@ export class IntegrationClient {
 
   /** Endpoint 15: the connector's stored state, or `null` when the service has none yet. */
   async getState(options?: RequestOptions): Promise<ConnectorState | null> {
-    try {
-      const answer = await this.#transport.callOptional(endpoints.getState, {}, options);
-      return answer?.data.state ?? null;
-    } catch (error) {
-      if (error instanceof NotFoundError) return null;
-      throw error;
-    }
+    const answer = await this.#transport.callIfPresent(endpoints.getState, {}, options);
+    return answer?.data.state ?? null;
   }
 
   /** Endpoint 16: replaces the connector's stored state. */

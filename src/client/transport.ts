@@ -7,6 +7,7 @@ import {
   errorForStatus,
   InvalidResponseError,
   NetworkError,
+  NotFoundError,
   type RequestTarget,
   TimeoutError,
 } from './errors.js';
@@ -85,6 +86,23 @@ export class Transport {
     options: RequestOptions = {},
   ): Promise<z.output<E['response']> | undefined> {
     return this.send(endpoint, this.prepare(endpoint, input), options, { allowEmpty: true });
+  }
+
+  /**
+   * For reads whose "nothing there" the spec does not show: an empty answer or a 404 resolves to `undefined`, and
+   * the caller reads a `null` inside the answer the same way.
+   */
+  async callIfPresent<E extends Endpoint>(
+    endpoint: E,
+    input: CallInput,
+    options: RequestOptions = {},
+  ): Promise<z.output<E['response']> | undefined> {
+    try {
+      return await this.callOptional(endpoint, input, options);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
   }
 
   /** Validates a call's input and builds its request, without sending anything. */
