@@ -30,7 +30,6 @@ export {
   UiTemplate,
   UiTemplateWrite,
   V2ErrorBody,
-  V2Status,
 } from './integration.js';
 export {
   AddUserResult,

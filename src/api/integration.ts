@@ -5,9 +5,6 @@
 import { z } from 'zod';
 import { DateTime, DateTimeInput, JsonObject, Uuid } from './primitives.js';
 
-/** The envelope of every v2 answer. Failures carry `status: 'failure'` and nothing else. */
-export const V2Status = z.enum(['success', 'failure']);
-
 /** A successful v2 answer whose `data` holds `key`, validated by `schema`. */
 export function successEnvelope<K extends string, S extends z.ZodType>(key: K, schema: S) {
   return z.looseObject({

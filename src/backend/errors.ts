@@ -3,6 +3,7 @@
  * with; the HTTP layer turns them into the spec's error bodies, and the programmatic handle throws them as they are.
  * @module
  */
+import { v1ErrorMessage } from '../api/errors.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 
 /** The `<kind>` part of a v1 error message, one per status the backend answers with. */
@@ -47,7 +48,7 @@ export class ServiceError extends ApprovalKitError {
     options?: { cause?: unknown; issues?: readonly ValidationIssue[]; status?: number; retryAfter?: number },
   ) {
     const { status, code } = KINDS[kind];
-    super(code, `${kind}. ${detail}`, options);
+    super(code, v1ErrorMessage(kind, detail), options);
     this.status = options?.status ?? status;
     this.kind = kind;
     this.detail = detail;

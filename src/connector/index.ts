@@ -1,19 +1,17 @@
 /**
- * What a connector runs on: secrets that do not print, a logger that redacts them, the key ring that opens a task's
- * credentials, and the rule that turns a handler's failure into a task result.
+ * The connector: the `Connector` base class and what runs it (the sync loop, the task poller, keys, failure mapping,
+ * logs, metrics and the operations endpoints), and `runConnector` to run one as a long-lived worker.
  *
  * @example
  * ```ts
- * import { AuthenticationFailure, FileKeyStore, KeyRing, classifyFailure } from 'approval-connector-kit';
+ * import { Connector, runConnector, type ChangeWindow, type TaskHandlers } from 'approval-connector-kit';
  *
- * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
- * const credentials = await ring.open(task.data.credentials);
- * try {
- *   await sap.approve(task.data.approval, credentials.password?.reveal());
- * } catch (error) {
- *   const result = classifyFailure(error, { secrets: Object.values(credentials) });
- *   // { status: 'authenticationError', meta: { code: 'HTTP_401', message: '…' } }
+ * class MyConnector extends Connector<typeof tasks> {
+ *   readonly tasks = tasks;
+ *   readonly handlers: TaskHandlers<typeof tasks> = { approve: ({ approval }) => source.approve(approval.id) };
+ *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
  * }
+ * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
  * ```
  * @module
  */

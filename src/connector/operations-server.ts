@@ -79,8 +79,8 @@ const ALLOWED_METHODS = 'GET, HEAD';
  * ```ts
  * const server = new OperationsServer({
  *   port: 9464,
- *   health: () => ({ healthy: connector.state !== 'failed', state: connector.state }),
- *   isReady: () => ({ ready: connector.state === 'running', reason: `state is ${connector.state}` }),
+ *   health: () => ({ healthy: connector.lifecycle !== 'failed', state: connector.lifecycle }),
+ *   isReady: () => ({ ready: connector.ready, reason: `the connector is ${connector.lifecycle}` }),
  *   metrics,
  * });
  * const { url } = await server.start();

@@ -91,7 +91,6 @@ describe('Add user mappings (6)', () => {
       expect(answer.status).toBe(404);
       expect(answer.body).toEqual(notFound('systems', systemId));
     }
-    expect(backend.getConnector(tenant.system.id)).toBeDefined();
     const mine = await call(backend, 'GET', `/v1/users/${users[0]!.id}/usermappings`, {
       token: tenant.managementToken,
     });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { UserQueryField } from '../../api/index.js';
+import { DEFAULT_PAGE_LIMIT, type UserQueryField } from '../../api/index.js';
 import { ServiceError } from '../errors.js';
 import type { StoreContext } from './context.js';
 
@@ -151,6 +151,6 @@ export function pageWindow(
   limit: number | undefined,
 ): { limit: number; offset: number } {
   if (page === undefined) return { limit: limit ?? -1, offset: 0 };
-  const size = limit ?? 10;
+  const size = limit ?? DEFAULT_PAGE_LIMIT;
   return { limit: size, offset: (page - 1) * size };
 }
