@@ -5,7 +5,9 @@ import { parseOrThrow, toIssues } from '../api/primitives.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   errorForStatus,
+  errorForV1Body,
   InvalidResponseError,
+  isV1Error,
   NetworkError,
   NotFoundError,
   type RequestTarget,
@@ -27,6 +29,7 @@ export interface CallInput {
 }
 
 export interface Prepared {
+  endpoint: Endpoint;
   target: RequestTarget;
   url: URL;
   body: string | undefined;
@@ -113,6 +116,7 @@ export class Transport {
     const body = endpoint.body ? parseOrThrow(endpoint.body, input.body, subject) : undefined;
     const path = buildPath(endpoint.path, params as Record<string, string>) + searchOf(query);
     return {
+      endpoint,
       target: { method: endpoint.method, path },
       url: new URL(path.slice(1), this.options.baseUrl),
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -189,14 +193,18 @@ export class Transport {
       });
       const text = await response.body.text();
       const body = parseBody(text);
+      const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
       if (response.statusCode >= 200 && response.statusCode < 300) {
         if (body.invalidJson) {
           throw new InvalidResponseError(target, response.statusCode, [{ path: [], message: 'not JSON' }]);
         }
+        // The spec shows no status codes, so the v1 error shape is the signal, as `{"status":"failure"}` is in v2.
+        if (prepared.endpoint.api === 'v1' && isV1Error(body.value)) {
+          throw errorForV1Body(target, response.statusCode, body.value, retryAfter());
+        }
         return { status: response.statusCode, body: body.value };
       }
-      const retryAfter = parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
-      throw errorForStatus(target, response.statusCode, body.value, retryAfter);
+      throw errorForStatus(target, response.statusCode, body.value, retryAfter());
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timedOut) throw new TimeoutError(target, timeoutMs);

@@ -72,6 +72,12 @@ export class ScriptedServer {
     return this;
   }
 
+  /** Forgets the requests received and the replies still queued, so that one test's leftovers never answer the next. */
+  reset(): void {
+    this.requests.length = 0;
+    this.#queue = [];
+  }
+
   /** The one request received; fails when there were more or fewer. */
   only(): Recorded {
     if (this.requests.length !== 1) throw new Error(`expected one request, got ${this.requests.length}`);
