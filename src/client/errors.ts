@@ -126,6 +126,30 @@ export class TimeoutError extends ApprovalKitError {
   }
 }
 
+/**
+ * The answer's body was larger than `ClientOptions.maxResponseBytes`. The request was aborted as soon as that was
+ * known, before more of the body was read; it is not retried (the same request would get the same answer).
+ */
+export class ResponseTooLargeError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  /** The limit that was passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(target: RequestTarget, status: number, limitBytes: number) {
+    super(
+      'response_too_large',
+      `${target.method} ${target.path} answered ${status} with a body over the limit of ${limitBytes} bytes ` +
+        '(maxResponseBytes)',
+    );
+    this.method = target.method;
+    this.path = target.path;
+    this.status = status;
+    this.limitBytes = limitBytes;
+  }
+}
+
 /** The service answered success, but the body is not what the contract says (a required field is missing, say). */
 export class InvalidResponseError extends ApprovalKitError {
   readonly method: string;

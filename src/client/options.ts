@@ -4,6 +4,13 @@ import { ValidationError } from '../errors.js';
 import { parseOptions } from '../options.js';
 import type { RetryPolicy } from './retry.js';
 
+/**
+ * The default of `ClientOptions.maxResponseBytes`: 32 MiB. Room for Get approvals' 50 full approvals of over 600 KiB
+ * each, or a connector state 32 times the reference backend's limit of 1 MiB; reading an answer takes a few times its
+ * size in memory, so a worker stays within a few hundred MB whatever the service sends.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /** A credential, or a function that returns the current one (for tokens that rotate). */
 export type TokenSource = string | (() => string | Promise<string>);
 
@@ -31,6 +38,14 @@ export interface ClientOptions {
    * @default 30000
    */
   timeoutMs?: number;
+  /**
+   * The largest answer body the client reads, in bytes. A larger answer is refused with a `ResponseTooLargeError`
+   * (code `response_too_large`) as soon as that is known: at once when its `Content-Length` says so, otherwise when
+   * the bytes read pass the limit, whatever `Content-Length` said. The request is aborted there, and not retried.
+   * See `docs/api-contract.md`, "Answer size".
+   * @default 33554432 (32 MiB)
+   */
+  maxResponseBytes?: number;
   /** Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries". */
   retry?: {
     /**
@@ -92,6 +107,7 @@ export interface ResolvedClientOptions {
   authHeader: string;
   authScheme: string | null;
   timeoutMs: number;
+  maxResponseBytes: number;
   retry: RetryPolicy;
   dispatcher: Dispatcher | undefined;
   connections: number;
@@ -117,6 +133,7 @@ const OptionsSchema = z.object({
     })
     .optional(),
   timeoutMs: positiveInt.optional(),
+  maxResponseBytes: positiveInt.optional(),
   retry: z
     .object({
       retries: nonNegativeInt.optional(),
@@ -151,6 +168,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     authHeader: (options.auth?.header ?? 'authorization').toLowerCase(),
     authScheme: options.auth?.scheme === undefined ? 'Bearer' : options.auth.scheme,
     timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     retry: {
       retries: options.retry?.retries ?? 4,
       baseDelayMs: options.retry?.baseDelayMs ?? 250,

@@ -11,6 +11,7 @@ import {
   NetworkError,
   NotFoundError,
   type RequestTarget,
+  ResponseTooLargeError,
   TimeoutError,
 } from './errors.js';
 import {
@@ -191,7 +192,7 @@ export class Transport {
         dispatcher: this.#dispatcher,
         signal: controller.signal,
       });
-      const text = await response.body.text();
+      const text = await readBody(response, this.options.maxResponseBytes, target);
       const body = parseBody(text);
       const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
       if (response.statusCode >= 200 && response.statusCode < 300) {
@@ -238,6 +239,33 @@ function searchOf(query: unknown): string {
   }
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * Reads an answer's body as text, refusing it as soon as it is known to pass `limit` bytes: by its `Content-Length`
+ * before reading anything, and by counting, whatever that header said, while reading. Leaving the loop early destroys
+ * the body, which aborts the request and closes its connection.
+ */
+async function readBody(
+  response: Dispatcher.ResponseData,
+  limit: number,
+  target: RequestTarget,
+): Promise<string> {
+  const tooLarge = () => new ResponseTooLargeError(target, response.statusCode, limit);
+  const announced = Number(headerOf(response.headers['content-length']));
+  if (announced > limit) {
+    response.body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  // As undici's own text(): UTF-8, a byte order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 function parseBody(text: string): { value: unknown; invalidJson: boolean } {

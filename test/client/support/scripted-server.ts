@@ -11,9 +11,13 @@ export interface Recorded {
   body: string;
 }
 
-/** What the server does with a request: answer, hang until the client gives up, or drop the connection. */
+/**
+ * What the server does with a request: answer, hang until the client gives up, drop the connection, or hand the
+ * response to the test to write as it likes (a streamed or endless body).
+ */
 export type Reply =
   | { status?: number; json?: unknown; text?: string; headers?: Record<string, string> }
+  | { respond: (response: ServerResponse) => void }
   | 'hang'
   | 'drop';
 
@@ -97,6 +101,10 @@ export class ScriptedServer {
     }
     if (reply === 'drop') {
       response.socket?.destroy();
+      return;
+    }
+    if ('respond' in reply) {
+      reply.respond(response);
       return;
     }
     const body = reply.text ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
