@@ -40,3 +40,4 @@ export {
   type RequestOptions,
   type TokenSource,
 } from './options.js';
+export type { RetryEvent, RetryReason } from './retry.js';

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { parseOptions } from '../options.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryEvent, RetryPolicy } from './retry.js';
 
 /**
  * The default of `ClientOptions.maxResponseBytes`: 32 MiB. Room for Get approvals' 50 full approvals of over 600 KiB
@@ -75,6 +75,14 @@ export interface ClientOptions {
     random?: () => number;
   };
   /**
+   * Called before each retry, with the endpoint's name, the request, the attempt that failed, the wait and the reason
+   * (see {@link RetryEvent}): to count retries or log them, since the client itself does not log. Called synchronously;
+   * an error it throws, or a promise it rejects, is ignored, so observing a retry never changes the call.
+   * A `Connector` counts them in its metrics and logs each at debug, then calls this one.
+   * @default none
+   */
+  onRetry?: (event: RetryEvent) => void;
+  /**
    * undici dispatcher to send requests with (a `MockAgent` in tests, a `ProxyAgent`, a shared `Agent`).
    * A dispatcher passed here is not closed by the client's `close()`.
    * @default a keep-alive `Pool` for the base URL's origin, owned and closed by the client
@@ -109,6 +117,7 @@ export interface ResolvedClientOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   retry: RetryPolicy;
+  onRetry: ((event: RetryEvent) => void) | undefined;
   dispatcher: Dispatcher | undefined;
   connections: number;
   headers: Record<string, string>;
@@ -143,6 +152,7 @@ const OptionsSchema = z.object({
       random: z.function().optional(),
     })
     .optional(),
+  onRetry: z.function().optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null).optional(),
   connections: positiveInt.optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -176,6 +186,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
       maxRetryTimeMs: options.retry?.maxRetryTimeMs ?? 60_000,
       random: options.retry?.random ?? Math.random,
     },
+    onRetry: options.onRetry,
     dispatcher: options.dispatcher,
     connections: options.connections ?? 16,
     headers: options.headers ?? {},

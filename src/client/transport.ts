@@ -1,6 +1,6 @@
 import { type Dispatcher, Pool, request } from 'undici';
 import type { z } from 'zod';
-import { buildPath, type Endpoint } from '../api/endpoints.js';
+import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
 import { parseOrThrow, toIssues } from '../api/primitives.js';
 import { ApprovalKitError } from '../errors.js';
 import {
@@ -20,7 +20,7 @@ import {
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './options.js';
-import { parseRetryAfter, type Repeatability, withRetry } from './retry.js';
+import { parseRetryAfter, type Repeatability, type RetryAttempt, withRetry } from './retry.js';
 
 /** What a call sends besides the endpoint: path parameters, query and body, validated before sending. */
 export interface CallInput {
@@ -35,6 +35,11 @@ export interface Prepared {
   url: URL;
   body: string | undefined;
 }
+
+// Retries are reported by the endpoint's name, which a path with ids in it would not give.
+const ENDPOINT_NAMES: ReadonlyMap<Endpoint, EndpointName> = new Map(
+  Object.entries(endpoints).map(([name, endpoint]) => [endpoint as Endpoint, name as EndpointName]),
+);
 
 // Failures that happen before a byte of the request can have reached the server.
 const UNSENT_CODES = new Set([
@@ -150,6 +155,7 @@ export class Transport {
       this.options.retry,
       repeatability,
       options.signal,
+      (retry) => this.#reportRetry(prepared, retry),
     );
     if (body === undefined) {
       if (allowEmpty) return undefined;
@@ -217,6 +223,22 @@ export class Transport {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  #reportRetry({ endpoint, target }: Prepared, retry: RetryAttempt): void {
+    const { onRetry } = this.options;
+    if (onRetry === undefined) return;
+    // An observer must not change the call it observes: what it throws or rejects is dropped.
+    try {
+      const returned: unknown = onRetry({
+        // Every endpoint a transport sends comes from the table.
+        endpoint: ENDPOINT_NAMES.get(endpoint) as EndpointName,
+        method: target.method,
+        path: target.path,
+        ...retry,
+      });
+      if (returned instanceof Promise) returned.catch(() => {});
+    } catch {}
   }
 
   async #headers(hasBody: boolean): Promise<Record<string, string>> {
