@@ -44,6 +44,7 @@ export interface RetryEvent extends RetryAttempt {
    * `getApproval`), never a path with ids in it: fit for a metric label.
    */
   endpoint: EndpointName;
+  /** The HTTP method, such as `PUT`. */
   method: string;
   /** The path and query as sent, without the base URL. */
   path: string;
