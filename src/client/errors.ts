@@ -9,7 +9,10 @@ export interface RequestTarget {
   path: string;
 }
 
-/** The service answered with a status that is not a success. Subclasses name the common cases. */
+/**
+ * The service answered with a status that is not a success, or with a v1 error body whatever the status. Subclasses
+ * name the common cases.
+ */
 export class ApiError extends ApprovalKitError {
   readonly method: string;
   readonly path: string;
@@ -35,28 +38,28 @@ export class ApiError extends ApprovalKitError {
   }
 }
 
-/** 400 or 422: the service rejected the request as invalid. */
+/** 400 or 422 (or a v1 `Bad Request.` body): the service rejected the request as invalid. */
 export class BadRequestError extends ApiError {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('bad_request', target, status, body);
   }
 }
 
-/** 401 or 403: the credential is missing, unknown, or of the wrong kind. */
+/** 401 or 403 (or a v1 `Unauthorized.` body): the credential is missing, unknown, or of the wrong kind. */
 export class UnauthorizedError extends ApiError {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('unauthorized', target, status, body);
   }
 }
 
-/** 404: the item does not exist (or belongs to another organization or system). */
+/** 404 (or a v1 `Not Found.` body): the item does not exist (or belongs to another organization or system). */
 export class NotFoundError extends ApiError {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('not_found', target, status, body);
   }
 }
 
-/** 409: the request contradicts what the service holds. */
+/** 409 (or a v1 `Conflict.` body): the request contradicts what the service holds. */
 export class ConflictError extends ApiError {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('conflict', target, status, body);
@@ -123,6 +126,30 @@ export class TimeoutError extends ApprovalKitError {
   }
 }
 
+/**
+ * The answer's body was larger than `ClientOptions.maxResponseBytes`. The request was aborted as soon as that was
+ * known, before more of the body was read; it is not retried (the same request would get the same answer).
+ */
+export class ResponseTooLargeError extends ApprovalKitError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  /** The limit that was passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(target: RequestTarget, status: number, limitBytes: number) {
+    super(
+      'response_too_large',
+      `${target.method} ${target.path} answered ${status} with a body over the limit of ${limitBytes} bytes ` +
+        '(maxResponseBytes)',
+    );
+    this.method = target.method;
+    this.path = target.path;
+    this.status = status;
+    this.limitBytes = limitBytes;
+  }
+}
+
 /** The service answered success, but the body is not what the contract says (a required field is missing, say). */
 export class InvalidResponseError extends ApprovalKitError {
   readonly method: string;
@@ -149,13 +176,64 @@ export function errorForStatus(
   body: unknown,
   retryAfterMs: number | undefined,
 ): ApiError {
-  if (status === 400 || status === 422) return new BadRequestError(target, status, body);
-  if (status === 401 || status === 403) return new UnauthorizedError(target, status, body);
-  if (status === 404) return new NotFoundError(target, status, body);
-  if (status === 409) return new ConflictError(target, status, body);
-  if (status === 413) return new PayloadTooLargeError(target, status, body);
-  if (status === 429) return new RateLimitedError(target, status, body, retryAfterMs);
-  if (status >= 500) return new ServerError(target, status, body, retryAfterMs);
+  return errorOfClass(status, target, status, body, retryAfterMs);
+}
+
+// The kinds of v1 error message, each with the status whose error class it stands for.
+const V1_KIND_STATUS: ReadonlyMap<string, number> = new Map([
+  ['bad request', 400],
+  ['unprocessable entity', 422],
+  ['unauthorized', 401],
+  ['forbidden', 403],
+  ['not found', 404],
+  ['conflict', 409],
+  ['payload too large', 413],
+  ['too many requests', 429],
+  ['internal server error', 500],
+  ['bad gateway', 502],
+  ['service unavailable', 503],
+  ['gateway timeout', 504],
+]);
+
+/**
+ * Whether a v1 answer's body is the v1 error shape, exactly: an object whose one field `Error` holds `<kind>. <detail>`
+ * (or `<kind>.` alone). The spec shows no status codes, so such a body is an error whatever the status says.
+ */
+export function isV1Error(body: unknown): body is { Error: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const keys = Object.keys(body);
+  const message = (body as { Error?: unknown }).Error;
+  return keys.length === 1 && typeof message === 'string' && /^[^.]+\.(?: [\s\S]*)?$/.test(message);
+}
+
+/**
+ * The error for a v1 error body that came with a success status: the class its kind names (`Not Found` gives a
+ * {@link NotFoundError}), the status as received. An unknown kind gives an {@link ApiError} with code `http_error`.
+ */
+export function errorForV1Body(
+  target: RequestTarget,
+  status: number,
+  body: { Error: string },
+  retryAfterMs: number | undefined,
+): ApiError {
+  const { kind } = parseV1ErrorMessage(body.Error);
+  return errorOfClass(V1_KIND_STATUS.get(kind.toLowerCase()) ?? 0, target, status, body, retryAfterMs);
+}
+
+function errorOfClass(
+  classStatus: number,
+  target: RequestTarget,
+  status: number,
+  body: unknown,
+  retryAfterMs: number | undefined,
+): ApiError {
+  if (classStatus === 400 || classStatus === 422) return new BadRequestError(target, status, body);
+  if (classStatus === 401 || classStatus === 403) return new UnauthorizedError(target, status, body);
+  if (classStatus === 404) return new NotFoundError(target, status, body);
+  if (classStatus === 409) return new ConflictError(target, status, body);
+  if (classStatus === 413) return new PayloadTooLargeError(target, status, body);
+  if (classStatus === 429) return new RateLimitedError(target, status, body, retryAfterMs);
+  if (classStatus >= 500) return new ServerError(target, status, body, retryAfterMs);
   return new ApiError('http_error', target, status, body);
 }
 

@@ -27,10 +27,17 @@ export {
   PayloadTooLargeError,
   RateLimitedError,
   type RequestTarget,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
 } from './errors.js';
 export { type ApprovalsQuery, IntegrationClient } from './integration-client.js';
 export { CLIENT_BODY_BUDGET_BYTES, type IterateOptions, ManagementClient } from './management-client.js';
-export type { ClientOptions, RequestOptions, TokenSource } from './options.js';
+export {
+  type ClientOptions,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  type RequestOptions,
+  type TokenSource,
+} from './options.js';
+export type { RetryEvent, RetryReason } from './retry.js';

@@ -2,7 +2,14 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { parseOptions } from '../options.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryEvent, RetryPolicy } from './retry.js';
+
+/**
+ * The default of `ClientOptions.maxResponseBytes`: 32 MiB. Room for Get approvals' 50 full approvals of over 600 KiB
+ * each, or a connector state 32 times the reference backend's limit of 1 MiB; reading an answer takes a few times its
+ * size in memory, so a worker stays within a few hundred MB whatever the service sends.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** A credential, or a function that returns the current one (for tokens that rotate). */
 export type TokenSource = string | (() => string | Promise<string>);
@@ -31,6 +38,14 @@ export interface ClientOptions {
    * @default 30000
    */
   timeoutMs?: number;
+  /**
+   * The largest answer body the client reads, in bytes. A larger answer is refused with a `ResponseTooLargeError`
+   * (code `response_too_large`) as soon as that is known: at once when its `Content-Length` says so, otherwise when
+   * the bytes read pass the limit, whatever `Content-Length` said. The request is aborted there, and not retried.
+   * See `docs/api-contract.md`, "Answer size".
+   * @default 33554432 (32 MiB)
+   */
+  maxResponseBytes?: number;
   /** Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries". */
   retry?: {
     /**
@@ -59,6 +74,14 @@ export interface ClientOptions {
      */
     random?: () => number;
   };
+  /**
+   * Called before each retry, with the endpoint's name, the request, the attempt that failed, the wait and the reason
+   * (see {@link RetryEvent}): to count retries or log them, since the client itself does not log. Called synchronously;
+   * an error it throws, or a promise it rejects, is ignored, so observing a retry never changes the call.
+   * A `Connector` counts them in its metrics and logs each at debug, then calls this one.
+   * @default none
+   */
+  onRetry?: (event: RetryEvent) => void;
   /**
    * undici dispatcher to send requests with (a `MockAgent` in tests, a `ProxyAgent`, a shared `Agent`).
    * A dispatcher passed here is not closed by the client's `close()`.
@@ -92,7 +115,9 @@ export interface ResolvedClientOptions {
   authHeader: string;
   authScheme: string | null;
   timeoutMs: number;
+  maxResponseBytes: number;
   retry: RetryPolicy;
+  onRetry: ((event: RetryEvent) => void) | undefined;
   dispatcher: Dispatcher | undefined;
   connections: number;
   headers: Record<string, string>;
@@ -117,6 +142,7 @@ const OptionsSchema = z.object({
     })
     .optional(),
   timeoutMs: positiveInt.optional(),
+  maxResponseBytes: positiveInt.optional(),
   retry: z
     .object({
       retries: nonNegativeInt.optional(),
@@ -126,6 +152,7 @@ const OptionsSchema = z.object({
       random: z.function().optional(),
     })
     .optional(),
+  onRetry: z.function().optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null).optional(),
   connections: positiveInt.optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -151,6 +178,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     authHeader: (options.auth?.header ?? 'authorization').toLowerCase(),
     authScheme: options.auth?.scheme === undefined ? 'Bearer' : options.auth.scheme,
     timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     retry: {
       retries: options.retry?.retries ?? 4,
       baseDelayMs: options.retry?.baseDelayMs ?? 250,
@@ -158,6 +186,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
       maxRetryTimeMs: options.retry?.maxRetryTimeMs ?? 60_000,
       random: options.retry?.random ?? Math.random,
     },
+    onRetry: options.onRetry,
     dispatcher: options.dispatcher,
     connections: options.connections ?? 16,
     headers: options.headers ?? {},

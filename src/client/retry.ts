@@ -1,4 +1,5 @@
 import pRetry from 'p-retry';
+import type { EndpointName } from '../api/endpoints.js';
 import { NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';
 
 /** How a client retries. Every field is required here; `ClientOptions.retry` documents the defaults. */
@@ -17,6 +18,37 @@ export interface RetryPolicy {
  * - `unsent`: only when the request provably never reached the server.
  */
 export type Repeatability = 'safe' | 'unsent';
+
+/** The failures a client retries. */
+export type RetryableError = NetworkError | TimeoutError | RateLimitedError | ServerError;
+
+/** Why a request is retried: the `code` of its failure. */
+export type RetryReason = 'network' | 'timeout' | 'rate_limited' | 'server_error';
+
+/** A retry {@link withRetry} is about to make. */
+export interface RetryAttempt {
+  /** The attempt that failed, from 1; the retry is attempt `attempt + 1`. */
+  attempt: number;
+  /** The wait before the retry, in milliseconds: the backoff, or what `Retry-After` asked for. */
+  delayMs: number;
+  /** Why: the `code` of the failure. */
+  reason: RetryReason;
+  /** The failure. */
+  error: RetryableError;
+}
+
+/** A retry a client is about to make, as `ClientOptions.onRetry` hears of it. */
+export interface RetryEvent extends RetryAttempt {
+  /**
+   * The endpoint's name in the table of `src/api/endpoints.ts` (the client method's name, such as `putApprovals` or
+   * `getApproval`), never a path with ids in it: fit for a metric label.
+   */
+  endpoint: EndpointName;
+  /** The HTTP method, such as `PUT`. */
+  method: string;
+  /** The path and query as sent, without the base URL. */
+  path: string;
+}
 
 /** Whether a failure may be retried for a request of the given repeatability. */
 export function isRetryable(error: unknown, repeatability: Repeatability): boolean {
@@ -47,12 +79,14 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 /**
  * Runs `attempt` until it succeeds, a failure is not retryable, `policy.retries` retries are spent, or the next wait
  * would pass `policy.maxRetryTimeMs`. Rejects with the last failure, or with `signal.reason` when aborted.
+ * `onRetry` hears of each retry before its wait, never of a failure that ends the call.
  */
 export async function withRetry<T>(
   attempt: () => Promise<T>,
   policy: RetryPolicy,
   repeatability: Repeatability,
   signal: AbortSignal | undefined,
+  onRetry?: (retry: RetryAttempt) => void,
 ): Promise<T> {
   const startedAt = Date.now();
   return pRetry(attempt, {
@@ -69,9 +103,18 @@ export async function withRetry<T>(
         error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
       const delay = asked ?? backoffDelay(attemptNumber, policy);
       if (Date.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
+      const retryable = error as RetryableError; // isRetryable() holds only for these
+      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: retryReason(retryable), error: retryable });
       await sleep(delay, signal);
     },
   });
+}
+
+function retryReason(error: RetryableError): RetryReason {
+  if (error instanceof NetworkError) return 'network';
+  if (error instanceof TimeoutError) return 'timeout';
+  if (error instanceof RateLimitedError) return 'rate_limited';
+  return 'server_error';
 }
 
 /** Waits `ms`, or rejects with `signal.reason` as soon as the signal aborts. Uses the global timers (fakeable). */

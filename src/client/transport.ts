@@ -1,14 +1,17 @@
 import { type Dispatcher, Pool, request } from 'undici';
 import type { z } from 'zod';
-import { buildPath, type Endpoint } from '../api/endpoints.js';
+import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
 import { parseOrThrow, toIssues } from '../api/primitives.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   errorForStatus,
+  errorForV1Body,
   InvalidResponseError,
+  isV1Error,
   NetworkError,
   NotFoundError,
   type RequestTarget,
+  ResponseTooLargeError,
   TimeoutError,
 } from './errors.js';
 import {
@@ -17,7 +20,7 @@ import {
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './options.js';
-import { parseRetryAfter, type Repeatability, withRetry } from './retry.js';
+import { parseRetryAfter, type Repeatability, type RetryAttempt, withRetry } from './retry.js';
 
 /** What a call sends besides the endpoint: path parameters, query and body, validated before sending. */
 export interface CallInput {
@@ -27,10 +30,16 @@ export interface CallInput {
 }
 
 export interface Prepared {
+  endpoint: Endpoint;
   target: RequestTarget;
   url: URL;
   body: string | undefined;
 }
+
+// Retries are reported by the endpoint's name, which a path with ids in it would not give.
+const ENDPOINT_NAMES: ReadonlyMap<Endpoint, EndpointName> = new Map(
+  Object.entries(endpoints).map(([name, endpoint]) => [endpoint as Endpoint, name as EndpointName]),
+);
 
 // Failures that happen before a byte of the request can have reached the server.
 const UNSENT_CODES = new Set([
@@ -113,6 +122,7 @@ export class Transport {
     const body = endpoint.body ? parseOrThrow(endpoint.body, input.body, subject) : undefined;
     const path = buildPath(endpoint.path, params as Record<string, string>) + searchOf(query);
     return {
+      endpoint,
       target: { method: endpoint.method, path },
       url: new URL(path.slice(1), this.options.baseUrl),
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -145,6 +155,7 @@ export class Transport {
       this.options.retry,
       repeatability,
       options.signal,
+      (retry) => this.#reportRetry(prepared, retry),
     );
     if (body === undefined) {
       if (allowEmpty) return undefined;
@@ -187,16 +198,20 @@ export class Transport {
         dispatcher: this.#dispatcher,
         signal: controller.signal,
       });
-      const text = await response.body.text();
+      const text = await readBody(response, this.options.maxResponseBytes, target);
       const body = parseBody(text);
+      const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
       if (response.statusCode >= 200 && response.statusCode < 300) {
         if (body.invalidJson) {
           throw new InvalidResponseError(target, response.statusCode, [{ path: [], message: 'not JSON' }]);
         }
+        // The spec shows no status codes, so the v1 error shape is the signal, as `{"status":"failure"}` is in v2.
+        if (prepared.endpoint.api === 'v1' && isV1Error(body.value)) {
+          throw errorForV1Body(target, response.statusCode, body.value, retryAfter());
+        }
         return { status: response.statusCode, body: body.value };
       }
-      const retryAfter = parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
-      throw errorForStatus(target, response.statusCode, body.value, retryAfter);
+      throw errorForStatus(target, response.statusCode, body.value, retryAfter());
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timedOut) throw new TimeoutError(target, timeoutMs);
@@ -208,6 +223,22 @@ export class Transport {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  #reportRetry({ endpoint, target }: Prepared, retry: RetryAttempt): void {
+    const { onRetry } = this.options;
+    if (onRetry === undefined) return;
+    // An observer must not change the call it observes: what it throws or rejects is dropped.
+    try {
+      const returned: unknown = onRetry({
+        // Every endpoint a transport sends comes from the table.
+        endpoint: ENDPOINT_NAMES.get(endpoint) as EndpointName,
+        method: target.method,
+        path: target.path,
+        ...retry,
+      });
+      if (returned instanceof Promise) returned.catch(() => {});
+    } catch {}
   }
 
   async #headers(hasBody: boolean): Promise<Record<string, string>> {
@@ -230,6 +261,33 @@ function searchOf(query: unknown): string {
   }
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * Reads an answer's body as text, refusing it as soon as it is known to pass `limit` bytes: by its `Content-Length`
+ * before reading anything, and by counting, whatever that header said, while reading. Leaving the loop early destroys
+ * the body, which aborts the request and closes its connection.
+ */
+async function readBody(
+  response: Dispatcher.ResponseData,
+  limit: number,
+  target: RequestTarget,
+): Promise<string> {
+  const tooLarge = () => new ResponseTooLargeError(target, response.statusCode, limit);
+  const announced = Number(headerOf(response.headers['content-length']));
+  if (announced > limit) {
+    response.body.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  // As undici's own text(): UTF-8, a byte order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 function parseBody(text: string): { value: unknown; invalidJson: boolean } {

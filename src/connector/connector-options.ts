@@ -110,7 +110,10 @@ export interface TaskOptions {
 
 /** Options of a {@link Connector}. */
 export interface ConnectorOptions {
-  /** Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. */
+  /**
+   * Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. The
+   * connector counts each retry in `client_retries_total` and logs it at debug, then calls `onRetry` when given.
+   */
   service: ClientOptions;
   /** A pino logger to log through (the kit adds its redaction), or options for the one the kit creates. */
   logger?: Logger | LoggerOptions;

@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
 import { IntegrationClient } from '../client/integration-client.js';
-import { isRetryable, sleep } from '../client/retry.js';
+import { resolveClientOptions } from '../client/options.js';
+import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   type ConnectorOptions,
@@ -106,8 +107,15 @@ export abstract class Connector<
     this.logger = isLogger(options.logger)
       ? createLogger({ logger: options.logger })
       : createLogger(options.logger);
-    this.client = new IntegrationClient(options.service);
     this.metrics = options.metrics ?? new ConnectorMetrics();
+    // Checked as given, before the connector puts its own retry hook in place of the caller's.
+    resolveClientOptions(options.service);
+    const onRetry = retryReporter(
+      this.metrics,
+      componentLogger(this.logger, 'client'),
+      options.service.onRetry,
+    );
+    this.client = new IntegrationClient({ ...options.service, onRetry });
     this.#state = new StateStore<AppState>(this.client);
   }
 
@@ -419,4 +427,18 @@ export abstract class Connector<
 
 function isLogger(value: ConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';
+}
+
+// The client does not log: the connector counts and logs each of its retries, then tells the caller's own hook.
+function retryReporter(
+  metrics: ConnectorMetrics,
+  logger: Logger,
+  own: ConnectorOptions['service']['onRetry'],
+): (event: RetryEvent) => void {
+  return (event) => {
+    const { endpoint, method, path, attempt, delayMs, reason, error } = event;
+    metrics.clientRetry(endpoint, reason);
+    logger.debug({ endpoint, method, path, attempt, delayMs, reason, err: error }, 'retrying a request');
+    own?.(event);
+  };
 }

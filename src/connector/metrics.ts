@@ -70,6 +70,7 @@ export class ConnectorMetrics {
   readonly #tasks: Counter<'type' | 'status'>;
   readonly #taskDuration: Histogram<'type'>;
   readonly #pollErrors: Counter;
+  readonly #clientRetries: Counter<'endpoint' | 'reason'>;
   readonly #ready: Gauge;
   readonly #syncLag: Gauge;
   readonly #keyExpiry: Gauge;
@@ -130,6 +131,12 @@ export class ConnectorMetrics {
       help: 'Get task requests that failed after the client retries.',
       registers,
     });
+    this.#clientRetries = new Counter({
+      name: `${METRIC_PREFIX}client_retries_total`,
+      help: 'Requests to the service the client retried, by endpoint and the reason of the failure.',
+      labelNames: ['endpoint', 'reason'] as const,
+      registers,
+    });
     this.#keyExpiry = new Gauge({
       name: `${METRIC_PREFIX}key_expiry_seconds`,
       help: 'Seconds until the current public key expires (negative once expired); absent without a key.',
@@ -171,6 +178,14 @@ export class ConnectorMetrics {
     this.#pollErrors.inc();
   }
 
+  /**
+   * Counts a retry of a request to the service: `endpoint` is the endpoint's name (`putApprovals`), `reason` the
+   * failure's code (`server_error`).
+   */
+  clientRetry(endpoint: string, reason: string): void {
+    this.#clientRetries.inc({ endpoint, reason });
+  }
+
   /** Records when the current public key expires; `undefined` when the connector has no key. */
   keyExpiresAt(expiresAt: Date | undefined): void {
     this.#keyExpiresAt = checkDate('expiresAt', expiresAt);
@@ -200,6 +215,7 @@ const METRIC_NAMES = [
   'tasks_total',
   'task_duration_seconds',
   'poll_errors_total',
+  'client_retries_total',
   'key_expiry_seconds',
   'ready',
 ].map((name) => `${METRIC_PREFIX}${name}`);

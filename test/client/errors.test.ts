@@ -2,10 +2,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
   ApprovalKitError,
+  BadRequestError,
+  ConflictError,
   IntegrationClient,
   InvalidResponseError,
   ManagementClient,
   NetworkError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServerError,
+  UnauthorizedError,
   ValidationError,
 } from '../../src/index.js';
 import { ScriptedServer } from './support/scripted-server.js';
@@ -23,7 +30,7 @@ beforeAll(async () => {
   integration = new IntegrationClient({ baseUrl: server.url, token: TOKEN, retry: noRetry });
 });
 afterEach(() => {
-  server.requests.length = 0;
+  server.reset();
 });
 afterAll(async () => {
   await Promise.all([management.close(), integration.close()]);
@@ -71,6 +78,75 @@ describe('v1 errors', () => {
     expect(error.code).toBe('not_found');
     expect(error.body).toBe('<html>gone</html>');
     expect(error.kind).toBeUndefined();
+  });
+});
+
+describe('v1 error bodies with a success status', () => {
+  const userId = '22222222-2222-4222-8222-222222222222';
+  const systemId = '33333333-3333-4333-8333-333333333333';
+  const notFound = { Error: `Not Found. Failed to find the an item users ${userId}` };
+
+  it('rejects Delete users and Add user mappings answered 200 {"Error": "Not Found. …"}, instead of resolving', async () => {
+    server.reply({ status: 200, json: notFound }, { status: 200, json: notFound });
+    const deleted = await failure(management.deleteUsers([userId]));
+    expect(deleted).toBeInstanceOf(NotFoundError);
+    expect(deleted).toMatchObject({ code: 'not_found', status: 200, kind: 'Not Found', body: notFound });
+    const mapped = await failure(management.addUserMappings(systemId, [{ userId, systemUserId: 'x' }]));
+    expect(mapped).toBeInstanceOf(NotFoundError);
+    expect(mapped).toMatchObject({
+      code: 'not_found',
+      status: 200,
+      path: `/v1/systems/${systemId}/usermappings/bulk`,
+    });
+  });
+
+  it.each([
+    ['Bad Request. userId: must be a UUID', BadRequestError, 'bad_request'],
+    ['Unauthorized. [Authentication] failed to get token data', UnauthorizedError, 'unauthorized'],
+    ['Forbidden. no', UnauthorizedError, 'unauthorized'],
+    ['Conflict. mapping exists', ConflictError, 'conflict'],
+    ['Payload Too Large. body over 100K', PayloadTooLargeError, 'payload_too_large'],
+    ['Internal Server Error. boom', ServerError, 'server_error'],
+    ["I'm a teapot. short and stout", ApiError, 'http_error'],
+    ['Not Found.', NotFoundError, 'not_found'],
+    ['not found. any case', NotFoundError, 'not_found'],
+    ['Unprocessable Entity. email', BadRequestError, 'bad_request'],
+    ['Too Many Requests. slow down', RateLimitedError, 'rate_limited'],
+    ['Bad Gateway. upstream', ServerError, 'server_error'],
+    ['Service Unavailable. later', ServerError, 'server_error'],
+    ['Gateway Timeout. upstream', ServerError, 'server_error'],
+  ])('maps a 200 with {"Error": "%s"} to the class its kind names', async (message, errorClass, code) => {
+    server.reply({ status: 200, json: { Error: message } });
+    const error = await failure(management.getSystems());
+    expect(error).toBeInstanceOf(errorClass);
+    expect(error).toMatchObject({ code, status: 200, body: { Error: message } });
+  });
+
+  it.each([
+    ['a second field', { Error: 'Not Found. gone', deleted: 0 }],
+    ['no kind', { Error: 'nothing was deleted' }],
+    ['a non-string Error', { Error: 404 }],
+  ])('still takes a body that is not exactly the v1 error shape (%s) as success', async (_, json) => {
+    server.reply({ status: 200, json });
+    await expect(management.deleteUsers([userId])).resolves.toBeUndefined();
+  });
+
+  it('retries a 200 {"Error": "Too Many Requests. …"} as it retries a 429', async () => {
+    const retrying = new ManagementClient({
+      baseUrl: server.url,
+      token: TOKEN,
+      retry: { retries: 1, random: () => 0 },
+    });
+    server.reply({ status: 200, json: { Error: 'Too Many Requests. slow down' } }, { status: 200, json: [] });
+    await expect(retrying.getSystems()).resolves.toEqual([]);
+    expect(server.requests).toHaveLength(2);
+    await retrying.close();
+  });
+
+  it('leaves v2 answers to the v2 envelope, where a 200 {"status":"failure"} is an invalid answer', async () => {
+    server.reply({ status: 200, json: notFound }, { status: 200, json: { status: 'failure' } });
+    await expect(integration.getUiTemplates()).rejects.toMatchObject({ code: 'invalid_response' });
+    await expect(integration.putState({ a: 1 })).rejects.toMatchObject({ code: 'invalid_response' });
   });
 });
 

@@ -91,6 +91,48 @@ describe('withRetry (fake timers)', () => {
     expect(attempt).toHaveBeenCalledTimes(2);
   });
 
+  it('reports each retry before its wait, with the wait and the reason, and not the failure that ends the call', async () => {
+    vi.useFakeTimers();
+    const errors = [
+      serverError(),
+      new RateLimitedError(target, 429, undefined, 5000),
+      new NetworkError(target, 'ECONNRESET', false, null),
+      new TimeoutError(target, 10),
+      serverError(),
+    ];
+    let calls = 0;
+    const attempt = vi.fn<() => Promise<string>>(() => Promise.reject(errors[calls++]));
+    const onRetry = vi.fn();
+    const settled = withRetry(attempt, policy(), 'safe', undefined, onRetry).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    // Told before the wait: the second attempt has not been made yet.
+    expect(onRetry).toHaveBeenCalledTimes(1);
+    expect(attempt).toHaveBeenCalledTimes(1);
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe(errors[4]);
+    expect(onRetry.mock.calls.map(([retry]) => retry)).toEqual([
+      { attempt: 1, delayMs: 50, reason: 'server_error', error: errors[0] },
+      { attempt: 2, delayMs: 5000, reason: 'rate_limited', error: errors[1] },
+      { attempt: 3, delayMs: 200, reason: 'network', error: errors[2] },
+      { attempt: 4, delayMs: 400, reason: 'timeout', error: errors[3] },
+    ]);
+  });
+
+  it('reports no retry for a failure it does not retry, or a wait past the budget', async () => {
+    const onRetry = vi.fn();
+    const badRequest = new BadRequestError(target, 400, undefined);
+    await expect(
+      withRetry(() => Promise.reject(badRequest), policy(), 'safe', undefined, onRetry),
+    ).rejects.toBe(badRequest);
+    const tooLong = new RateLimitedError(target, 429, undefined, 10_000);
+    await expect(
+      withRetry(() => Promise.reject(tooLong), policy({ maxRetryTimeMs: 5000 }), 'safe', undefined, onRetry),
+    ).rejects.toBe(tooLong);
+    expect(onRetry).not.toHaveBeenCalled();
+  });
+
   it('gives up with the last error once the retries are spent', async () => {
     vi.useFakeTimers();
     const errors = [serverError(), serverError(), serverError()];
@@ -180,6 +222,25 @@ describe('retries over HTTP', () => {
     await client.putState({ a: 1 });
     expect(server.requests).toHaveLength(4);
     expect(new Set(server.requests.map((r) => r.body))).toEqual(new Set(['{"state":{"a":1}}']));
+    await client.close();
+  });
+
+  it('keeps the call’s outcome when onRetry throws or rejects', async () => {
+    const heard: number[] = [];
+    const client = new IntegrationClient({
+      baseUrl: server.url,
+      token: 't',
+      retry: fast,
+      onRetry: (event) => {
+        heard.push(event.attempt);
+        if (event.attempt === 1) throw new Error('observer broke');
+        return Promise.reject(new Error('observer rejected'));
+      },
+    });
+    server.reply({ status: 503, json: { status: 'failure' } }, 'drop', { json: { status: 'success' } });
+    await expect(client.putState({ a: 1 })).resolves.toBeUndefined();
+    expect(heard).toEqual([1, 2]);
+    expect(server.requests).toHaveLength(3);
     await client.close();
   });
 

@@ -25,6 +25,7 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  type RetryEvent,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -1013,6 +1014,55 @@ describe('retries against the backend’s faults', () => {
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ status: 500, kind: 'Internal Server Error', detail: 'injected fault' });
     expect(attempts()).toBe(4);
+  });
+
+  it('tells onRetry of each retry: the endpoint’s name, the request as sent, the attempt, the wait and why', async () => {
+    const { connectorToken, managementToken } = tenant();
+    const events: RetryEvent[] = [];
+    const options = {
+      baseUrl: backend.url,
+      retry: { ...RETRY, random: () => 0 },
+      onRetry: (event: RetryEvent) => void events.push(event),
+    };
+    const v2 = new IntegrationClient({ ...options, token: connectorToken });
+    const v1 = new ManagementClient({ ...options, token: managementToken });
+    clients.push(v2, v1);
+    inject({ method: 'PUT', path: '/v2/rawapprovals/:approvalId', fault: { type: 'status', status: 503 } });
+    inject({ method: 'PUT', path: '/v2/rawapprovals/:approvalId', fault: { type: 'drop' } });
+    inject({ method: 'GET', path: '/v1/systems', fault: { type: 'status', status: 429, retryAfter: 0 } });
+    await v2.putApproval('PO 7', { schemaId: 's', approver: 'a', lastModified: at(1) });
+    await v1.getSystems();
+    expect(events.map(({ error, ...event }) => event)).toEqual([
+      {
+        endpoint: 'putApproval',
+        method: 'PUT',
+        path: '/v2/rawapprovals/PO%207',
+        attempt: 1,
+        delayMs: 0,
+        reason: 'server_error',
+      },
+      {
+        endpoint: 'putApproval',
+        method: 'PUT',
+        path: '/v2/rawapprovals/PO%207',
+        attempt: 2,
+        delayMs: 0,
+        reason: 'network',
+      },
+      {
+        endpoint: 'getSystems',
+        method: 'GET',
+        path: '/v1/systems',
+        attempt: 1,
+        delayMs: 0,
+        reason: 'rate_limited',
+      },
+    ]);
+    expect(events.map(({ error }) => error.constructor)).toEqual([
+      ServerError,
+      NetworkError,
+      RateLimitedError,
+    ]);
   });
 
   it('never retries another 4xx', async () => {

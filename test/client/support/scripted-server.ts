@@ -11,9 +11,13 @@ export interface Recorded {
   body: string;
 }
 
-/** What the server does with a request: answer, hang until the client gives up, or drop the connection. */
+/**
+ * What the server does with a request: answer, hang until the client gives up, drop the connection, or hand the
+ * response to the test to write as it likes (a streamed or endless body).
+ */
 export type Reply =
   | { status?: number; json?: unknown; text?: string; headers?: Record<string, string> }
+  | { respond: (response: ServerResponse) => void }
   | 'hang'
   | 'drop';
 
@@ -72,6 +76,12 @@ export class ScriptedServer {
     return this;
   }
 
+  /** Forgets the requests received and the replies still queued, so that one test's leftovers never answer the next. */
+  reset(): void {
+    this.requests.length = 0;
+    this.#queue = [];
+  }
+
   /** The one request received; fails when there were more or fewer. */
   only(): Recorded {
     if (this.requests.length !== 1) throw new Error(`expected one request, got ${this.requests.length}`);
@@ -91,6 +101,10 @@ export class ScriptedServer {
     }
     if (reply === 'drop') {
       response.socket?.destroy();
+      return;
+    }
+    if ('respond' in reply) {
+      reply.respond(response);
       return;
     }
     const body = reply.text ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
