@@ -7,9 +7,10 @@ import {
   runConnector,
   ServiceUnavailableFailure,
   SystemFailure,
+  type TaskHandlers,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
@@ -304,5 +305,51 @@ describe('logs', () => {
     expect(logged).toContain('task failed');
     expect(logged).not.toContain('hunter2-credential');
     expect(logged).not.toContain(harness.tenant.connectorToken);
+  });
+
+  it("does not write the approver's password that a handler's log line quotes", async () => {
+    const password = 'pw-Ada-0021';
+    let logged = '';
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        logged += String(chunk);
+        done();
+      },
+    });
+    class LoggingConnector extends MemoryConnector {
+      override readonly authRequired = true;
+      override readonly handlers: TaskHandlers<typeof taskSchemas> = {
+        approve: async (_input, context) => {
+          const revealed = context.credentials?.password?.reveal();
+          context.logger.error({ err: new Error(`SAP refused the password ${revealed}`) }, 'login failed');
+          context.logger.warn(`retrying with ${revealed}`);
+          context.logger.info({ sent: JSON.stringify({ user: 'ada', password: revealed }) }, 'sent');
+        },
+        reject: async () => {},
+      };
+    }
+    const connector = await harness.start((options) => new LoggingConnector(options, source), {
+      logger: { level: 'info', destination },
+    });
+    await connector.syncNow();
+    const task = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password },
+    });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await connector.stop();
+    const lines = logged
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'login failed',
+        err: expect.objectContaining({ message: 'SAP refused the password [redacted]' }),
+      }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'retrying with [redacted]' }));
+    expect(logged).not.toContain(password);
   });
 });

@@ -6,7 +6,7 @@ import type { IntegrationClient } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
 import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
 import type { KeyRing } from '../keys.js';
-import type { Logger } from '../logger.js';
+import { type Logger, secretScrubbingLogger } from '../logger.js';
 import type { ConnectorMetrics } from '../metrics.js';
 import { type Credentials, redactSecrets } from '../secret.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
@@ -208,6 +208,7 @@ export class TaskPoller {
   async #execute(task: Task, logger: Logger): Promise<TaskResult | undefined> {
     const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
     let credentials: Credentials | undefined;
+    let taskLogger = logger;
     try {
       const schema = schemas[task.type];
       const handler = handlers[task.type];
@@ -222,13 +223,15 @@ export class TaskPoller {
         const sealed = task.data.credentials;
         if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
         credentials = await keyRing.open(sealed);
+        // As in the result's meta: an author's line may quote them (an error from the source, say).
+        taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
       }
       const context: TaskContext = {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
         signal: this.#force.signal,
-        logger,
+        logger: taskLogger,
         credentials,
         task,
       };
@@ -245,7 +248,7 @@ export class TaskPoller {
         ...(classify ? { classify } : {}),
         secrets: credentials === undefined ? [] : Object.values(credentials),
       });
-      logger.warn({ status, code: meta.code }, 'task failed');
+      taskLogger.warn({ status, code: meta.code }, 'task failed');
       return { status, meta: { ...meta } };
     }
   }
