@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { Task, TaskResult } from '../../src/api/index.js';
-import { ConflictError, type IntegrationClient, ServerError } from '../../src/client/index.js';
+import {
+  ConflictError,
+  type IntegrationClient,
+  type LeasedTask,
+  ServerError,
+} from '../../src/client/index.js';
 import { createLogger, type PrecheckVerdict, type TaskContext } from '../../src/connector/index.js';
 import { type PollerSettings, TaskPoller } from '../../src/connector/tasks/poller.js';
 
@@ -43,9 +48,10 @@ function startPoller(setup: Setup) {
   const polls: number[] = [];
   const reports: { taskId: string; result: TaskResult }[] = [];
   const client = {
-    getTask: async (options: { signal?: AbortSignal }) => {
+    leaseTask: async (options: { signal?: AbortSignal }): Promise<LeasedTask | null> => {
       polls.push(Date.now());
-      return (setup.getTask ?? (async () => null))(options);
+      const task = await (setup.getTask ?? (async () => null))(options);
+      return task === null ? null : { valid: true, task };
     },
     reportTaskResult: async (taskId: string, result: TaskResult) => {
       reports.push({ taskId, result });

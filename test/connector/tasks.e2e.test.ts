@@ -11,6 +11,7 @@ import {
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
+import { RewritingProxy } from './support/rewriting-proxy.js';
 
 let harness: TestHarness;
 let source: MemorySource;
@@ -117,6 +118,77 @@ describe('running tasks', () => {
       meta: { code: 'task_data_invalid' },
     });
     expect(connector.actions).toEqual([]);
+  });
+});
+
+describe('tasks that break the contract', () => {
+  let proxy: RewritingProxy;
+  beforeEach(async () => {
+    proxy = await RewritingProxy.start(harness.backend.url);
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+  const isGetTask = ({ method, path }: { method: string; path: string }) =>
+    method === 'GET' && path === '/v2/connector/tasks';
+
+  it('answers internalError task_data_invalid to a task whose data fails the answer schema, instead of never answering it', async () => {
+    proxy.rewrite = (request, body) => {
+      const task = (body as { data?: { task?: { data: { approval: unknown } } | null } }).data?.task;
+      if (isGetTask(request) && task) task.data.approval = 42;
+      return body;
+    };
+    const connector = await startSynced({ service: harness.serviceOptions({ baseUrl: proxy.url }) });
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task.id, 5_000)).toEqual({
+      status: 'internalError',
+      meta: { code: 'task_data_invalid', message: expect.stringMatching(/"approve": data\.approval: /) },
+    });
+    expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
+    expect(connector.actions).toEqual([]);
+    await connector.stop();
+  });
+
+  it('logs an answer with no usable task id and backs off, without stopping, then answers the next task', async () => {
+    let broken = true;
+    proxy.rewrite = (request, body) =>
+      broken && isGetTask(request)
+        ? { status: 'success', data: { task: { type: 'approve', data: { approval: { id: 'PO-1' } } } } }
+        : body;
+    const lines: { msg: string; retryInMs?: number; err?: { code?: string } }[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const connector = await startSynced({
+      service: harness.serviceOptions({ baseUrl: proxy.url }),
+      logger: { level: 'warn', destination },
+      tasks: { idleMinMs: 5, idleMaxMs: 1_000 },
+      random: () => 0,
+    });
+    await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));
+    // Each wait is half its ceiling with no jitter: the ceiling doubles from idleMinMs after each failed poll.
+    expect(lines.slice(0, 4)).toEqual(
+      [3, 5, 10, 20].map((retryInMs) =>
+        expect.objectContaining({
+          msg: 'polling for tasks failed; retrying',
+          retryInMs,
+          err: expect.objectContaining({ code: 'invalid_response' }),
+        }),
+      ),
+    );
+    const pollErrors = /^approval_connector_poll_errors_total (\d+)$/m.exec(
+      (await connector.metrics.render()).body,
+    );
+    expect(Number(pollErrors?.[1])).toBeGreaterThanOrEqual(4);
+    expect(connector.lifecycle).toBe('running');
+
+    broken = false;
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await connector.stop();
   });
 });
 
