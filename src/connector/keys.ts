@@ -14,6 +14,8 @@ import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } f
 import { type Credentials, wrapCredentials } from './secret.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_KEY_LIFETIME_MS = 30 * DAY_MS;
+const DEFAULT_ROTATION_MARGIN_MS = 7 * DAY_MS;
 
 /** Options of a {@link KeyRing}. */
 export interface KeyRingOptions {
@@ -360,18 +362,31 @@ function describeKey(publicKey: unknown): string {
 }
 
 function compileKeyRingOptions(options: KeyRingOptions): Required<KeyRingOptions> {
-  const compiled: Required<KeyRingOptions> = {
-    keyLifetimeMs: options.keyLifetimeMs ?? 30 * DAY_MS,
-    rotationMarginMs: options.rotationMarginMs ?? 7 * DAY_MS,
+  const issues = keyRingOptionsIssues(options).map((issue) => ({
+    ...issue,
+    message: `${issue.message}, got ${received(options[issue.path[0] as keyof KeyRingOptions])}`,
+  }));
+  if (issues.length > 0) throw new ValidationError('key ring options', issues);
+  return {
+    keyLifetimeMs: options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS,
+    rotationMarginMs: options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS,
     // Looked up at each call, so fake timers installed later are honoured.
     now: options.now ?? (() => Date.now()),
   };
+}
+
+/**
+ * What is wrong with key ring options, each issue naming the option but not the value received (the caller adds
+ * it in its own words). The connector checks its `keys` option with it when it is built.
+ */
+export function keyRingOptionsIssues(options: KeyRingOptions): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const { keyLifetimeMs, rotationMarginMs, now } = compiled;
+  const keyLifetimeMs = options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS;
+  const rotationMarginMs = options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS;
   if (!Number.isSafeInteger(keyLifetimeMs) || keyLifetimeMs < 1) {
     issues.push({
       path: ['keyLifetimeMs'],
-      message: `Expected a whole number of milliseconds from 1 and up, got ${received(keyLifetimeMs)}`,
+      message: 'Expected a whole number of milliseconds from 1 and up',
     });
   } else if (
     !Number.isSafeInteger(rotationMarginMs) ||
@@ -380,13 +395,13 @@ function compileKeyRingOptions(options: KeyRingOptions): Required<KeyRingOptions
   ) {
     issues.push({
       path: ['rotationMarginMs'],
-      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs}), got ${received(rotationMarginMs)}`,
+      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs})`,
     });
   }
-  if (typeof now !== 'function')
-    issues.push({ path: ['now'], message: `Expected a function, got ${received(now)}` });
-  if (issues.length > 0) throw new ValidationError('key ring options', issues);
-  return compiled;
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    issues.push({ path: ['now'], message: 'Expected a function' });
+  }
+  return issues;
 }
 
 function received(value: unknown): string {
