@@ -120,8 +120,11 @@ export interface ConnectorOptions {
    * @default a `FileKeyStore` at `.connector/keys.json` under the working directory
    */
   keyStore?: KeyStore;
-  /** Key lifetime and rotation margin; the margin must be less than the lifetime (see `docs/keys.md`). */
-  keys?: Omit<KeyRingOptions, 'now'>;
+  /**
+   * Key lifetime and rotation margin; the margin must be less than the lifetime. A running connector rotates its
+   * key when the margin begins (see `docs/keys.md`).
+   */
+  keys?: Pick<KeyRingOptions, 'keyLifetimeMs' | 'rotationMarginMs'>;
   sync?: SyncOptions;
   tasks?: TaskOptions;
   /** The graceful shutdown. */

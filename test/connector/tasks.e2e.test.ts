@@ -281,6 +281,24 @@ describe('credentials and keys', () => {
     expect(second.actions.map((action) => action.approvalId).sort()).toEqual(['PO-1', 'PO-2']);
   });
 
+  it('registers a new public key with the service when the running connector rotates its key', async () => {
+    // A key replaced a second after it is made: the running connector, not a restart, must rotate it.
+    const connector = await harness.start((options) => new CredentialConnector(options, source), {
+      keys: { keyLifetimeMs: 3_000, rotationMarginMs: 2_000 },
+    });
+    await connector.syncNow();
+    const registration = () => harness.backend.getConnector(harness.tenant.system.id);
+    const first = registration().publicKey;
+    await vi.waitFor(() => expect(registration().publicKey).not.toBe(first), { timeout: 5_000 });
+    const task = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password: 'sealed-to-a-rotated-key' },
+    });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    expect(connector.actions).toHaveLength(1);
+  });
+
   it('reports internalError when credentials cannot be opened', async () => {
     const keyStore = new MemoryKeyStore();
     const connector = await harness.start((options) => new CredentialConnector(options, source), {
