@@ -32,7 +32,7 @@ export {
   TimeoutError,
   UnauthorizedError,
 } from './errors.js';
-export { type ApprovalsQuery, IntegrationClient } from './integration-client.js';
+export { type ApprovalsQuery, IntegrationClient, type LeasedTask } from './integration-client.js';
 export { CLIENT_BODY_BUDGET_BYTES, type IterateOptions, ManagementClient } from './management-client.js';
 export {
   type ClientOptions,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { endpoints } from '../api/endpoints.js';
 import {
   APPROVALS_PAGE_SIZE,
@@ -6,11 +7,14 @@ import {
   type ApprovalWrite,
   type ConnectorRegistration,
   type ConnectorState,
-  type Task,
+  successEnvelope,
+  Task,
   type TaskResult,
   type UiTemplate,
   type UiTemplateWrite,
 } from '../api/integration.js';
+import { toIssues } from '../api/primitives.js';
+import type { ValidationIssue } from '../errors.js';
 import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { Transport } from './transport.js';
@@ -27,6 +31,32 @@ export interface ApprovalsQuery {
    */
   view?: 'full' | 'shallow';
 }
+
+/**
+ * What {@link IntegrationClient.leaseTask} leased: a task as the contract says, or one that breaks the contract but
+ * whose `id` can be read, so that a result can still be reported for it.
+ */
+export type LeasedTask =
+  | { readonly valid: true; readonly task: Task }
+  | {
+      readonly valid: false;
+      /** The task's id, as Update task result takes it. */
+      readonly id: string;
+      /** The task's type, when it is a string. */
+      readonly type: string | undefined;
+      /** Every way the task breaks the contract, with paths from the task (`data.approval`). */
+      readonly issues: readonly ValidationIssue[];
+    };
+
+// Get task with only what a result can be reported by required: the rest of the task is checked afterwards, so that
+// a task with a readable id is never lost to a failed validation.
+const leaseTaskEndpoint = {
+  ...endpoints.getTask,
+  response: successEnvelope(
+    'task',
+    z.looseObject({ id: endpoints.reportTaskResult.params.shape.taskId }).nullable().optional(),
+  ),
+};
 
 /**
  * Client of the Connector Integration API (v2), endpoints 8 to 18, authenticated with a connector token of one
@@ -110,10 +140,35 @@ export class IntegrationClient {
     await this.#transport.callOptional(endpoints.registerConnector, { body: registration }, options);
   }
 
-  /** Endpoint 13: leases the next task, or `null` when none waits (whichever way the service says so). */
+  /**
+   * Endpoint 13: leases the next task, or `null` when none waits (whichever way the service says so). A task that
+   * breaks the contract is an {@link InvalidResponseError}; a worker that must answer every task it leases uses
+   * {@link leaseTask}.
+   */
   async getTask(options?: RequestOptions): Promise<Task | null> {
     const answer = await this.#transport.callIfPresent(endpoints.getTask, {}, options);
     return answer?.data.task ?? null;
+  }
+
+  /**
+   * Endpoint 13 for a worker that answers every task it leases: like {@link getTask}, but a task that breaks the
+   * contract while its `id` can be read resolves to `{valid: false, id, type, issues}` instead of throwing, so that
+   * a result can still be reported for it (the service would otherwise offer it again forever). An answer without a
+   * usable `id` is an {@link InvalidResponseError}, as with `getTask`.
+   */
+  async leaseTask(options?: RequestOptions): Promise<LeasedTask | null> {
+    const answer = await this.#transport.callIfPresent(leaseTaskEndpoint, {}, options);
+    const leased = answer?.data.task;
+    if (leased === undefined || leased === null) return null;
+    const task = Task.safeParse(leased);
+    if (task.success) return { valid: true, task: task.data };
+    const { id, type } = leased;
+    return {
+      valid: false,
+      id,
+      type: typeof type === 'string' ? type : undefined,
+      issues: toIssues(task.error),
+    };
   }
 
   /** Endpoint 14: reports the result of a task. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClientOptions } from '../client/options.js';
 import { parseOptions } from '../options.js';
 import type { KeyStore } from './key-store.js';
-import type { KeyRingOptions } from './keys.js';
+import { type KeyRingOptions, keyRingOptionsIssues } from './keys.js';
 import type { Logger, LoggerOptions } from './logger.js';
 import type { ConnectorMetrics } from './metrics.js';
 import type { PushLimits } from './sync/pusher.js';
@@ -123,8 +123,11 @@ export interface ConnectorOptions {
    * @default a `FileKeyStore` at `.connector/keys.json` under the working directory
    */
   keyStore?: KeyStore;
-  /** Key lifetime and rotation margin. */
-  keys?: Omit<KeyRingOptions, 'now'>;
+  /**
+   * Key lifetime and rotation margin; the margin must be less than the lifetime. A running connector rotates its
+   * key when the margin begins (see `docs/keys.md`).
+   */
+  keys?: Pick<KeyRingOptions, 'keyLifetimeMs' | 'rotationMarginMs'>;
   sync?: SyncOptions;
   tasks?: TaskOptions;
   /** The graceful shutdown. */
@@ -214,13 +217,22 @@ const Checked = z.object({
     })
     .optional(),
   shutdown: z.object({ graceMs: nonNegative.optional(), forceMs: nonNegative.optional() }).optional(),
+  // Checked here rather than when the key ring loads at start, where a bad margin would stop a deployed worker.
+  keys: z
+    .looseObject({})
+    .superRefine((keys, ctx) => {
+      for (const { path, message } of keyRingOptionsIssues(keys)) {
+        ctx.addIssue({ code: 'custom', path: [...path], message });
+      }
+    })
+    .optional(),
 });
 
 /** Validates the connector's own options and applies their defaults, in one place. */
 export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
   parseOptions(
     Checked,
-    { sync: options.sync, tasks: options.tasks, shutdown: options.shutdown },
+    { sync: options.sync, tasks: options.tasks, shutdown: options.shutdown, keys: options.keys },
     'connector options',
   );
   const sync = options.sync ?? {};

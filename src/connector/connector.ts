@@ -11,6 +11,7 @@ import {
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
 } from './connector-options.js';
+import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
 import { componentLogger, createLogger, type Logger } from './logger.js';
@@ -217,6 +218,7 @@ export abstract class Connector<
       this.#keyRing = await KeyRing.load(keyStore, {
         ...this.#options.keys,
         now: this.#settings.now,
+        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
       });
       await this.#keyRing.rotateIfDue();
     }
@@ -293,6 +295,17 @@ export abstract class Connector<
   }
 
   #scheduleJobs(): void {
+    if (this.#keyRing !== undefined) {
+      const rotation = new KeyRotation({
+        ring: this.#keyRing,
+        register: () => this.#register(),
+        logger: componentLogger(this.logger, 'keys'),
+        metrics: this.metrics,
+        now: this.#settings.now,
+        random: this.#settings.random,
+      });
+      this.#jobs.push(rotation.start());
+    }
     const sync = this.#settings.sync;
     if (!sync.enabled) return;
     const tick = (kind: SyncKind) => async () => {
@@ -301,9 +314,6 @@ export abstract class Connector<
     this.#jobs.push(runOnSchedule(sync.schedule, tick('sync')));
     if (sync.reconcileSchedule !== false && this.lookup !== undefined) {
       this.#jobs.push(runOnSchedule(sync.reconcileSchedule, tick('reconcile')));
-    }
-    if (this.#keyRing !== undefined) {
-      this.#jobs.push(runOnSchedule(60 * 60 * 1000, () => this.#rotateKeys()));
     }
     if (sync.runOnStart) void tick('sync')();
   }
@@ -366,17 +376,6 @@ export abstract class Connector<
       { signal: this.#stopping.signal },
     );
     this.metrics.keyExpiresAt(key?.expiresAt);
-  }
-
-  async #rotateKeys(): Promise<void> {
-    try {
-      if (this.#keyRing !== undefined && (await this.#keyRing.rotateIfDue())) {
-        await this.#register();
-        this.logger.info({ expiresAt: this.#keyRing.current.expiresAt }, 'rotated the connector key');
-      }
-    } catch (error) {
-      this.logger.error({ err: error }, 'rotating the connector key failed; retrying at the next check');
-    }
   }
 
   /** Publishes each declared template whose content differs from what the service holds. */

@@ -44,12 +44,14 @@ export {
   KeyRing,
   type KeyRingOptions,
   KeyRingUnavailable,
+  type NewKeyReason,
   type PublicKeyInfo,
 } from './keys.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
+  type KeyEvent,
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,

@@ -14,6 +14,8 @@ import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } f
 import { type Credentials, wrapCredentials } from './secret.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_KEY_LIFETIME_MS = 30 * DAY_MS;
+const DEFAULT_ROTATION_MARGIN_MS = 7 * DAY_MS;
 
 /** Options of a {@link KeyRing}. */
 export interface KeyRingOptions {
@@ -34,7 +36,17 @@ export interface KeyRingOptions {
    * @default Date.now
    */
   now?: () => number;
+  /**
+   * Called when a key becomes current after the ring was loaded, for logs and metrics: `created` when the ring made
+   * one because it held no unexpired key (an empty store), `rotated` when it made one to replace a current key that
+   * was due, `adopted` when it took one that another process or the operator put in the store. It must not throw.
+   * @default none
+   */
+  onNewKey?: (key: PublicKeyInfo, reason: NewKeyReason) => void;
 }
+
+/** Why a key became current: see {@link KeyRingOptions.onNewKey}. */
+export type NewKeyReason = 'created' | 'rotated' | 'adopted';
 
 /** The public half of a key pair, with its validity. */
 export interface PublicKeyInfo {
@@ -152,14 +164,17 @@ export function generateKeyRingData(
  */
 export class KeyRing {
   readonly #store: KeyStore;
-  readonly #options: Required<KeyRingOptions>;
+  readonly #options: CompiledKeyRingOptions;
   /** Newest first: the first unexpired key is the current one. */
   #keys: RingKey[] = [];
   /** Whether keys were pruned since the store was last written. */
   #pruned = false;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The public key last made current, and the key this ring itself made last, with why. */
+  #announced: string | undefined;
+  #made: { publicKey: string; reason: NewKeyReason } | undefined;
 
-  private constructor(store: KeyStore, options: Required<KeyRingOptions>) {
+  private constructor(store: KeyStore, options: CompiledKeyRingOptions) {
     this.#store = store;
     this.#options = options;
   }
@@ -171,7 +186,9 @@ export class KeyRing {
    */
   static async load(store: KeyStore, options: KeyRingOptions = {}): Promise<KeyRing> {
     const ring = new KeyRing(store, compileKeyRingOptions(options));
-    await ring.reload();
+    await ring.#exclusive(() => ring.#merge());
+    // What the store held is loaded, not new; a key made or adopted from here on is announced.
+    ring.#announced = ring.#keys[0]?.publicKey;
     if (store.readOnly === true) ring.#current();
     else await ring.rotateIfDue();
     return ring;
@@ -213,6 +230,7 @@ export class KeyRing {
         await this.#merge();
         await this.#save(this.#keys);
       }
+      this.#announce();
       return this.#keys[0]?.publicKey !== before;
     });
   }
@@ -226,6 +244,7 @@ export class KeyRing {
       if (this.#store.readOnly === true) throw new KeyStoreReadOnly(this.#store.description);
       await this.#merge();
       await this.#addKey();
+      this.#announce();
       return this.#current().info();
     });
   }
@@ -238,6 +257,7 @@ export class KeyRing {
     return this.#exclusive(async () => {
       const before = this.#keys[0]?.publicKey;
       await this.#merge();
+      this.#announce();
       return this.#keys[0]?.publicKey !== before;
     });
   }
@@ -331,9 +351,19 @@ export class KeyRing {
   // The new key becomes current only once saved: a key the store lost would be registered, and its tasks would
   // become unreadable after a restart.
   async #addKey(): Promise<void> {
-    const keys = [RingKey.generate(this.#options.now(), this.#options.keyLifetimeMs), ...this.#keys];
+    const key = RingKey.generate(this.#options.now(), this.#options.keyLifetimeMs);
+    const keys = [key, ...this.#keys];
     await this.#save(keys);
+    this.#made = { publicKey: key.publicKey, reason: this.#keys.length === 0 ? 'created' : 'rotated' };
     this.#keys = keys;
+  }
+
+  #announce(): void {
+    const current = this.#keys[0];
+    if (current === undefined || current.publicKey === this.#announced) return;
+    this.#announced = current.publicKey;
+    const made = this.#made?.publicKey === current.publicKey ? this.#made.reason : 'adopted';
+    this.#options.onNewKey?.(current.info(), made);
   }
 
   async #save(keys: readonly RingKey[]): Promise<void> {
@@ -359,19 +389,35 @@ function describeKey(publicKey: unknown): string {
     : 'an unknown key';
 }
 
-function compileKeyRingOptions(options: KeyRingOptions): Required<KeyRingOptions> {
-  const compiled: Required<KeyRingOptions> = {
-    keyLifetimeMs: options.keyLifetimeMs ?? 30 * DAY_MS,
-    rotationMarginMs: options.rotationMarginMs ?? 7 * DAY_MS,
+type CompiledKeyRingOptions = Required<Omit<KeyRingOptions, 'onNewKey'>> & Pick<KeyRingOptions, 'onNewKey'>;
+
+function compileKeyRingOptions(options: KeyRingOptions): CompiledKeyRingOptions {
+  const issues = keyRingOptionsIssues(options).map((issue) => ({
+    ...issue,
+    message: `${issue.message}, got ${received(options[issue.path[0] as keyof KeyRingOptions])}`,
+  }));
+  if (issues.length > 0) throw new ValidationError('key ring options', issues);
+  return {
+    keyLifetimeMs: options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS,
+    rotationMarginMs: options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS,
     // Looked up at each call, so fake timers installed later are honoured.
     now: options.now ?? (() => Date.now()),
+    ...(options.onNewKey === undefined ? {} : { onNewKey: options.onNewKey }),
   };
+}
+
+/**
+ * What is wrong with key ring options, each issue naming the option but not the value received (the caller adds
+ * it in its own words). The connector checks its `keys` option with it when it is built.
+ */
+export function keyRingOptionsIssues(options: KeyRingOptions): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const { keyLifetimeMs, rotationMarginMs, now } = compiled;
+  const keyLifetimeMs = options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS;
+  const rotationMarginMs = options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS;
   if (!Number.isSafeInteger(keyLifetimeMs) || keyLifetimeMs < 1) {
     issues.push({
       path: ['keyLifetimeMs'],
-      message: `Expected a whole number of milliseconds from 1 and up, got ${received(keyLifetimeMs)}`,
+      message: 'Expected a whole number of milliseconds from 1 and up',
     });
   } else if (
     !Number.isSafeInteger(rotationMarginMs) ||
@@ -380,13 +426,16 @@ function compileKeyRingOptions(options: KeyRingOptions): Required<KeyRingOptions
   ) {
     issues.push({
       path: ['rotationMarginMs'],
-      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs}), got ${received(rotationMarginMs)}`,
+      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs})`,
     });
   }
-  if (typeof now !== 'function')
-    issues.push({ path: ['now'], message: `Expected a function, got ${received(now)}` });
-  if (issues.length > 0) throw new ValidationError('key ring options', issues);
-  return compiled;
+  for (const name of ['now', 'onNewKey'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'function') {
+      issues.push({ path: [name], message: 'Expected a function' });
+    }
+  }
+  return issues;
 }
 
 function received(value: unknown): string {

@@ -2,8 +2,15 @@
  * The kit's pino logger: secrets redacted by path in every line, one child logger per component.
  * @module
  */
-import { type DestinationStream, type LevelWithSilent, type Logger, pino, stdSerializers } from 'pino';
-import { REDACTED, redactSecrets } from './secret.js';
+import {
+  type DestinationStream,
+  type LevelWithSilent,
+  type Logger,
+  pino,
+  stdSerializers,
+  symbols,
+} from 'pino';
+import { REDACTED, redactSecrets, type Secret, secretPattern } from './secret.js';
 
 export type { Logger } from 'pino';
 
@@ -150,4 +157,58 @@ export function componentLogger(
   bindings: Record<string, unknown> = {},
 ): Logger {
   return parent.child({ ...bindings, component });
+}
+
+/**
+ * A child logger that writes none of the given values, wherever one appears in a line: the message, an error's
+ * message and stack, any field at any depth, a key. For secrets known only at run time, such as the credentials a
+ * task carries, which no redaction path can name. Its own children keep the scrubbing. Without a non-empty value
+ * it returns `logger` itself, so that tasks without credentials pay nothing.
+ *
+ * @example
+ * ```ts
+ * const log = secretScrubbingLogger(logger, Object.values(credentials));
+ * log.error({ err }, 'login failed'); // "login failed for [redacted]" in err.message and err.stack
+ * ```
+ */
+export function secretScrubbingLogger(
+  logger: Logger,
+  secrets: Iterable<Secret | string | undefined>,
+): Logger {
+  const values = [...secrets].map((secret) => (typeof secret === 'string' ? secret : secret?.reveal()));
+  // A value also appears escaped twice when a field holds JSON text that quotes it (a response body, say).
+  const pattern = secretPattern([
+    ...values,
+    ...values.map((value) => (value === undefined ? undefined : JSON.stringify(value).slice(1, -1))),
+  ]);
+  if (pattern === undefined) return logger;
+  const scrubbing = logger.child({});
+  // A child cannot be given hooks, and only the finished line holds every place a value can reach (pino's own
+  // serializers and the application's run before it); pino publishes its symbols for such integrations.
+  const holder = scrubbing as unknown as Record<symbol, { streamWrite?: (line: string) => string }>;
+  const hooks = holder[symbols.hooksSym] ?? {};
+  const write = hooks.streamWrite;
+  holder[symbols.hooksSym] = {
+    ...hooks,
+    streamWrite: (line: string) => scrubLine(write === undefined ? line : write(line), pattern),
+  };
+  return scrubbing;
+}
+
+// A line is re-serialized only when it holds a value, and then string by string, so that the line stays valid
+// JSON whatever the value looks like.
+function scrubLine(line: string, pattern: RegExp): string {
+  if (line.search(pattern) === -1) return line;
+  const scrub = (text: string) => text.replace(pattern, REDACTED);
+  try {
+    const parsed: unknown = JSON.parse(line, (_key, value: unknown) => {
+      if (typeof value === 'string') return scrub(value);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+      if (!Object.keys(value).some((key) => key.search(pattern) !== -1)) return value;
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [scrub(key), item]));
+    });
+    return `${JSON.stringify(parsed)}${/\s*$/.exec(line)?.[0] ?? ''}`;
+  } catch {
+    return scrub(line);
+  }
 }

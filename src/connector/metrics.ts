@@ -13,6 +13,14 @@ export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';
 /** How a sync run ended. */
 export type SyncOutcome = 'success' | 'failure';
 
+/**
+ * What happened to the connector's key: a key `created`, `rotated` or `adopted` from the key store, and a check that
+ * found it `expiring` (due and not replaced) or `expired`.
+ */
+export type KeyEvent = 'created' | 'rotated' | 'adopted' | 'expiring' | 'expired';
+
+const KEY_EVENTS: readonly KeyEvent[] = ['created', 'rotated', 'adopted', 'expiring', 'expired'];
+
 /** Prefix of every metric name. */
 export const METRIC_PREFIX = 'approval_connector_';
 
@@ -74,6 +82,7 @@ export class ConnectorMetrics {
   readonly #ready: Gauge;
   readonly #syncLag: Gauge;
   readonly #keyExpiry: Gauge;
+  readonly #keyEvents: Counter<'event'>;
   #cursorAt: number | undefined;
   #keyExpiresAt: number | undefined;
 
@@ -143,6 +152,14 @@ export class ConnectorMetrics {
       registers,
       collect: () => this.#collectSeconds(this.#keyExpiry, this.#keyExpiresAt, (at) => at - this.#now()),
     });
+    this.#keyEvents = new Counter({
+      name: `${METRIC_PREFIX}key_events_total`,
+      help: 'Connector keys created, rotated or adopted, and checks that found the key expiring or expired.',
+      labelNames: ['event'] as const,
+      registers,
+    });
+    // Every event is shown from the start, so that an alert on its increase sees the first one.
+    for (const event of KEY_EVENTS) this.#keyEvents.inc({ event }, 0);
     this.#ready = new Gauge({
       name: `${METRIC_PREFIX}ready`,
       help: '1 while the connector is ready to take work, 0 otherwise.',
@@ -191,6 +208,11 @@ export class ConnectorMetrics {
     this.#keyExpiresAt = checkDate('expiresAt', expiresAt);
   }
 
+  /** Counts an event of the connector's key. */
+  keyEvent(event: KeyEvent): void {
+    this.#keyEvents.inc({ event });
+  }
+
   /** Sets whether the connector is ready to take work. */
   ready(isReady: boolean): void {
     this.#ready.set(isReady ? 1 : 0);
@@ -217,6 +239,7 @@ const METRIC_NAMES = [
   'poll_errors_total',
   'client_retries_total',
   'key_expiry_seconds',
+  'key_events_total',
   'ready',
 ].map((name) => `${METRIC_PREFIX}${name}`);
 

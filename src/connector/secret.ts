@@ -101,6 +101,17 @@ const GENERIC_PATTERNS: ReadonlyArray<[RegExp, string]> = [
  * ```
  */
 export function redactSecrets(text: string, secrets: Iterable<Secret | string | undefined> = []): string {
+  const given = secretPattern(secrets);
+  let result = given === undefined ? text : text.replace(given, REDACTED);
+  for (const [pattern, replacement] of GENERIC_PATTERNS) result = result.replace(pattern, replacement);
+  return result;
+}
+
+/**
+ * A global pattern matching each of the given secrets as is, JSON-escaped and URL-encoded: what
+ * {@link redactSecrets} replaces. `undefined` when no secret is a non-empty string, so that callers skip the work.
+ */
+export function secretPattern(secrets: Iterable<Secret | string | undefined>): RegExp | undefined {
   const needles = new Set<string>();
   for (const secret of secrets) {
     const value = secret instanceof Secret ? secret.reveal() : secret;
@@ -109,15 +120,11 @@ export function redactSecrets(text: string, secrets: Iterable<Secret | string | 
     needles.add(JSON.stringify(value).slice(1, -1));
     needles.add(encodeURIComponent(value));
   }
-  let result = text;
-  if (needles.size > 0) {
-    // One pass, longest first: a secret containing another is replaced whole, and a short secret cannot match
-    // inside a placeholder written by an earlier replacement.
-    const alternatives = [...needles].sort((a, b) => b.length - a.length).map(escapeRegExp);
-    result = result.replace(new RegExp(alternatives.join('|'), 'g'), REDACTED);
-  }
-  for (const [pattern, replacement] of GENERIC_PATTERNS) result = result.replace(pattern, replacement);
-  return result;
+  if (needles.size === 0) return undefined;
+  // One pass, longest first: a secret containing another is replaced whole, and a short secret cannot match
+  // inside a placeholder written by an earlier replacement.
+  const alternatives = [...needles].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  return new RegExp(alternatives.join('|'), 'g');
 }
 
 function escapeRegExp(text: string): string {

@@ -5,6 +5,7 @@ import type {
   ApprovalWrite,
   ConnectorState,
   IntegrationClient,
+  LeasedTask,
   ManagementClient,
   NewUser,
   Task,
@@ -25,6 +26,7 @@ describe('public types', () => {
     expectTypeOf<ManagementClient['addUsers']>().returns.resolves.toEqualTypeOf<AddUserResult[]>();
     expectTypeOf<ManagementClient['iterateUsers']>().returns.toEqualTypeOf<AsyncIterableIterator<User>>();
     expectTypeOf<IntegrationClient['getTask']>().returns.resolves.toEqualTypeOf<Task | null>();
+    expectTypeOf<IntegrationClient['leaseTask']>().returns.resolves.toEqualTypeOf<LeasedTask | null>();
     expectTypeOf<IntegrationClient['getState']>().returns.resolves.toEqualTypeOf<ConnectorState | null>();
     expectTypeOf<IntegrationClient['getApproval']>().returns.resolves.toEqualTypeOf<Approval>();
     expectTypeOf<IntegrationClient['putApprovals']>().parameter(0).toEqualTypeOf<readonly ApprovalWrite[]>();

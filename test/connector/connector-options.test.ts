@@ -78,6 +78,34 @@ describe('connector options', () => {
     expect(error.message).toMatch(/sync\.schedule: is not a valid cron expression \(.+\), got `"not cron"`/);
   });
 
+  it('refuses a key rotation margin not smaller than the key lifetime when the connector is built, not at start', () => {
+    const error = constructionError({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 120_000 } });
+    expect(error.issues).toEqual([
+      {
+        path: ['keys', 'rotationMarginMs'],
+        message:
+          'Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (120000), got `120000` (number)',
+      },
+    ]);
+    expect(error.message).toContain('Invalid connector options: keys.rotationMarginMs: ');
+    // Against the default lifetime (30 days) too, and a lifetime that is no duration.
+    expect(constructionError({ keys: { rotationMarginMs: 31 * 86_400_000 } }).issues[0]?.path).toEqual([
+      'keys',
+      'rotationMarginMs',
+    ]);
+    expect(constructionError({ keys: { keyLifetimeMs: 0 } }).issues[0]?.path).toEqual([
+      'keys',
+      'keyLifetimeMs',
+    ]);
+    expect(
+      () =>
+        new MemoryConnector(
+          options({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 60_000 } }),
+          new MemorySource(),
+        ),
+    ).not.toThrow();
+  });
+
   it('checks the client options too, never echoing the token', () => {
     expect(
       () =>

@@ -156,6 +156,36 @@ describe('rotation', () => {
   });
 });
 
+describe('onNewKey', () => {
+  it('tells of each key made current after load, and why: created, rotated, adopted', async () => {
+    const store = new MemoryKeyStore();
+    const told: [string, string][] = [];
+    const onNewKey = (key: { publicKey: string }, reason: string) => void told.push([reason, key.publicKey]);
+    const a = await KeyRing.load(store, { now: clock, onNewKey });
+    expect(told).toEqual([['created', a.current.publicKey]]);
+
+    // Loading what the store holds is not news; another process's rotation, adopted, is.
+    const bTold: [string, string][] = [];
+    const b = await KeyRing.load(store, {
+      now: clock,
+      onNewKey: (key, reason) => void bTold.push([reason, key.publicKey]),
+    });
+    expect(bTold).toEqual([]);
+    now += 23 * DAY;
+    await a.rotateIfDue();
+    expect(told.at(-1)).toEqual(['rotated', a.current.publicKey]);
+    await b.rotateIfDue();
+    expect(bTold).toEqual([['adopted', a.current.publicKey]]);
+    await a.rotateIfDue();
+    expect(told).toHaveLength(2);
+
+    // With every key expired, the next one is created anew.
+    now += 30 * DAY;
+    await a.rotateIfDue();
+    expect(told.at(-1)).toEqual(['created', a.current.publicKey]);
+  });
+});
+
 describe('open', () => {
   it('opens credentials sealed to the current key, every field a Secret', async () => {
     const ring = await KeyRing.load(new MemoryKeyStore(), { now: clock });

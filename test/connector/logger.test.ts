@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Secret } from '../../src/connector/index.js';
-import { componentLogger, createLogger } from '../../src/connector/logger.js';
+import { componentLogger, createLogger, secretScrubbingLogger } from '../../src/connector/logger.js';
 
 function memoryStream() {
   const lines: string[] = [];
@@ -121,5 +121,67 @@ describe('createLogger', () => {
     logger.debug('dropped');
     logger.info('kept');
     expect(normal.records().map((record) => record.msg)).toEqual(['kept']);
+  });
+});
+
+describe('secretScrubbingLogger', () => {
+  const password = 'pw-"quoted"\\and-0019';
+
+  it("writes none of a task's values: message, interpolation, error message and stack, fields, keys, JSON text", () => {
+    const stream = memoryStream();
+    const logger = secretScrubbingLogger(createLogger({ destination: stream }), [new Secret(password)]);
+    logger.error({ err: new Error(`login refused for ada/${password}`) }, 'login failed');
+    logger.error(new Error(`as the first argument: ${password}`));
+    logger.warn(`retrying with ${password}`);
+    logger.warn('interpolated: %s', password);
+    logger.info({ request: { body: JSON.stringify({ user: 'ada', password }), tries: [password] } }, 'sent');
+    logger.info({ [password]: 1 }, 'as a key');
+
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads into the parsed lines freely.
+    const records = stream.records() as any[]; // every line is still valid JSON
+    expect(records).toHaveLength(6);
+    const text = stream.text();
+    const escaped = JSON.stringify(password).slice(1, -1);
+    for (const form of [
+      password,
+      escaped,
+      JSON.stringify(escaped).slice(1, -1),
+      encodeURIComponent(password),
+    ]) {
+      expect(text).not.toContain(form);
+    }
+    expect(records[0]).toMatchObject({
+      msg: 'login failed',
+      err: { message: `login refused for ada/${REDACTED}` },
+    });
+    expect(String(records[0].err.stack)).toContain(`ada/${REDACTED}`);
+    expect(records[1]).toMatchObject({ msg: `as the first argument: ${REDACTED}` });
+    expect(records[2]).toMatchObject({ msg: `retrying with ${REDACTED}` });
+    expect(records[3]).toMatchObject({ msg: `interpolated: ${REDACTED}` });
+    expect(records[4]).toMatchObject({ request: { tries: [REDACTED] } });
+    expect(JSON.parse(records[4].request.body)).toEqual({
+      user: 'ada',
+      password: REDACTED,
+    });
+    expect(records[5]).toMatchObject({ [REDACTED]: 1 });
+  });
+
+  it('keeps scrubbing in its children and keeps the hooks of an injected logger; the parent is not affected', () => {
+    const stream = memoryStream();
+    const injected = pino({ hooks: { streamWrite: (line) => line.replace('marker', 'MARKED') } }, stream);
+    const parent = createLogger({ logger: injected });
+    const child = secretScrubbingLogger(parent, ['value-0020']).child({ step: 2 });
+    child.info('marker value-0020');
+    parent.info('parent value-0020');
+    expect(stream.records()).toMatchObject([
+      { step: 2, msg: `MARKED ${REDACTED}` },
+      { msg: 'parent value-0020' },
+    ]);
+  });
+
+  it('returns the logger itself when there is no value to scrub', () => {
+    const logger = createLogger({ destination: memoryStream() });
+    expect(secretScrubbingLogger(logger, [])).toBe(logger);
+    expect(secretScrubbingLogger(logger, [undefined, '', new Secret('')])).toBe(logger);
   });
 });

@@ -22,16 +22,20 @@ describe('ConnectorMetrics', () => {
     expect(body).toContain('# TYPE approval_connector_task_duration_seconds histogram');
     expect(body).toContain('# TYPE approval_connector_poll_errors_total counter');
     expect(body).toContain('# TYPE approval_connector_key_expiry_seconds gauge');
+    expect(body).toContain('# TYPE approval_connector_key_events_total counter');
     expect(body).toContain('# TYPE approval_connector_ready gauge');
     expect(sample(body, 'approval_connector_approvals_pushed_total')).toBe(0);
     expect(sample(body, 'approval_connector_poll_errors_total')).toBe(0);
     expect(sample(body, 'approval_connector_ready')).toBe(0);
+    for (const event of ['created', 'rotated', 'adopted', 'expiring', 'expired']) {
+      expect(sample(body, `approval_connector_key_events_total{event="${event}"}`)).toBe(0);
+    }
     // Unknown until recorded: absent, not a reassuring 0.
     expect(sample(body, 'approval_connector_sync_lag_seconds')).toBeUndefined();
     expect(sample(body, 'approval_connector_key_expiry_seconds')).toBeUndefined();
   });
 
-  it('counts pushes, runs, tasks and poll errors with their labels', async () => {
+  it('counts pushes, runs, tasks, poll errors and key events with their labels', async () => {
     const metrics = new ConnectorMetrics();
     metrics.approvalsPushed(50);
     metrics.approvalsPushed(7);
@@ -42,6 +46,9 @@ describe('ConnectorMetrics', () => {
     metrics.taskFinished('approve', 'authenticationError', 3);
     metrics.taskFinished('reject', 'success', 0.01);
     metrics.pollError();
+    metrics.keyEvent('rotated');
+    metrics.keyEvent('rotated');
+    metrics.keyEvent('expiring');
     metrics.ready(true);
 
     const { body } = await metrics.render();
@@ -58,6 +65,8 @@ describe('ConnectorMetrics', () => {
     expect(sample(body, 'approval_connector_task_duration_seconds_bucket{le="0.25",type="approve"}')).toBe(1);
     expect(sample(body, 'approval_connector_task_duration_seconds_bucket{le="+Inf",type="reject"}')).toBe(1);
     expect(sample(body, 'approval_connector_poll_errors_total')).toBe(1);
+    expect(sample(body, 'approval_connector_key_events_total{event="rotated"}')).toBe(2);
+    expect(sample(body, 'approval_connector_key_events_total{event="expiring"}')).toBe(1);
     expect(sample(body, 'approval_connector_ready')).toBe(1);
 
     metrics.ready(false);
@@ -142,6 +151,9 @@ describe('ConnectorMetrics', () => {
     const metrics = new ConnectorMetrics();
     expectTypeOf(metrics.syncRun).parameter(0).toEqualTypeOf<'incremental' | 'snapshot' | 'reconcile'>();
     expectTypeOf(metrics.syncRun).parameter(1).toEqualTypeOf<'success' | 'failure'>();
+    expectTypeOf(metrics.keyEvent)
+      .parameter(0)
+      .toEqualTypeOf<'created' | 'rotated' | 'adopted' | 'expiring' | 'expired'>();
     expectTypeOf(metrics.taskFinished)
       .parameter(1)
       .toEqualTypeOf<

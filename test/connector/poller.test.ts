@@ -1,8 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { Task, TaskResult } from '../../src/api/index.js';
-import { ConflictError, type IntegrationClient, ServerError } from '../../src/client/index.js';
-import { createLogger, type PrecheckVerdict, type TaskContext } from '../../src/connector/index.js';
+import {
+  ConflictError,
+  type IntegrationClient,
+  type LeasedTask,
+  ServerError,
+} from '../../src/client/index.js';
+import {
+  ConnectorMetrics,
+  createLogger,
+  type PrecheckVerdict,
+  type TaskContext,
+} from '../../src/connector/index.js';
 import { type PollerSettings, TaskPoller } from '../../src/connector/tasks/poller.js';
 
 const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
@@ -28,6 +38,9 @@ type Report = (taskId: string, result: TaskResult) => Promise<void>;
 
 interface Setup {
   getTask?: GetTask;
+  /** Answers in place of `getTask`, for tasks that break the contract. */
+  leaseTask?: (options: { signal?: AbortSignal }) => Promise<LeasedTask | null>;
+  metrics?: ConnectorMetrics;
   reportTaskResult?: Report;
   handler?: (input: { approval: { id: string } }, context: TaskContext) => Promise<void>;
   precheck?: (task: Task, context: TaskContext) => Promise<PrecheckVerdict>;
@@ -43,9 +56,11 @@ function startPoller(setup: Setup) {
   const polls: number[] = [];
   const reports: { taskId: string; result: TaskResult }[] = [];
   const client = {
-    getTask: async (options: { signal?: AbortSignal }) => {
+    leaseTask: async (options: { signal?: AbortSignal }): Promise<LeasedTask | null> => {
       polls.push(Date.now());
-      return (setup.getTask ?? (async () => null))(options);
+      if (setup.leaseTask) return setup.leaseTask(options);
+      const task = await (setup.getTask ?? (async () => null))(options);
+      return task === null ? null : { valid: true, task };
     },
     reportTaskResult: async (taskId: string, result: TaskResult) => {
       reports.push({ taskId, result });
@@ -70,7 +85,7 @@ function startPoller(setup: Setup) {
         level: 'info',
         destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
       }),
-      metrics: undefined,
+      metrics: setup.metrics,
       now: () => Date.now(),
       random: setup.random ?? (() => 0),
     },
@@ -277,5 +292,38 @@ describe('precheck', () => {
       { taskId: taskNumbered(1).id, result: verdict },
       { taskId: taskNumbered(2).id, result: { status: 'success' } },
     ]);
+  });
+});
+
+describe('tasks that break the contract', () => {
+  it('reports internalError task_data_invalid for a leased task it cannot read, without running a handler', async () => {
+    const metrics = new ConnectorMetrics();
+    const answers: (LeasedTask | null)[] = [
+      {
+        valid: false,
+        id: 'T-1',
+        type: undefined,
+        issues: [{ path: ['type'], message: 'Invalid input: expected string, received number' }],
+      },
+    ];
+    const { reports, handled } = startPoller({ leaseTask: async () => answers.shift() ?? null, metrics });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(handled).toEqual([]);
+    expect(reports).toEqual([
+      {
+        taskId: 'T-1',
+        result: {
+          status: 'internalError',
+          meta: {
+            code: 'task_data_invalid',
+            message:
+              'Invalid data for task type "(unreadable)": type: Invalid input: expected string, received number',
+          },
+        },
+      },
+    ]);
+    expect((await metrics.render()).body).toContain(
+      'approval_connector_tasks_total{type="",status="internalError"} 1',
+    );
   });
 });

@@ -7,9 +7,11 @@ import {
   runConnector,
   ServiceUnavailableFailure,
   SystemFailure,
+  type TaskHandlers,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
+import { RewritingProxy } from './support/rewriting-proxy.js';
 
 let harness: TestHarness;
 let source: MemorySource;
@@ -119,6 +121,77 @@ describe('running tasks', () => {
   });
 });
 
+describe('tasks that break the contract', () => {
+  let proxy: RewritingProxy;
+  beforeEach(async () => {
+    proxy = await RewritingProxy.start(harness.backend.url);
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+  const isGetTask = ({ method, path }: { method: string; path: string }) =>
+    method === 'GET' && path === '/v2/connector/tasks';
+
+  it('answers internalError task_data_invalid to a task whose data fails the answer schema, instead of never answering it', async () => {
+    proxy.rewrite = (request, body) => {
+      const task = (body as { data?: { task?: { data: { approval: unknown } } | null } }).data?.task;
+      if (isGetTask(request) && task) task.data.approval = 42;
+      return body;
+    };
+    const connector = await startSynced({ service: harness.serviceOptions({ baseUrl: proxy.url }) });
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task.id, 5_000)).toEqual({
+      status: 'internalError',
+      meta: { code: 'task_data_invalid', message: expect.stringMatching(/"approve": data\.approval: /) },
+    });
+    expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
+    expect(connector.actions).toEqual([]);
+    await connector.stop();
+  });
+
+  it('logs an answer with no usable task id and backs off, without stopping, then answers the next task', async () => {
+    let broken = true;
+    proxy.rewrite = (request, body) =>
+      broken && isGetTask(request)
+        ? { status: 'success', data: { task: { type: 'approve', data: { approval: { id: 'PO-1' } } } } }
+        : body;
+    const lines: { msg: string; retryInMs?: number; err?: { code?: string } }[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const connector = await startSynced({
+      service: harness.serviceOptions({ baseUrl: proxy.url }),
+      logger: { level: 'warn', destination },
+      tasks: { idleMinMs: 5, idleMaxMs: 1_000 },
+      random: () => 0,
+    });
+    await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));
+    // Each wait is half its ceiling with no jitter: the ceiling doubles from idleMinMs after each failed poll.
+    expect(lines.slice(0, 4)).toEqual(
+      [3, 5, 10, 20].map((retryInMs) =>
+        expect.objectContaining({
+          msg: 'polling for tasks failed; retrying',
+          retryInMs,
+          err: expect.objectContaining({ code: 'invalid_response' }),
+        }),
+      ),
+    );
+    const pollErrors = /^approval_connector_poll_errors_total (\d+)$/m.exec(
+      (await connector.metrics.render()).body,
+    );
+    expect(Number(pollErrors?.[1])).toBeGreaterThanOrEqual(4);
+    expect(connector.lifecycle).toBe('running');
+
+    broken = false;
+    const task = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await connector.stop();
+  });
+});
+
 describe('never running an action twice', () => {
   it('does not run a task delivered twice while it runs', async () => {
     const connector = await startSynced({ tasks: { concurrency: 4 } });
@@ -206,6 +279,24 @@ describe('credentials and keys', () => {
     expect(await harness.awaitResult(sealedToOld.id)).toEqual({ status: 'success' });
     expect(await harness.awaitResult(sealedToNew.id)).toEqual({ status: 'success' });
     expect(second.actions.map((action) => action.approvalId).sort()).toEqual(['PO-1', 'PO-2']);
+  });
+
+  it('registers a new public key with the service when the running connector rotates its key', async () => {
+    // A key replaced a second after it is made: the running connector, not a restart, must rotate it.
+    const connector = await harness.start((options) => new CredentialConnector(options, source), {
+      keys: { keyLifetimeMs: 3_000, rotationMarginMs: 2_000 },
+    });
+    await connector.syncNow();
+    const registration = () => harness.backend.getConnector(harness.tenant.system.id);
+    const first = registration().publicKey;
+    await vi.waitFor(() => expect(registration().publicKey).not.toBe(first), { timeout: 5_000 });
+    const task = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password: 'sealed-to-a-rotated-key' },
+    });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    expect(connector.actions).toHaveLength(1);
   });
 
   it('reports internalError when credentials cannot be opened', async () => {
@@ -304,5 +395,51 @@ describe('logs', () => {
     expect(logged).toContain('task failed');
     expect(logged).not.toContain('hunter2-credential');
     expect(logged).not.toContain(harness.tenant.connectorToken);
+  });
+
+  it("does not write the approver's password that a handler's log line quotes", async () => {
+    const password = 'pw-Ada-0021';
+    let logged = '';
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        logged += String(chunk);
+        done();
+      },
+    });
+    class LoggingConnector extends MemoryConnector {
+      override readonly authRequired = true;
+      override readonly handlers: TaskHandlers<typeof taskSchemas> = {
+        approve: async (_input, context) => {
+          const revealed = context.credentials?.password?.reveal();
+          context.logger.error({ err: new Error(`SAP refused the password ${revealed}`) }, 'login failed');
+          context.logger.warn(`retrying with ${revealed}`);
+          context.logger.info({ sent: JSON.stringify({ user: 'ada', password: revealed }) }, 'sent');
+        },
+        reject: async () => {},
+      };
+    }
+    const connector = await harness.start((options) => new LoggingConnector(options, source), {
+      logger: { level: 'info', destination },
+    });
+    await connector.syncNow();
+    const task = harness.createTask({
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password },
+    });
+    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await connector.stop();
+    const lines = logged
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'login failed',
+        err: expect.objectContaining({ message: 'SAP refused the password [redacted]' }),
+      }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'retrying with [redacted]' }));
+    expect(logged).not.toContain(password);
   });
 });

@@ -19,7 +19,7 @@ export interface TaskContext {
   readonly idempotencyKey: string;
   /** Aborted when the worker is shutting down and the grace time is over; pass it to the source's calls. */
   readonly signal: AbortSignal;
-  /** A child logger bound to the task. */
+  /** A child logger bound to the task. It writes none of the task's credential values, wherever one appears in a line. */
   readonly logger: Logger;
   /** The approver's decrypted credentials, when the connector has `authRequired`; every field is a `Secret`. */
   readonly credentials: Credentials | undefined;

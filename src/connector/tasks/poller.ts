@@ -2,11 +2,11 @@ import PQueue from 'p-queue';
 import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
 import { toIssues } from '../../api/primitives.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
-import type { IntegrationClient } from '../../client/integration-client.js';
+import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
 import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
 import type { KeyRing } from '../keys.js';
-import type { Logger } from '../logger.js';
+import { type Logger, secretScrubbingLogger } from '../logger.js';
 import type { ConnectorMetrics } from '../metrics.js';
 import { type Credentials, redactSecrets } from '../secret.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
@@ -120,20 +120,21 @@ export class TaskPoller {
         const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
         this.#lastPollAt = this.#parts.now();
         // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
-        const task = await untilAborted(client.getTask({ signal }), signal);
+        const leased = await untilAborted(client.leaseTask({ signal }), signal);
         this.#stalled = false;
-        if (task === null) {
+        if (leased === null) {
           await sleep(this.#idleDelay(idle++), signal);
           continue;
         }
         idle = 0;
-        void this.#queue.add(() => this.#handle(task));
+        void this.#queue.add(() => this.#handle(leased));
       } catch (error) {
         if (this.#stopPolling.signal.aborted) return;
         if (this.#poll?.signal.aborted) continue; // the watchdog cut a stuck poll short
         metrics?.pollError();
-        logger.warn({ err: error }, 'polling for tasks failed; retrying');
-        await sleep(this.#idleDelay(idle++), this.#stopPolling.signal).catch(() => {});
+        const retryInMs = this.#idleDelay(idle++);
+        logger.warn({ err: error, retryInMs }, 'polling for tasks failed; retrying');
+        await sleep(retryInMs, this.#stopPolling.signal).catch(() => {});
       }
     }
   }
@@ -171,7 +172,8 @@ export class TaskPoller {
     this.#poll?.abort();
   }
 
-  async #handle(task: Task): Promise<void> {
+  async #handle(leased: LeasedTask): Promise<void> {
+    const task = leased.valid ? leased.task : { id: leased.id, type: leased.type ?? '' };
     const logger = this.#parts.logger.child({ taskId: task.id, taskType: task.type });
     if (this.#running.has(task.id)) {
       logger.info('task offered again while it runs; not running it twice');
@@ -189,7 +191,7 @@ export class TaskPoller {
     this.#running.add(task.id);
     try {
       const started = this.#parts.now();
-      const result = await this.#execute(task, logger);
+      const result = await this.#execute(leased, logger);
       if (result === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
@@ -205,10 +207,14 @@ export class TaskPoller {
   }
 
   /** Runs a task and gives its result, or `undefined` when shutdown interrupted it. */
-  async #execute(task: Task, logger: Logger): Promise<TaskResult | undefined> {
+  async #execute(leased: LeasedTask, logger: Logger): Promise<TaskResult | undefined> {
     const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
     let credentials: Credentials | undefined;
+    let taskLogger = logger;
     try {
+      // Answered like data that fails its type's schema: the service would otherwise offer the task forever.
+      if (!leased.valid) throw new TaskDataInvalid(leased.type ?? '(unreadable)', leased.issues);
+      const { task } = leased;
       const schema = schemas[task.type];
       const handler = handlers[task.type];
       if (schema === undefined || handler === undefined) {
@@ -222,13 +228,15 @@ export class TaskPoller {
         const sealed = task.data.credentials;
         if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
         credentials = await keyRing.open(sealed);
+        // As in the result's meta: an author's line may quote them (an error from the source, say).
+        taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
       }
       const context: TaskContext = {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
         signal: this.#force.signal,
-        logger,
+        logger: taskLogger,
         credentials,
         task,
       };
@@ -245,7 +253,7 @@ export class TaskPoller {
         ...(classify ? { classify } : {}),
         secrets: credentials === undefined ? [] : Object.values(credentials),
       });
-      logger.warn({ status, code: meta.code }, 'task failed');
+      taskLogger.warn({ status, code: meta.code }, 'task failed');
       return { status, meta: { ...meta } };
     }
   }

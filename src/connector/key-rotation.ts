@@ -1,0 +1,153 @@
+/**
+ * Keeps a running connector's key current: each check is armed for the current key's rotation time, and after a
+ * failure retried with backoff until the key is replaced. See `docs/keys.md`.
+ * @module
+ */
+import { backoffDelay, type RetryPolicy } from '../client/retry.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys.js';
+import type { Logger } from './logger.js';
+import type { ConnectorMetrics } from './metrics.js';
+import type { ScheduledJob } from './sync/schedule.js';
+
+/** What the rotation needs from the connector. */
+export interface KeyRotationParts {
+  ring: KeyRing;
+  /** Registers the ring's current public key with the service. */
+  register: () => Promise<void>;
+  logger: Logger;
+  metrics: ConnectorMetrics;
+  now: () => number;
+  random: () => number;
+}
+
+// The longest delay setTimeout takes; a longer one would fire at once. A check that comes early arms the next one.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+// Retries while the key cannot be replaced: from a second, doubling, up to an hour, never after the key expires.
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 3_600_000;
+
+const NEW_KEY_MESSAGES: Record<NewKeyReason, string> = {
+  created: 'created a connector key',
+  rotated: 'rotated the connector key',
+  adopted: 'adopted a connector key from the key store',
+};
+
+/** Logs and counts each key the ring makes current: the `onNewKey` of the connector's key ring. */
+export function announceNewKey(
+  logger: Logger,
+  metrics: ConnectorMetrics,
+): (key: PublicKeyInfo, reason: NewKeyReason) => void {
+  return (key, reason) => {
+    metrics.keyEvent(reason);
+    logger.info({ publicKey: key.publicKey, expiresAt: key.expiresAt }, NEW_KEY_MESSAGES[reason]);
+  };
+}
+
+/**
+ * Checks the connector's key when it is due: rotates it (or adopts the key the operator put in a read-only store),
+ * registers the new public key, and arms the next check at the new key's rotation time. While the key cannot be
+ * replaced (the store or the service fails, the operator has not added a key), it checks again with backoff, and
+ * logs and counts each check: a warning while the key approaches its expiry, an error once it has expired.
+ */
+export class KeyRotation implements ScheduledJob {
+  readonly #parts: KeyRotationParts;
+  readonly #retry: RetryPolicy;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  /** Checks in a row that left the key due, expired or unregistered. */
+  #failures = 0;
+  /** A new key is current but not registered yet. */
+  #unregistered = false;
+
+  constructor(parts: KeyRotationParts) {
+    this.#parts = parts;
+    this.#retry = {
+      retries: Number.POSITIVE_INFINITY,
+      baseDelayMs: RETRY_MIN_MS,
+      maxDelayMs: RETRY_MAX_MS,
+      maxRetryTimeMs: Number.POSITIVE_INFINITY,
+      random: parts.random,
+    };
+  }
+
+  /** Arms the first check, at the current key's rotation time (at once when it is due already). */
+  start(): this {
+    this.#arm();
+    return this;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  async #check(): Promise<void> {
+    const { ring, register, logger } = this.#parts;
+    let replaced = true;
+    try {
+      // A ring whose every key expired changed too, but has nothing to register: the expiry is reported below.
+      if ((await ring.rotateIfDue()) && currentOf(ring) !== undefined) this.#unregistered = true;
+      if (this.#unregistered) {
+        await register();
+        this.#unregistered = false;
+        logger.info({ expiresAt: ring.current.expiresAt }, 'registered the connector key with the service');
+      }
+    } catch (error) {
+      replaced = false;
+      if (!this.#stopped) logger.error({ err: error }, 'replacing the connector key failed; retrying');
+    }
+    if (this.#stopped) return;
+    const healthy = this.#reportExpiry() && replaced;
+    this.#failures = healthy ? 0 : this.#failures + 1;
+    this.#arm();
+  }
+
+  /** Logs and counts a key that is due and not replaced, or expired. True when neither. */
+  #reportExpiry(): boolean {
+    const { ring, logger, metrics, now } = this.#parts;
+    let current: PublicKeyInfo;
+    try {
+      current = ring.current;
+    } catch (error) {
+      metrics.keyEvent('expired');
+      logger.error(
+        { err: error },
+        'the connector key has expired: the service creates no task for this connector until a new key is registered',
+      );
+      return false;
+    }
+    if (now() < ring.rotationDueAt.getTime()) return true;
+    metrics.keyEvent('expiring');
+    logger.warn(
+      { expiresAt: current.expiresAt },
+      'the connector key is due for rotation and has not been replaced; it expires soon',
+    );
+    return false;
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    const { ring, now } = this.#parts;
+    const at = now();
+    const current = currentOf(ring);
+    let next: number;
+    if (this.#failures === 0 && current !== undefined) {
+      next = ring.rotationDueAt.getTime();
+    } else {
+      next = at + Math.max(RETRY_MIN_MS, backoffDelay(Math.max(1, this.#failures), this.#retry));
+      // Checked again at the expiry itself, so that it is reported when it happens.
+      const expiresAt = current?.expiresAt.getTime();
+      if (expiresAt !== undefined && expiresAt > at) next = Math.min(next, expiresAt);
+    }
+    this.#timer = setTimeout(() => void this.#check(), Math.min(MAX_TIMER_MS, Math.max(0, next - at)));
+    this.#timer.unref();
+  }
+}
+
+function currentOf(ring: KeyRing): PublicKeyInfo | undefined {
+  try {
+    return ring.current;
+  } catch {
+    return undefined;
+  }
+}
