@@ -179,6 +179,17 @@ describe('Get user mappings of a system (5)', () => {
     );
   });
 
+  it('answers 400, not 200, to page=+1 and limit=+5: integers are plain decimal digits', async () => {
+    const { tenant } = tenantWithUsers(0);
+    for (const query of ['page=%2B1', 'limit=%2B5']) {
+      const answer = await call(backend, 'GET', `/v1/systems/${tenant.system.id}/usermappings?${query}`, {
+        token: tenant.managementToken,
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${query.split('=')[0]}: `));
+    }
+  });
+
   it('answers 400 for bad paging and 404 for an unknown or foreign system', async () => {
     const { tenant } = tenantWithUsers(0);
     const other = backend.createTenant();

@@ -111,6 +111,22 @@ describe('Get users (1)', () => {
     expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${parameter}: `));
   });
 
+  it('answers 400, not 200, to page=+1 and limit=+5: integers are plain decimal digits', async () => {
+    // `+` in a query is a space; `%2B` is the plus sign itself.
+    for (const [query, parameter] of [
+      ['?page=%2B1', 'page'],
+      ['?limit=%2B5', 'limit'],
+      ['?page=%2B1&limit=%2B5', 'page'],
+      ['?page=-1', 'page'],
+      ['?page=+1', 'page'],
+    ]) {
+      const answer = await users(tenant, query);
+      expect(answer.status).toBe(400);
+      expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${parameter}: `));
+    }
+    expect((await users(tenant, '?page=01&limit=005')).status).toBe(200);
+  });
+
   it('pages through any set of users without loss or repetition (property)', async () => {
     const pager = backend.createTenant();
     const count = 23;
