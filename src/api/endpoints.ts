@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   Approval,
   ApprovalFields,
+  ApprovalId,
   ApprovalWrite,
   ConnectorRegistration,
   ConnectorState,
@@ -51,7 +52,7 @@ const PathSegment = z
   .min(1)
   .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' });
 const IdParam = z.object({ id: PathSegment });
-const ApprovalIdParam = z.object({ approvalId: PathSegment });
+const ApprovalIdParam = z.object({ approvalId: ApprovalId });
 const TaskIdParam = z.object({ taskId: PathSegment });
 
 function endpoint<const E extends Endpoint>(definition: E): E {

@@ -22,6 +22,22 @@ export const SuccessStatus = z.looseObject({ status: z.literal('success') });
 /** The v2 error body. */
 export const V2ErrorBody = z.looseObject({ status: z.literal('failure') });
 
+/** The longest approval id, in characters (UTF-16 code units, as JavaScript counts a string's length). */
+export const MAX_APPROVAL_ID_LENGTH = 255;
+
+/**
+ * An approval's id as a request names it, in a path (endpoints 8 and 9) or in a body (endpoint 11), with the same
+ * rules everywhere so that every approval written can be read: 1 to {@link MAX_APPROVAL_ID_LENGTH} characters,
+ * not `.` or `..` (URL parsers resolve those as path segments), and well-formed Unicode (a lone surrogate cannot be
+ * percent-encoded in a path, nor stored as UTF-8 text unchanged).
+ */
+export const ApprovalId = z
+  .string()
+  .min(1)
+  .max(MAX_APPROVAL_ID_LENGTH)
+  .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' })
+  .refine((value) => !/\p{Cs}/u.test(value), { message: 'must be well-formed Unicode (no lone surrogate)' });
+
 /** An approval as the service returns it. `data` is absent in the shallow view. */
 export const Approval = z.looseObject({
   id: z.string(),
@@ -47,7 +63,7 @@ export const ApprovalFields = z.object({
 export type ApprovalFields = z.input<typeof ApprovalFields>;
 
 /** One approval of a batch write (endpoint 11's body.approvals). */
-export const ApprovalWrite = ApprovalFields.extend({ id: z.string().min(1) });
+export const ApprovalWrite = ApprovalFields.extend({ id: ApprovalId });
 export type ApprovalWrite = z.input<typeof ApprovalWrite>;
 
 /** The five statuses a task result can have. */

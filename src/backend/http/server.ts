@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminOperations } from '../admin/operations.js';
@@ -33,7 +34,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: true,
-    routerOptions: { querystringParser: parseQueryString },
+    routerOptions: {
+      querystringParser: parseQueryString,
+      // No path parameter is longer than the request head the HTTP parser accepts, so the router never refuses one
+      // for its length: the endpoint's schema does, with the same limit as in a body (an approval id, for one).
+      maxParamLength: maxHeaderSize,
+    },
   });
   // Endpoint 18 is published as GET with a JSON body; by default fastify never reads the body of a GET.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalId } from '../../api/integration.js';
 import { DateTimeInput, JsonObject, toIssues } from '../../api/primitives.js';
 import { ValidationError } from '../../errors.js';
 import type { Logger } from '../logger.js';
@@ -21,7 +22,7 @@ export interface SourceApproval {
 }
 
 const SourceApprovalSchema = z.object({
-  id: z.string().min(1),
+  id: ApprovalId,
   schemaId: z.string().min(1),
   approver: z.string().min(1),
   resolved: z.boolean(),
