@@ -9,7 +9,7 @@ import { buildOpenApiDocument } from '../openapi/document.js';
 import type { ServiceContext } from './context.js';
 import { registerJsonParser } from './json.js';
 import { parseQueryString } from './query.js';
-import { sendError, toServiceError } from './replies.js';
+import { answerUnreadableRequest, sendError, toServiceError } from './replies.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerConnectorRoutes } from './routes/connector.js';
 import { registerMappingRoutes } from './routes/mappings.js';
@@ -25,6 +25,12 @@ export interface ServerOptions extends ServiceContext {
   operations: AdminOperations;
 }
 
+const INTERNAL_ERROR = new ServiceError('Internal Server Error', 'the request could not be handled');
+
+function toServiceErrorOrInternal(error: unknown): ServiceError {
+  return toServiceError(error) ?? INTERNAL_ERROR;
+}
+
 /** Builds the fastify app: the 18 endpoints, the admin API, the OpenAPI document, faults and error shapes. */
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
@@ -34,6 +40,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: true,
+    // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
+    frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),
+    clientErrorHandler: answerUnreadableRequest,
     routerOptions: {
       querystringParser: parseQueryString,
       // No path parameter is longer than the request head the HTTP parser accepts, so the router never refuses one
@@ -51,11 +60,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     const serviceError = toServiceError(error);
     if (serviceError !== undefined) return sendError(request, reply, serviceError);
     request.log.error({ err: error }, 'request failed');
-    return sendError(
-      request,
-      reply,
-      new ServiceError('Internal Server Error', 'the request could not be handled'),
-    );
+    return sendError(request, reply, INTERNAL_ERROR);
   });
 
   app.setNotFoundHandler((request, reply) => {
