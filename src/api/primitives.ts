@@ -22,8 +22,16 @@ export const DateTimeInput = z.union([
 /** An ISO 8601 timestamp in a response. Tolerant: a missing offset is accepted (and read as UTC by the kit). */
 export const DateTime = z.iso.datetime({ offset: true, local: true });
 
-/** A JSON object whose keys the service does not constrain. */
-export const JsonObject = z.record(z.string(), z.unknown());
+/**
+ * A JSON object whose keys the service does not constrain, passed on as it is: every key is kept, `__proto__`
+ * included. (`JSON.parse` makes `__proto__` an own property like any other, so it never changes a prototype; zod's
+ * records would drop it.)
+ */
+export const JsonObject = z
+  .custom<Record<string, unknown>>((value) => z.core.util.isPlainObject(value), {
+    message: 'Invalid input: expected object',
+  })
+  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
 
 /** Parses with a schema, turning zod's error into the kit's {@link ValidationError} naming every field. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, subject: string): z.output<S> {

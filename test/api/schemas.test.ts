@@ -6,6 +6,7 @@ import {
   AddUserResult,
   Approval,
   ConnectorRegistration,
+  ConnectorState,
   endpoints,
   GetUsersQuery,
   parseV1ErrorMessage,
@@ -47,6 +48,30 @@ describe('resources', () => {
     expect(Approval.parse({ ...base, data: { a: 1 } }).data).toEqual({ a: 1 });
     expect(Approval.parse(base).data).toBeUndefined();
     expect(Approval.safeParse({ ...base, resolved: 'no' }).success).toBe(false);
+  });
+
+  it('keeps a __proto__ key of approval data, state and task data as an own key, not dropping it', () => {
+    const data = JSON.parse('{"__proto__":{"a":1},"b":2}');
+    const approval = Approval.parse({
+      id: 'A-1',
+      schemaId: 's',
+      approver: 'u',
+      resolved: false,
+      lastModified: '2026-01-01T00:00:00.000Z',
+      data,
+    });
+    const state = ConnectorState.parse({
+      id: uuid,
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+      state: data,
+    });
+    const task = Task.parse({ id: uuid, type: 'approve', data: { approval: data } });
+    const write = endpoints.putState.body.parse({ state: data });
+    for (const kept of [approval.data, state.state, task.data.approval, write.state]) {
+      expect(JSON.stringify(kept)).toBe('{"__proto__":{"a":1},"b":2}');
+      expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    }
   });
 
   it('reads tasks whose comments are absent', () => {
