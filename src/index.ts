@@ -33,6 +33,7 @@ export {
   GetUsersQuery,
   MANAGEMENT_BODY_LIMIT_BYTES,
   MAX_APPROVAL_ID_LENGTH,
+  MAX_JSON_DEPTH,
   NewUser,
   NewUserMapping,
   PageQuery,

@@ -28,7 +28,7 @@ import {
   User,
   UserMapping,
 } from './management.js';
-import { JsonObject, Uuid } from './primitives.js';
+import { JsonObjectInput, Uuid } from './primitives.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -205,7 +205,7 @@ export const endpoints = {
     method: 'PUT',
     path: '/v2/connector/state',
     summary: 'Update connector state',
-    body: z.object({ state: JsonObject }),
+    body: z.object({ state: JsonObjectInput }),
     response: SuccessStatus,
   }),
   getUiTemplates: endpoint({

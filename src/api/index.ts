@@ -48,4 +48,14 @@ export {
   UserMapping,
   UserQueryField,
 } from './management.js';
-export { DateTime, DateTimeInput, JsonObject, parseOrThrow, toIssues, Uuid } from './primitives.js';
+export {
+  DateTime,
+  DateTimeInput,
+  JsonObject,
+  JsonObjectInput,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  parseOrThrow,
+  toIssues,
+  Uuid,
+} from './primitives.js';

@@ -3,7 +3,7 @@
  * endpoints 8 to 18. Response schemas are loose (unknown fields pass through); request schemas are exact.
  */
 import { z } from 'zod';
-import { DateTime, DateTimeInput, JsonObject, Uuid } from './primitives.js';
+import { DateTime, DateTimeInput, JsonObject, JsonObjectInput, Uuid } from './primitives.js';
 
 /** The envelope of every v2 answer. Failures carry `status: 'failure'` and nothing else. */
 export const V2Status = z.enum(['success', 'failure']);
@@ -58,7 +58,7 @@ export const ApprovalFields = z.object({
   approver: z.string().min(1).optional(),
   resolved: z.boolean().optional(),
   lastModified: DateTimeInput.optional(),
-  data: JsonObject.optional(),
+  data: JsonObjectInput.optional(),
 });
 export type ApprovalFields = z.input<typeof ApprovalFields>;
 
@@ -79,7 +79,7 @@ export type TaskResultStatus = z.infer<typeof TaskResultStatus>;
 /** What a connector reports when it has run a task. */
 export const TaskResult = z.object({
   status: TaskResultStatus,
-  meta: JsonObject.optional(),
+  meta: JsonObjectInput.optional(),
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
@@ -153,7 +153,7 @@ export type UiTemplate = z.infer<typeof UiTemplate>;
 export const UiTemplateWrite = z.object({
   type: z.string().min(1),
   schemaId: z.string().min(1),
-  template: JsonObject,
+  template: JsonObjectInput,
 });
 export type UiTemplateWrite = z.infer<typeof UiTemplateWrite>;
 

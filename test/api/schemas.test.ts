@@ -9,6 +9,7 @@ import {
   ConnectorState,
   endpoints,
   GetUsersQuery,
+  MAX_JSON_DEPTH,
   parseV1ErrorMessage,
   Task,
   User,
@@ -71,6 +72,18 @@ describe('resources', () => {
     for (const kept of [approval.data, state.state, task.data.approval, write.state]) {
       expect(JSON.stringify(kept)).toBe('{"__proto__":{"a":1},"b":2}');
       expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    }
+  });
+
+  it('refuses a free-form object nested deeper than MAX_JSON_DEPTH, without overflowing the stack', () => {
+    const nested = (levels: number) => JSON.parse(`${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`);
+    expect(endpoints.putState.body.safeParse({ state: nested(MAX_JSON_DEPTH) }).success).toBe(true);
+    for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
+      expect(() => parseOrThrow(endpoints.putState.body, { state: nested(levels) }, 'state')).toThrow(
+        expect.objectContaining({
+          issues: [{ path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }],
+        }),
+      );
     }
   });
 

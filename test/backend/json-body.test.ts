@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../../src/api/index.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
-import { call, start } from './helpers.js';
+import { call, start, V2_FAILURE } from './helpers.js';
 
 let backend: ReferenceBackend;
 
@@ -19,6 +20,11 @@ async function tenantWithApproval(): Promise<Tenant> {
     body: { approval: { schemaId: 's', approver: 'a' } },
   });
   return tenant;
+}
+
+/** The JSON text of an object nested `levels` deep: `{"a":{"a":...{}}}`, the outer object being level 1. */
+function nested(levels: number): string {
+  return `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
 }
 
 /** What each free-form object of a request is sent in, and how to read it back. */
@@ -110,5 +116,59 @@ describe('__proto__ keys in JSON bodies', () => {
     ).toBe(200);
     const got = await call(backend, 'GET', '/v2/rawapprovals/P-2', { token: tenant.connectorToken });
     expect(got.body.data.approval.data).toEqual({ proto: { y: 2 }, list: [1, { z: 3 }] });
+  });
+});
+
+describe('nesting depth', () => {
+  it.each(cases)(
+    'answers 400, not 500, to $name nested 6,000 levels deep, and stores nothing',
+    async ({ send, stored }) => {
+      const tenant = await tenantWithApproval();
+      const before = await stored(tenant);
+      const answer = await send(tenant, nested(6000));
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual(V2_FAILURE);
+      expect(await stored(tenant)).toEqual(before);
+    },
+  );
+
+  it.each(cases)(
+    `accepts $name ${MAX_JSON_DEPTH} levels deep and refuses it one level deeper`,
+    async ({ send, stored }) => {
+      const tenant = await tenantWithApproval();
+      expect((await send(tenant, nested(MAX_JSON_DEPTH + 1))).status).toBe(400);
+      expect((await send(tenant, nested(MAX_JSON_DEPTH))).status).toBe(200);
+      expect(JSON.stringify(await stored(tenant))).toBe(nested(MAX_JSON_DEPTH));
+    },
+  );
+
+  it('counts arrays as levels too', async () => {
+    const tenant = backend.createTenant();
+    const put = (json: string) => freeForm.state.send(tenant, json);
+    expect(
+      (await put(`{"a":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`)).status,
+    ).toBe(200);
+    expect((await put(`{"a":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`)).status).toBe(400);
+  });
+
+  it('names the field and the limit in the v1-style message of the admin API', async () => {
+    const tenant = await tenantWithApproval();
+    const answer = await call(backend, 'POST', '/admin/seed', {
+      token: backend.adminToken,
+      rawBody: `{"organizations":[{"name":"O","systems":[{"name":"S","state":${nested(6000)}}]}]}`,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.message).toBe(
+      `Bad Request. organizations[0].systems[0].state: is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    const task = await call(backend, 'POST', '/admin/tasks', {
+      token: backend.adminToken,
+      rawBody: `{"systemId":"${tenant.system.id}","type":"approve","approvalId":"A-1","credentials":${nested(6000)}}`,
+    });
+    expect(task.status).toBe(400);
+    expect(task.body.error.message).toBe(
+      `Bad Request. credentials: is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(backend.listTasks(tenant.system.id)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApprovalId } from '../../api/integration.js';
-import { DateTimeInput, JsonObject, toIssues } from '../../api/primitives.js';
+import { DateTimeInput, JsonObjectInput, toIssues } from '../../api/primitives.js';
 import { ValidationError } from '../../errors.js';
 import type { Logger } from '../logger.js';
 import type { SyncCursor } from '../state.js';
@@ -27,7 +27,7 @@ const SourceApprovalSchema = z.object({
   approver: z.string().min(1),
   resolved: z.boolean(),
   lastModified: DateTimeInput.optional(),
-  data: JsonObject,
+  data: JsonObjectInput,
 });
 
 /** What an incremental read is asked for. */
