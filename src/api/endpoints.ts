@@ -27,8 +27,9 @@ import {
   System,
   User,
   UserMapping,
+  UserRef,
 } from './management.js';
-import { JsonObjectInput, Uuid } from './primitives.js';
+import { JsonObjectInput } from './primitives.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -86,7 +87,7 @@ export const endpoints = {
     method: 'DELETE',
     path: '/v1/users',
     summary: 'Delete users',
-    body: z.array(Uuid).min(1),
+    body: z.array(UserRef).min(1),
     response: z.unknown(),
   }),
   getUserMappings: endpoint({

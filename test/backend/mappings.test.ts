@@ -98,9 +98,23 @@ describe('Add user mappings (6)', () => {
     expect(mine.body).toEqual([]);
   });
 
+  it('answers Not Found, not 400 "Invalid GUID", to a userId that is not a UUID, and writes nothing', async () => {
+    const { tenant, users } = tenantWithUsers(1);
+    const answer = await addMappings(tenant, [
+      { userId: users[0]!.id, systemUserId: 'a' },
+      { userId: 'not-a-uuid', systemUserId: 'b' },
+    ]);
+    expect(answer.status).toBe(404);
+    expect(answer.body).toEqual(notFound('users', 'not-a-uuid'));
+    const stored = await call(backend, 'GET', `/v1/systems/${tenant.system.id}/usermappings`, {
+      token: tenant.managementToken,
+    });
+    expect(stored.body).toEqual([]);
+  });
+
   it.each([
     ['an empty array', []],
-    ['a userId that is not a UUID', [{ userId: 'x', systemUserId: 'a' }]],
+    ['an empty userId', [{ userId: '', systemUserId: 'a' }]],
     ['an empty systemUserId', [{ userId: UNKNOWN_ID, systemUserId: '' }]],
     ['upsert 2', [{ userId: UNKNOWN_ID, systemUserId: 'a', upsert: 2 }]],
   ])('answers 400 for %s', async (_, body) => {

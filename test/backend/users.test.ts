@@ -300,9 +300,31 @@ describe('Delete users (3)', () => {
     expect((await users(other)).body).toHaveLength(1);
   });
 
-  it('answers 400 for an empty list or ids that are not UUIDs, and 413 above 100K bytes', async () => {
+  it('answers Not Found, not 400 "Invalid GUID", to an id that is not a UUID, as the same id in a path does', async () => {
     const tenant = backend.createTenant();
-    for (const body of [[], ['x'], 'x']) {
+    const user = backend.createUser(tenant.organization.id, {
+      email: 'a@x.example',
+      firstName: 'A',
+      lastName: 'B',
+    });
+    for (const id of ['not-a-uuid', 'x', user.id.toUpperCase(), `${user.id} `]) {
+      const inBody = await call(backend, 'DELETE', '/v1/users', {
+        token: tenant.managementToken,
+        body: [user.id, id],
+      });
+      expect(inBody.status).toBe(404);
+      expect(inBody.body).toEqual(notFound('users', id));
+      const inPath = await call(backend, 'GET', `/v1/users/${encodeURIComponent(id)}/usermappings`, {
+        token: tenant.managementToken,
+      });
+      expect(inPath.body).toEqual(inBody.body);
+    }
+    expect((await users(tenant)).body).toHaveLength(1);
+  });
+
+  it('answers 400 for an empty list, an empty id or a body that is not a list, and 413 above 100K bytes', async () => {
+    const tenant = backend.createTenant();
+    for (const body of [[], [''], [1], 'x']) {
       expect(
         (await call(backend, 'DELETE', '/v1/users', { token: tenant.managementToken, body })).status,
       ).toBe(400);
