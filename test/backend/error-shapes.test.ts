@@ -12,19 +12,29 @@ beforeAll(async () => {
 });
 afterAll(() => backend.close());
 
-/** Sends bytes as they are, for requests no HTTP client would send, and reads the answer until the server closes. */
+/**
+ * Sends bytes as they are, for requests no HTTP client would send, each part in a write of its own, and reads the
+ * answer until the server closes the connection.
+ */
 async function raw(
-  text: string,
+  ...parts: string[]
 ): Promise<{ status: number; contentType: string | undefined; body: unknown }> {
   const { port, hostname } = new URL(backend.url);
   const socket = connect(Number(port), hostname);
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => socket.write(text));
-    socket.once('close', () => resolve());
-    socket.once('error', reject);
+  socket.on('error', () => {
+    // The server may close while parts are still being written; the answer read so far is what counts.
   });
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  for (const part of parts) {
+    if (socket.destroyed) break;
+    socket.write(part);
+    // A pause, so that the server reads the parts one by one rather than as one chunk.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await closed;
   const answer = Buffer.concat(chunks).toString('utf8');
   const [head = '', body = ''] = answer.split('\r\n\r\n', 2);
   return {
@@ -77,6 +87,26 @@ describe('answers in the API’s shape, never the framework’s', () => {
       status: 431,
       body: { error: { code: 'bad_request', message: 'Bad Request. headers: larger than 16384 bytes' } },
     });
+  });
+
+  it('answers headers over 16 KB in the shape of their path even when the head arrives in pieces', async () => {
+    const padding = `X-Padding: ${'a'.repeat(17 * 1024)}\r\n`;
+    const pieces = (path: string) => [
+      `GET ${path} HTTP/1.1\r\n`,
+      'Host: x\r\nConnection: close\r\n',
+      padding,
+      '\r\n',
+    ];
+    expect(await raw(...pieces('/v1/systems'))).toEqual({
+      status: 431,
+      contentType: 'application/json; charset=utf-8',
+      body: { Error: 'Bad Request. headers: larger than 16384 bytes' },
+    });
+    expect(await raw(...pieces('/admin/faults'))).toMatchObject({
+      status: 431,
+      body: { error: { code: 'bad_request', message: 'Bad Request. headers: larger than 16384 bytes' } },
+    });
+    expect(await raw(...pieces('/v2/connector/state'))).toMatchObject({ status: 431, body: V2_FAILURE });
   });
 
   it('answers a request the HTTP parser refuses with 400 in the shape of its path, not the framework’s', async () => {

@@ -1,7 +1,8 @@
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
+import { headersTooLarge } from './head.js';
 
 /** Which error shape a request is answered in, chosen by its path. */
 export type Api = 'v1' | 'v2' | 'admin';
@@ -54,8 +55,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: S
 }
 
 /**
- * Answers a request that Node's HTTP parser refused before fastify saw it (headers over the parser's limit, a
- * malformed request line or header), in the shape of the API named by the path on its request line. The parser
+ * Answers a request that Node's HTTP parser refused before fastify saw it (a malformed request line or header, a
+ * head over even the parser's limit), in the shape of the API named by the path on its request line. The parser
  * hands over only the bytes it was reading, so when the request line is not among them the answer is in the v2
  * shape, as for any other path.
  */
@@ -67,7 +68,7 @@ export function answerUnreadableRequest(
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const serviceError =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? new ServiceError('Bad Request', `headers: larger than ${maxHeaderSize} bytes`, { status: 431 })
+      ? headersTooLarge()
       : ServiceError.badRequest('request: is not valid HTTP');
   const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8192).toString('latin1') : '';
   const requestLine = /^[!-~]+ (\S+)/.exec(head);

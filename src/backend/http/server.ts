@@ -1,4 +1,3 @@
-import { maxHeaderSize } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminOperations } from '../admin/operations.js';
@@ -7,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import { registerFaultHook } from '../faults/hook.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { ServiceContext } from './context.js';
+import { headBytes, headersTooLarge, MAX_HEAD_BYTES, PARSER_HEAD_BYTES } from './head.js';
 import { registerJsonParser } from './json.js';
 import { parseQueryString } from './query.js';
 import { answerUnreadableRequest, sendError, toServiceError } from './replies.js';
@@ -43,17 +43,22 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
     frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),
     clientErrorHandler: answerUnreadableRequest,
+    http: { maxHeaderSize: PARSER_HEAD_BYTES },
     routerOptions: {
       querystringParser: parseQueryString,
-      // No path parameter is longer than the request head the HTTP parser accepts, so the router never refuses one
-      // for its length: the endpoint's schema does, with the same limit as in a body (an approval id, for one).
-      maxParamLength: maxHeaderSize,
+      // No path parameter is longer than the request head the HTTP parser reads, so the router never refuses one
+      // for its length: the head limit or the endpoint's schema does (an approval id, for one, as in a body).
+      maxParamLength: PARSER_HEAD_BYTES,
     },
   });
   // Endpoint 18 is published as GET with a JSON body; by default fastify never reads the body of a GET.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   registerJsonParser(app);
 
+  // First of all, before faults and authentication, as the HTTP parser would refuse it.
+  app.addHook('onRequest', async (request) => {
+    if (headBytes(request.raw) > MAX_HEAD_BYTES) throw headersTooLarge();
+  });
   registerFaultHook(app, options.faults, options.pending);
 
   app.setErrorHandler((error, request, reply) => {
