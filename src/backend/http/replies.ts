@@ -32,12 +32,9 @@ interface FrameworkError {
 export function toServiceError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   const framework = error as FrameworkError;
-  // The router's own refusals, before any route runs: a path that does not decode, a parameter over its length.
+  // The router's own refusal, before any route runs. (It never refuses a parameter for its length: see server.ts.)
   if (framework.code === 'FST_ERR_BAD_URL') {
     return ServiceError.badRequest('path: is not valid percent-encoded UTF-8');
-  }
-  if (framework.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return ServiceError.badRequest('path: a parameter is longer than any this service accepts');
   }
   if (framework.statusCode === 413) {
     return new ServiceError('Payload Too Large', 'the request body is larger than this endpoint accepts');
