@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   Approval,
   ApprovalFields,
+  ApprovalId,
   ApprovalWrite,
   ConnectorRegistration,
   ConnectorState,
@@ -26,8 +27,9 @@ import {
   System,
   User,
   UserMapping,
+  UserRef,
 } from './management.js';
-import { JsonObject, Uuid } from './primitives.js';
+import { JsonObjectInput } from './primitives.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -51,7 +53,7 @@ const PathSegment = z
   .min(1)
   .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' });
 const IdParam = z.object({ id: PathSegment });
-const ApprovalIdParam = z.object({ approvalId: PathSegment });
+const ApprovalIdParam = z.object({ approvalId: ApprovalId });
 const TaskIdParam = z.object({ taskId: PathSegment });
 
 function endpoint<const E extends Endpoint>(definition: E): E {
@@ -85,7 +87,7 @@ export const endpoints = {
     method: 'DELETE',
     path: '/v1/users',
     summary: 'Delete users',
-    body: z.array(Uuid).min(1),
+    body: z.array(UserRef).min(1),
     response: z.unknown(),
   }),
   getUserMappings: endpoint({
@@ -204,7 +206,7 @@ export const endpoints = {
     method: 'PUT',
     path: '/v2/connector/state',
     summary: 'Update connector state',
-    body: z.object({ state: JsonObject }),
+    body: z.object({ state: JsonObjectInput }),
     response: SuccessStatus,
   }),
   getUiTemplates: endpoint({

@@ -17,11 +17,13 @@ export {
   APPROVALS_PAGE_SIZE,
   Approval,
   ApprovalFields,
+  ApprovalId,
   ApprovalWrite,
   ConnectorRegistration,
   ConnectorState,
   EncryptedCredentials,
   GetApprovalsQuery,
+  MAX_APPROVAL_ID_LENGTH,
   SuccessStatus,
   successEnvelope,
   Task,
@@ -45,4 +47,14 @@ export {
   UserMapping,
   UserQueryField,
 } from './management.js';
-export { DateTime, DateTimeInput, JsonObject, parseOrThrow, toIssues, Uuid } from './primitives.js';
+export {
+  DateTime,
+  DateTimeInput,
+  JsonObject,
+  JsonObjectInput,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  parseOrThrow,
+  toIssues,
+  Uuid,
+} from './primitives.js';

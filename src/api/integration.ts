@@ -3,7 +3,7 @@
  * endpoints 8 to 18. Response schemas are loose (unknown fields pass through); request schemas are exact.
  */
 import { z } from 'zod';
-import { DateTime, DateTimeInput, JsonObject, Uuid } from './primitives.js';
+import { DateTime, DateTimeInput, JsonObject, JsonObjectInput, Uuid } from './primitives.js';
 
 /** A successful v2 answer whose `data` holds `key`, validated by `schema`. */
 export function successEnvelope<K extends string, S extends z.ZodType>(key: K, schema: S) {
@@ -18,6 +18,22 @@ export const SuccessStatus = z.looseObject({ status: z.literal('success') });
 
 /** The v2 error body. */
 export const V2ErrorBody = z.looseObject({ status: z.literal('failure') });
+
+/** The longest approval id, in characters (UTF-16 code units, as JavaScript counts a string's length). */
+export const MAX_APPROVAL_ID_LENGTH = 255;
+
+/**
+ * An approval's id as a request names it, in a path (endpoints 8 and 9) or in a body (endpoint 11), with the same
+ * rules everywhere so that every approval written can be read: 1 to {@link MAX_APPROVAL_ID_LENGTH} characters,
+ * not `.` or `..` (URL parsers resolve those as path segments), and well-formed Unicode (a lone surrogate cannot be
+ * percent-encoded in a path, nor stored as UTF-8 text unchanged).
+ */
+export const ApprovalId = z
+  .string()
+  .min(1)
+  .max(MAX_APPROVAL_ID_LENGTH)
+  .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' })
+  .refine((value) => !/\p{Cs}/u.test(value), { message: 'must be well-formed Unicode (no lone surrogate)' });
 
 /** An approval as the service returns it. `data` is absent in the shallow view. */
 export const Approval = z.looseObject({
@@ -39,12 +55,12 @@ export const ApprovalFields = z.object({
   approver: z.string().min(1).optional(),
   resolved: z.boolean().optional(),
   lastModified: DateTimeInput.optional(),
-  data: JsonObject.optional(),
+  data: JsonObjectInput.optional(),
 });
 export type ApprovalFields = z.input<typeof ApprovalFields>;
 
 /** One approval of a batch write (endpoint 11's body.approvals). */
-export const ApprovalWrite = ApprovalFields.extend({ id: z.string().min(1) });
+export const ApprovalWrite = ApprovalFields.extend({ id: ApprovalId });
 export type ApprovalWrite = z.input<typeof ApprovalWrite>;
 
 /** The five statuses a task result can have. */
@@ -60,7 +76,7 @@ export type TaskResultStatus = z.infer<typeof TaskResultStatus>;
 /** What a connector reports when it has run a task. */
 export const TaskResult = z.object({
   status: TaskResultStatus,
-  meta: JsonObject.optional(),
+  meta: JsonObjectInput.optional(),
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
@@ -134,7 +150,7 @@ export type UiTemplate = z.infer<typeof UiTemplate>;
 export const UiTemplateWrite = z.object({
   type: z.string().min(1),
   schemaId: z.string().min(1),
-  template: JsonObject,
+  template: JsonObjectInput,
 });
 export type UiTemplateWrite = z.infer<typeof UiTemplateWrite>;
 

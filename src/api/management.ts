@@ -59,11 +59,17 @@ export const UserMapping = z.looseObject({
 export type UserMapping = z.infer<typeof UserMapping>;
 
 /**
+ * A user named in a body (Delete users, Add user mappings): any non-empty string, as in a path. An id that names no
+ * user of the organization, whether or not it is a UUID, is Not Found (the spec's one known case), never a 400.
+ */
+export const UserRef = z.string().min(1);
+
+/**
  * A mapping to add. `upsert: 1` replaces the user's existing mapping in the system; without it, a user already mapped
  * to another identifier is a conflict (see `docs/api-contract.md`).
  */
 export const NewUserMapping = z.object({
-  userId: Uuid,
+  userId: UserRef,
   systemUserId: z.string().min(1),
   upsert: z.union([z.literal(0), z.literal(1)]).optional(),
 });

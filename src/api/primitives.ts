@@ -22,8 +22,43 @@ export const DateTimeInput = z.union([
 /** An ISO 8601 timestamp in a response. Tolerant: a missing offset is accepted (and read as UTC by the kit). */
 export const DateTime = z.iso.datetime({ offset: true, local: true });
 
-/** A JSON object whose keys the service does not constrain. */
-export const JsonObject = z.record(z.string(), z.unknown());
+/**
+ * A JSON object whose keys the service does not constrain, passed on as it is: every key is kept, `__proto__`
+ * included. (`JSON.parse` makes `__proto__` an own property like any other, so it never changes a prototype; zod's
+ * records would drop it.)
+ */
+export const JsonObject = z
+  .custom<Record<string, unknown>>((value) => z.core.util.isPlainObject(value), {
+    message: 'Invalid input: expected object',
+  })
+  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} });
+
+/**
+ * The deepest a free-form JSON object in a request (approval `data`, connector `state`, a UI `template`, a task
+ * result's `meta`) may nest objects and arrays, the object itself being level 1.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether a value nests objects and arrays deeper than `limit` levels. Walks with a stack of its own, so that no
+ * depth can overflow the call stack (as `JSON.stringify` does past a few thousand levels).
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: object; depth: number }[] =
+    typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next.depth > limit) return true;
+    for (const child of Object.values(next.value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: next.depth + 1 });
+    }
+  }
+  return false;
+}
+
+/** A {@link JsonObject} in a request: nested at most {@link MAX_JSON_DEPTH} levels deep. */
+export const JsonObjectInput = JsonObject.refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), {
+  message: `is nested deeper than ${MAX_JSON_DEPTH} levels`,
+});
 
 /** Parses with a schema, turning zod's error into the kit's {@link ValidationError} naming every field. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, subject: string): z.output<S> {

@@ -6,8 +6,10 @@ import {
   AddUserResult,
   Approval,
   ConnectorRegistration,
+  ConnectorState,
   endpoints,
   GetUsersQuery,
+  MAX_JSON_DEPTH,
   parseV1ErrorMessage,
   Task,
   User,
@@ -47,6 +49,42 @@ describe('resources', () => {
     expect(Approval.parse({ ...base, data: { a: 1 } }).data).toEqual({ a: 1 });
     expect(Approval.parse(base).data).toBeUndefined();
     expect(Approval.safeParse({ ...base, resolved: 'no' }).success).toBe(false);
+  });
+
+  it('keeps a __proto__ key of approval data, state and task data as an own key, not dropping it', () => {
+    const data = JSON.parse('{"__proto__":{"a":1},"b":2}');
+    const approval = Approval.parse({
+      id: 'A-1',
+      schemaId: 's',
+      approver: 'u',
+      resolved: false,
+      lastModified: '2026-01-01T00:00:00.000Z',
+      data,
+    });
+    const state = ConnectorState.parse({
+      id: uuid,
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+      state: data,
+    });
+    const task = Task.parse({ id: uuid, type: 'approve', data: { approval: data } });
+    const write = endpoints.putState.body.parse({ state: data });
+    for (const kept of [approval.data, state.state, task.data.approval, write.state]) {
+      expect(JSON.stringify(kept)).toBe('{"__proto__":{"a":1},"b":2}');
+      expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    }
+  });
+
+  it('refuses a free-form object nested deeper than MAX_JSON_DEPTH, without overflowing the stack', () => {
+    const nested = (levels: number) => JSON.parse(`${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`);
+    expect(endpoints.putState.body.safeParse({ state: nested(MAX_JSON_DEPTH) }).success).toBe(true);
+    for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
+      expect(() => parseOrThrow(endpoints.putState.body, { state: nested(levels) }, 'state')).toThrow(
+        expect.objectContaining({
+          issues: [{ path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }],
+        }),
+      );
+    }
   });
 
   it('reads tasks whose comments are absent', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_APPROVAL_ID_LENGTH } from '../../src/api/index.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
 import { call, type ManualClock, start } from './helpers.js';
 
@@ -161,6 +162,63 @@ describe('Update approvals (11)', () => {
       { id: 'A', schemaId: 's', approver: 'u', data: { big: 'x'.repeat(5 * 1024 * 1024) } },
     ]);
     expect(answer).toMatchObject({ status: 413, body: { status: 'failure' } });
+  });
+});
+
+describe('approval ids', () => {
+  const longest = 'A'.repeat(MAX_APPROVAL_ID_LENGTH);
+
+  it('reads an approval with a 255-character id written by Update approvals on endpoints 8 and 9, not 414', async () => {
+    const tenant = backend.createTenant();
+    // Multi-byte characters too: the limit counts characters, not the bytes of their percent-encoding.
+    const ids = [longest, '€'.repeat(MAX_APPROVAL_ID_LENGTH), `${'😀'.repeat(127)}A`];
+    expect(ids.map((id) => id.length)).toEqual([255, 255, 255]);
+    const written = await putMany(
+      tenant,
+      ids.map((id) => ({ id, schemaId: 's', approver: 'u', lastModified: at(1) })),
+    );
+    expect(written.status).toBe(200);
+    for (const id of ids) {
+      const read = await get(tenant, id);
+      expect(read.status).toBe(200);
+      expect(read.body.data.approval.id).toBe(id);
+      const update = await put(tenant, id, { resolved: true, lastModified: at(2) });
+      expect(update).toMatchObject({ status: 200, body: { status: 'success' } });
+    }
+    expect(backend.listApprovals(tenant.system.id).map((approval) => approval.resolved)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it('refuses an id over 255 characters with the same 400 on Update approvals and on endpoints 8 and 9', async () => {
+    const tenant = backend.createTenant();
+    const id = `${longest}A`;
+    const batch = await putMany(tenant, [{ id, schemaId: 's', approver: 'u' }]);
+    expect(batch).toMatchObject({ status: 400, body: { status: 'failure' } });
+    expect(await put(tenant, id, { schemaId: 's', approver: 'u' })).toMatchObject({
+      status: 400,
+      body: { status: 'failure' },
+    });
+    expect(await get(tenant, id)).toMatchObject({ status: 400, body: { status: 'failure' } });
+    // Far longer than the router's own default limit of 100.
+    expect(await get(tenant, 'B'.repeat(5000))).toMatchObject({ status: 400, body: { status: 'failure' } });
+    expect(backend.listApprovals(tenant.system.id)).toEqual([]);
+  });
+
+  it('refuses on Update approvals an id that the path endpoints cannot name: ".", "..", a lone surrogate', async () => {
+    const tenant = backend.createTenant();
+    // JSON escapes: a raw lone surrogate would reach the server as U+FFFD.
+    for (const id of ['.', '..', 'A\\uD800', '\\uDC00B']) {
+      const rawBody = `{"approvals":[{"id":"${id}","schemaId":"s","approver":"u"}]}`;
+      const answer = await call(backend, 'PUT', '/v2/rawapprovals', {
+        token: tenant.connectorToken,
+        rawBody,
+      });
+      expect(answer).toMatchObject({ status: 400, body: { status: 'failure' } });
+    }
+    expect(backend.listApprovals(tenant.system.id)).toEqual([]);
   });
 });
 

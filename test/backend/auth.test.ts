@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPath, endpoints } from '../../src/api/index.js';
+import { buildPath, endpoints, MANAGEMENT_BODY_LIMIT_BYTES } from '../../src/api/index.js';
+import { BODY_LIMIT_BYTES } from '../../src/backend/http/server.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
-import { call, start, UNAUTHORIZED, V2_FAILURE } from './helpers.js';
+import { call, start, UNAUTHORIZED, UNKNOWN_ID, V2_FAILURE } from './helpers.js';
 
 let backend: ReferenceBackend;
 let tenant: Tenant;
@@ -70,6 +71,58 @@ describe('authentication', () => {
   it('authenticates before validating, so a bad request without a token is a 401', async () => {
     const answer = await call(backend, 'GET', '/v1/users?page=zero');
     expect(answer.status).toBe(401);
+  });
+
+  describe('before reading the body', () => {
+    const failure = (e: { api: 'v1' | 'v2' }) => (e.api === 'v1' ? UNAUTHORIZED : V2_FAILURE);
+    const badTokens = () => [undefined, 'forged-token-0000', tenant.connectorToken, tenant.managementToken];
+    const wrongKind = (e: { api: 'v1' | 'v2' }, token: string | undefined) =>
+      token === (e.api === 'v1' ? tenant.managementToken : tenant.connectorToken) ? undefined : token;
+
+    it.each(all)(
+      'endpoint $number answers 401, not 400, to malformed JSON without a valid token',
+      async (e) => {
+        for (const token of badTokens().map((token) => wrongKind(e, token))) {
+          const answer = await call(backend, e.method, e.url, { token, rawBody: '{"broken": [' });
+          expect(answer.status).toBe(401);
+          expect(answer.body).toEqual(failure(e));
+        }
+      },
+    );
+
+    it.each(all)(
+      'endpoint $number answers 401, not 400, to a text/plain body without a valid token',
+      async (e) => {
+        for (const token of badTokens().map((token) => wrongKind(e, token))) {
+          const answer = await call(backend, e.method, e.url, {
+            token,
+            rawBody: 'hello',
+            headers: { 'content-type': 'text/plain' },
+          });
+          expect(answer.status).toBe(401);
+          expect(answer.body).toEqual(failure(e));
+        }
+      },
+    );
+
+    it.each(
+      [endpoints.addUsers, endpoints.deleteUsers].map((e) => ({ ...e, url: buildPath(e.path, { id: 'x' }) })),
+    )('endpoint $number answers 401, not 413, to a body over 100K without a valid token', async (e) => {
+      const rawBody = JSON.stringify(Array.from({ length: 4000 }, () => UNKNOWN_ID));
+      expect(rawBody.length).toBeGreaterThan(MANAGEMENT_BODY_LIMIT_BYTES);
+      for (const token of [undefined, 'forged-token-0000', tenant.connectorToken]) {
+        const answer = await call(backend, e.method, e.url, { token, rawBody });
+        expect(answer.status).toBe(401);
+        expect(answer.body).toEqual(UNAUTHORIZED);
+      }
+    });
+
+    it('answers 401, not 413, to a v2 body over 5 MiB without a valid token', async () => {
+      const rawBody = JSON.stringify({ state: { blob: 'x'.repeat(BODY_LIMIT_BYTES) } });
+      const answer = await call(backend, 'PUT', '/v2/connector/state', { rawBody });
+      expect(answer.status).toBe(401);
+      expect(answer.body).toEqual(V2_FAILURE);
+    });
   });
 
   it('never opens v1 or v2 with the admin token', async () => {

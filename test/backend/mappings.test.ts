@@ -97,9 +97,23 @@ describe('Add user mappings (6)', () => {
     expect(mine.body).toEqual([]);
   });
 
+  it('answers Not Found, not 400 "Invalid GUID", to a userId that is not a UUID, and writes nothing', async () => {
+    const { tenant, users } = tenantWithUsers(1);
+    const answer = await addMappings(tenant, [
+      { userId: users[0]!.id, systemUserId: 'a' },
+      { userId: 'not-a-uuid', systemUserId: 'b' },
+    ]);
+    expect(answer.status).toBe(404);
+    expect(answer.body).toEqual(notFound('users', 'not-a-uuid'));
+    const stored = await call(backend, 'GET', `/v1/systems/${tenant.system.id}/usermappings`, {
+      token: tenant.managementToken,
+    });
+    expect(stored.body).toEqual([]);
+  });
+
   it.each([
     ['an empty array', []],
-    ['a userId that is not a UUID', [{ userId: 'x', systemUserId: 'a' }]],
+    ['an empty userId', [{ userId: '', systemUserId: 'a' }]],
     ['an empty systemUserId', [{ userId: UNKNOWN_ID, systemUserId: '' }]],
     ['upsert 2', [{ userId: UNKNOWN_ID, systemUserId: 'a', upsert: 2 }]],
   ])('answers 400 for %s', async (_, body) => {
@@ -176,6 +190,17 @@ describe('Get user mappings of a system (5)', () => {
       }),
       { numRuns: 20 },
     );
+  });
+
+  it('answers 400, not 200, to page=+1 and limit=+5: integers are plain decimal digits', async () => {
+    const { tenant } = tenantWithUsers(0);
+    for (const query of ['page=%2B1', 'limit=%2B5']) {
+      const answer = await call(backend, 'GET', `/v1/systems/${tenant.system.id}/usermappings?${query}`, {
+        token: tenant.managementToken,
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${query.split('=')[0]}: `));
+    }
   });
 
   it('answers 400 for bad paging and 404 for an unknown or foreign system', async () => {

@@ -111,6 +111,22 @@ describe('Get users (1)', () => {
     expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${parameter}: `));
   });
 
+  it('answers 400, not 200, to page=+1 and limit=+5: integers are plain decimal digits', async () => {
+    // `+` in a query is a space; `%2B` is the plus sign itself.
+    for (const [query, parameter] of [
+      ['?page=%2B1', 'page'],
+      ['?limit=%2B5', 'limit'],
+      ['?page=%2B1&limit=%2B5', 'page'],
+      ['?page=-1', 'page'],
+      ['?page=+1', 'page'],
+    ]) {
+      const answer = await users(tenant, query);
+      expect(answer.status).toBe(400);
+      expect(answer.body.Error).toMatch(new RegExp(`^Bad Request\\. ${parameter}: `));
+    }
+    expect((await users(tenant, '?page=01&limit=005')).status).toBe(200);
+  });
+
   it('pages through any set of users without loss or repetition (property)', async () => {
     const pager = backend.createTenant();
     const count = 23;
@@ -284,9 +300,31 @@ describe('Delete users (3)', () => {
     expect((await users(other)).body).toHaveLength(1);
   });
 
-  it('answers 400 for an empty list or ids that are not UUIDs, and 413 above 100K bytes', async () => {
+  it('answers Not Found, not 400 "Invalid GUID", to an id that is not a UUID, as the same id in a path does', async () => {
     const tenant = backend.createTenant();
-    for (const body of [[], ['x'], 'x']) {
+    const user = backend.createUser(tenant.organization.id, {
+      email: 'a@x.example',
+      firstName: 'A',
+      lastName: 'B',
+    });
+    for (const id of ['not-a-uuid', 'x', user.id.toUpperCase(), `${user.id} `]) {
+      const inBody = await call(backend, 'DELETE', '/v1/users', {
+        token: tenant.managementToken,
+        body: [user.id, id],
+      });
+      expect(inBody.status).toBe(404);
+      expect(inBody.body).toEqual(notFound('users', id));
+      const inPath = await call(backend, 'GET', `/v1/users/${encodeURIComponent(id)}/usermappings`, {
+        token: tenant.managementToken,
+      });
+      expect(inPath.body).toEqual(inBody.body);
+    }
+    expect((await users(tenant)).body).toHaveLength(1);
+  });
+
+  it('answers 400 for an empty list, an empty id or a body that is not a list, and 413 above 100K bytes', async () => {
+    const tenant = backend.createTenant();
+    for (const body of [[], [''], [1], 'x']) {
       expect(
         (await call(backend, 'DELETE', '/v1/users', { token: tenant.managementToken, body })).status,
       ).toBe(400);

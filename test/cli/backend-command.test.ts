@@ -7,10 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 
-function run(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+function run(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): { child: ChildProcess; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/connector.ts', ...args], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info' },
+    env: { ...process.env, LOG_LEVEL: 'info', APPROVAL_ADMIN_TOKEN: undefined, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -59,6 +62,33 @@ describe('connector backend', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     expect(stdout()).toContain('"msg":"stopped"');
+  });
+
+  it('never prints an admin token that came from APPROVAL_ADMIN_TOKEN, in its banner or its logs', async () => {
+    const token = 'chosen-admin-token-7f3a9c';
+    const { child, stdout, stderr } = run(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
+    const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+    await waitFor(stdout, /Stop with Ctrl\+C/, child);
+    expect(stdout()).toContain('Authorization: Bearer <APPROVAL_ADMIN_TOKEN>');
+    // It is the admin token all the same.
+    const answer = await request(`${url}/admin/faults`, { headers: { authorization: `Bearer ${token}` } });
+    expect(answer.statusCode).toBe(200);
+    await answer.body.dump();
+    child.kill('SIGTERM');
+    expect((await once(child, 'exit'))[0]).toBe(0);
+    expect(stdout()).not.toContain(token);
+    expect(stderr()).not.toContain(token);
+  });
+
+  it('prints a generated admin token, which opens the admin API', async () => {
+    const { child, stdout } = run(['backend', '--port', '0']);
+    const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+    const [, token] = await waitFor(stdout, /admin: .* Authorization: Bearer (\S+)/, child);
+    const answer = await request(`${url}/admin/faults`, { headers: { authorization: `Bearer ${token}` } });
+    expect(answer.statusCode).toBe(200);
+    await answer.body.dump();
+    child.kill('SIGTERM');
+    expect((await once(child, 'exit'))[0]).toBe(0);
   });
 
   it('stops cleanly on SIGINT', async () => {

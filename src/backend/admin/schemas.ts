@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, Uuid } from '../../api/index.js';
+import { JsonObjectInput, Uuid } from '../../api/index.js';
 
 /** Bodies of the admin API. Exact: an unknown key is a 400, so a typo is noticed. */
 export const AdminSchemas = {
@@ -23,7 +23,7 @@ export const AdminSchemas = {
     type: z.string().min(1),
     approvalId: z.string().min(1),
     approveComments: z.string().optional(),
-    credentials: JsonObject.optional(),
+    credentials: JsonObjectInput.optional(),
   }),
   leases: z.strictObject({ systemId: z.string().min(1).optional(), taskId: z.string().min(1).optional() }),
 } as const;

@@ -16,6 +16,7 @@ export function parseQueryString(text: string): Record<string, string | string[]
 /**
  * Query values are strings; turns those the schema declares as numbers or booleans into numbers and booleans when
  * they are written as such (`12`, `true`, `false`) and leaves every other value as it came, for the schema to reject.
+ * A number is plain decimal digits: no sign, point or exponent (`+1`, `-1`, `1.0` and `1e2` stay strings).
  */
 export function coerceQuery(schema: z.ZodType, query: Record<string, unknown>): Record<string, unknown> {
   if (!(schema instanceof z.ZodObject)) return query;
@@ -42,7 +43,7 @@ function unwrap(schema: z.ZodType): z.ZodType {
 }
 
 function coerceValue(schema: z.ZodType, value: string): unknown {
-  if (schema instanceof z.ZodNumber && /^[+-]?\d+$/.test(value)) return Number(value);
+  if (schema instanceof z.ZodNumber && /^\d+$/.test(value)) return Number(value);
   if (schema instanceof z.ZodBoolean && (value === 'true' || value === 'false')) return value === 'true';
   return value;
 }

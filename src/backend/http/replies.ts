@@ -1,12 +1,17 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
+import { headersTooLarge } from './head.js';
 
 /** Which error shape a request is answered in, chosen by its path. */
 export type Api = 'v1' | 'v2' | 'admin';
 
+/** `/v1` and below answer in the v1 shape, `/admin` and below in the admin shape, every other path in the v2 shape. */
 export function apiOf(url: string): Api {
-  if (url.startsWith('/v1/')) return 'v1';
-  if (url.startsWith('/admin/') || url === '/admin') return 'admin';
+  const path = url.split('?', 1)[0] ?? '';
+  if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
+  if (path === '/admin' || path.startsWith('/admin/')) return 'admin';
   return 'v2';
 }
 
@@ -27,6 +32,10 @@ interface FrameworkError {
 export function toServiceError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   const framework = error as FrameworkError;
+  // The router's own refusal, before any route runs. (It never refuses a parameter for its length: see server.ts.)
+  if (framework.code === 'FST_ERR_BAD_URL') {
+    return ServiceError.badRequest('path: is not valid percent-encoded UTF-8');
+  }
   if (framework.statusCode === 413) {
     return new ServiceError('Payload Too Large', 'the request body is larger than this endpoint accepts');
   }
@@ -40,4 +49,34 @@ export function toServiceError(error: unknown): ServiceError | undefined {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ServiceError): FastifyReply {
   if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).send(errorBody(apiOf(request.url), error));
+}
+
+/**
+ * Answers a request that Node's HTTP parser refused before fastify saw it (a malformed request line or header, a
+ * head over even the parser's limit), in the shape of the API named by the path on its request line. The parser
+ * hands over only the bytes it was reading, so when the request line is not among them the answer is in the v2
+ * shape, as for any other path.
+ */
+export function answerUnreadableRequest(
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Socket,
+): void {
+  // A reset connection has no one to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const serviceError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? headersTooLarge()
+      : ServiceError.badRequest('request: is not valid HTTP');
+  const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 8192).toString('latin1') : '';
+  const requestLine = /^[!-~]+ (\S+)/.exec(head);
+  const body = JSON.stringify(errorBody(apiOf(requestLine?.[1] ?? ''), serviceError));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${serviceError.status} ${STATUS_CODES[serviceError.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  // The rest of the request cannot be read, so the connection cannot carry another one.
+  socket.destroy();
 }

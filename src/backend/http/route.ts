@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Endpoint } from '../../api/index.js';
 import { toIssues } from '../../api/index.js';
@@ -33,6 +33,9 @@ export interface RouteOptions {
  * Serves one endpoint of the table: authenticates (v1 takes management tokens, v2 connector tokens), validates
  * path, query and body with the endpoint's own schemas, then runs the handler in one transaction and answers 200
  * with what it returns.
+ *
+ * Authentication runs as the request arrives, before fastify reads the body, so that a request without a valid
+ * token is a 401 whatever its body: malformed, of another content type, or over the endpoint's size limit.
  */
 export function defineRoute<E extends Endpoint>(
   app: FastifyInstance,
@@ -41,13 +44,18 @@ export function defineRoute<E extends Endpoint>(
   handler: (input: RouteInput<E>) => unknown,
   options: RouteOptions = {},
 ): void {
+  const kind = endpoint.api === 'v1' ? 'management' : 'connector';
+  const principals = new WeakMap<FastifyRequest, PrincipalOf<E>>();
   app.route({
     method: endpoint.method,
     url: endpoint.path,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    onRequest: async (request) => {
+      principals.set(request, authenticate(ctx.store, request.headers.authorization, kind) as PrincipalOf<E>);
+    },
     handler: async (request, reply) => {
-      const kind = endpoint.api === 'v1' ? 'management' : 'connector';
-      const principal = authenticate(ctx.store, request.headers.authorization, kind) as PrincipalOf<E>;
+      const principal = principals.get(request);
+      if (principal === undefined) throw new Error('The request reached its handler unauthenticated');
       const input: RouteInput<E> = {
         params: validate('params', endpoint.params, request.params) as Out<E['params']>,
         query: validate(

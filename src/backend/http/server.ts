@@ -6,9 +6,10 @@ import { ServiceError } from '../errors.js';
 import { registerFaultHook } from '../faults/hook.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { ServiceContext } from './context.js';
+import { headBytes, headersTooLarge, MAX_HEAD_BYTES, PARSER_HEAD_BYTES } from './head.js';
 import { registerJsonParser } from './json.js';
 import { parseQueryString } from './query.js';
-import { sendError, toServiceError } from './replies.js';
+import { answerUnreadableRequest, sendError, toServiceError } from './replies.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerConnectorRoutes } from './routes/connector.js';
 import { registerMappingRoutes } from './routes/mappings.js';
@@ -24,6 +25,12 @@ export interface ServerOptions extends ServiceContext {
   operations: AdminOperations;
 }
 
+const INTERNAL_ERROR = new ServiceError('Internal Server Error', 'the request could not be handled');
+
+function toServiceErrorOrInternal(error: unknown): ServiceError {
+  return toServiceError(error) ?? INTERNAL_ERROR;
+}
+
 /** Builds the fastify app: the 18 endpoints, the admin API, the OpenAPI document, faults and error shapes. */
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
@@ -33,23 +40,32 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     forceCloseConnections: true,
-    routerOptions: { querystringParser: parseQueryString },
+    // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
+    frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),
+    clientErrorHandler: answerUnreadableRequest,
+    http: { maxHeaderSize: PARSER_HEAD_BYTES },
+    routerOptions: {
+      querystringParser: parseQueryString,
+      // No path parameter is longer than the request head the HTTP parser reads, so the router never refuses one
+      // for its length: the head limit or the endpoint's schema does (an approval id, for one, as in a body).
+      maxParamLength: PARSER_HEAD_BYTES,
+    },
   });
   // Endpoint 18 is published as GET with a JSON body; by default fastify never reads the body of a GET.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   registerJsonParser(app);
 
+  // First of all, before faults and authentication, as the HTTP parser would refuse it.
+  app.addHook('onRequest', async (request) => {
+    if (headBytes(request.raw) > MAX_HEAD_BYTES) throw headersTooLarge();
+  });
   registerFaultHook(app, options.faults, options.pending);
 
   app.setErrorHandler((error, request, reply) => {
     const serviceError = toServiceError(error);
     if (serviceError !== undefined) return sendError(request, reply, serviceError);
     request.log.error({ err: error }, 'request failed');
-    return sendError(
-      request,
-      reply,
-      new ServiceError('Internal Server Error', 'the request could not be handled'),
-    );
+    return sendError(request, reply, INTERNAL_ERROR);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ApprovalWrite, ConnectorRegistration, JsonObject, UiTemplateWrite, Uuid } from '../../api/index.js';
+import {
+  ApprovalWrite,
+  ConnectorRegistration,
+  JsonObjectInput,
+  UiTemplateWrite,
+  Uuid,
+} from '../../api/index.js';
 
 const Token = z.string().min(8, 'a token has at least 8 characters');
 
@@ -28,7 +34,7 @@ export const SeedSystem = z.strictObject({
   userMappings: z.array(SeedUserMapping).default([]),
   approvals: z.array(ApprovalWrite).default([]),
   uiTemplates: z.array(UiTemplateWrite).default([]),
-  state: JsonObject.optional(),
+  state: JsonObjectInput.optional(),
 });
 
 /** A seeded organization with its management tokens, users and systems. */

@@ -22,7 +22,7 @@ Options:
   -h, --help     show this help
 
 Environment:
-  APPROVAL_ADMIN_TOKEN  the admin API's token (default: a random one, printed at start)
+  APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
   LOG_LEVEL             pino level (default info)`;
 
 /** `connector backend`: runs until SIGINT or SIGTERM, then closes and resolves with the exit code. */
@@ -55,6 +55,8 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     return 1;
   }
 
+  // An admin token the operator chose is theirs to know: only a generated one is printed.
+  const chosenAdminToken = process.env.APPROVAL_ADMIN_TOKEN || undefined;
   const logger = pino({
     level: process.env.LOG_LEVEL ?? 'info',
     redact: ['req.headers.authorization', 'headers.authorization', 'token'],
@@ -70,7 +72,7 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
       host: values.host ?? '127.0.0.1',
       ...(values.data === undefined ? {} : { dataFile: values.data }),
       ...(seed === undefined ? {} : { seed }),
-      ...(process.env.APPROVAL_ADMIN_TOKEN ? { adminToken: process.env.APPROVAL_ADMIN_TOKEN } : {}),
+      ...(chosenAdminToken === undefined ? {} : { adminToken: chosenAdminToken }),
       logger,
     });
   } catch (error) {
@@ -80,20 +82,26 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     return 1;
   }
 
-  console.log(banner(backend, seed, values.data));
+  console.log(banner(backend, seed, values.data, chosenAdminToken === undefined));
   logger.info({ signal: await signal }, 'shutting down');
   await backend.close();
   logger.info('stopped');
   return 0;
 }
 
-function banner(backend: ReferenceBackend, seed: Seed | undefined, dataFile: string | undefined): string {
+function banner(
+  backend: ReferenceBackend,
+  seed: Seed | undefined,
+  dataFile: string | undefined,
+  adminTokenGenerated: boolean,
+): string {
+  const adminToken = adminTokenGenerated ? backend.adminToken : '<APPROVAL_ADMIN_TOKEN>';
   const lines = [
     '',
     `Reference backend listening on ${backend.url}`,
     `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
     `  openapi:  ${backend.url}/openapi.json`,
-    `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${backend.adminToken}`,
+    `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,
     '',
     'Authenticate with Authorization: Bearer <token>. Management tokens open /v1 for their organization;',
     'connector tokens open /v2 for their system.',

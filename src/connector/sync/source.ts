@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DateTimeInput, JsonObject, toIssues } from '../../api/primitives.js';
+import { ApprovalId } from '../../api/integration.js';
+import { DateTimeInput, JsonObjectInput, toIssues } from '../../api/primitives.js';
 import { ValidationError } from '../../errors.js';
 import type { Logger } from '../logger.js';
 import type { SyncCursor } from '../state.js';
@@ -21,12 +22,12 @@ export interface SourceApproval {
 }
 
 const SourceApprovalSchema = z.object({
-  id: z.string().min(1),
+  id: ApprovalId,
   schemaId: z.string().min(1),
   approver: z.string().min(1),
   resolved: z.boolean(),
   lastModified: DateTimeInput.optional(),
-  data: JsonObject,
+  data: JsonObjectInput,
 });
 
 /** What an incremental read is asked for. */
