@@ -16,8 +16,8 @@ export interface Answer {
 export interface CallOptions {
   token?: string;
   body?: unknown;
-  /** A raw body, sent as it is. */
-  rawBody?: string;
+  /** A raw body, sent as it is: text as UTF-8, or the very bytes. */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -30,7 +30,7 @@ export async function call(
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined = options.rawBody;
+  let body: string | Buffer | undefined = options.rawBody;
   if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   const answer = await request(`${backend.url}${path}`, { method, headers, body });

@@ -172,3 +172,51 @@ describe('nesting depth', () => {
     expect(backend.listTasks(tenant.system.id)).toEqual([]);
   });
 });
+
+describe('text the store could not keep as sent', () => {
+  it.each(cases)(
+    'answers 400 to a lone surrogate escape in $name, instead of storing U+FFFD with a success',
+    async ({ send, stored }) => {
+      const tenant = await tenantWithApproval();
+      const before = await stored(tenant);
+      expect((await send(tenant, '{"note":"\\ud800"}')).status).toBe(400);
+      expect((await send(tenant, '{"\\udfff":1}')).status).toBe(400);
+      expect(await stored(tenant)).toEqual(before);
+    },
+  );
+
+  it('answers 400 to a lone surrogate in a plain field such as approver, and stores nothing', async () => {
+    const tenant = backend.createTenant();
+    const answer = await call(backend, 'PUT', '/v2/rawapprovals', {
+      token: tenant.connectorToken,
+      rawBody:
+        '{"approvals":[{"id":"S-1","schemaId":"s","approver":"ada\\uDBFF","resolved":false,"data":{}}]}',
+    });
+    expect(answer).toMatchObject({ status: 400, body: V2_FAILURE });
+    expect(backend.listApprovals(tenant.system.id)).toEqual([]);
+  });
+
+  it('keeps a surrogate pair spelled as escapes, which is one well-formed character', async () => {
+    const tenant = backend.createTenant();
+    const rawBody = '{"approval":{"schemaId":"s","approver":"\\ud83d\\ude00","data":{"\\ud83d\\ude00":"x"}}}';
+    const token = tenant.connectorToken;
+    expect((await call(backend, 'PUT', '/v2/rawapprovals/S-2', { token, rawBody })).status).toBe(200);
+    const got = await call(backend, 'GET', '/v2/rawapprovals/S-2', { token });
+    expect(got.body.data.approval).toMatchObject({ approver: '\u{1F600}', data: { '\u{1F600}': 'x' } });
+  });
+
+  it('answers 400 to a body that is not valid UTF-8, instead of storing U+FFFD with a success', async () => {
+    const tenant = backend.createTenant();
+    const rawBody = Buffer.concat([
+      Buffer.from('{"approval":{"schemaId":"s","approver":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('","data":{}}}'),
+    ]);
+    const answer = await call(backend, 'PUT', '/v2/rawapprovals/S-3', {
+      token: tenant.connectorToken,
+      rawBody,
+    });
+    expect(answer).toMatchObject({ status: 400, body: V2_FAILURE });
+    expect(backend.listApprovals(tenant.system.id)).toEqual([]);
+  });
+});
