@@ -148,7 +148,9 @@ export interface ConnectorOptions {
    */
   metrics?: ConnectorMetrics;
   /**
-   * The clock, in milliseconds since the epoch.
+   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran. Durations (how long a task
+   * took, the task poller's watchdog) are read from the monotonic clock instead, so a step of this one changes none
+   * of them.
    * @default Date.now
    */
   now?: () => number;

@@ -254,7 +254,6 @@ export abstract class Connector<
           classify: this.classifyError?.bind(this),
           logger: componentLogger(logger, 'tasks'),
           metrics: this.metrics,
-          now: this.#settings.now,
           random: this.#settings.random,
         },
         tasks,

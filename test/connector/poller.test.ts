@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { Task, TaskResult } from '../../src/api/index.js';
 import { ConflictError, type IntegrationClient, ServerError } from '../../src/client/index.js';
-import { createLogger, type PrecheckVerdict, type TaskContext } from '../../src/connector/index.js';
+import {
+  ConnectorMetrics,
+  createLogger,
+  type PrecheckVerdict,
+  type TaskContext,
+} from '../../src/connector/index.js';
 import { type PollerSettings, TaskPoller } from '../../src/connector/tasks/poller.js';
 
 const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
@@ -31,6 +36,7 @@ interface Setup {
   reportTaskResult?: Report;
   handler?: (input: { approval: { id: string } }, context: TaskContext) => Promise<void>;
   precheck?: (task: Task, context: TaskContext) => Promise<PrecheckVerdict>;
+  metrics?: ConnectorMetrics;
   random?: () => number;
   settings?: Partial<PollerSettings>;
 }
@@ -70,8 +76,7 @@ function startPoller(setup: Setup) {
         level: 'info',
         destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
       }),
-      metrics: undefined,
-      now: () => Date.now(),
+      metrics: setup.metrics,
       random: setup.random ?? (() => 0),
     },
     {
@@ -277,5 +282,27 @@ describe('precheck', () => {
       { taskId: taskNumbered(1).id, result: verdict },
       { taskId: taskNumbered(2).id, result: { status: 'success' } },
     ]);
+  });
+});
+
+describe('jobs', () => {
+  it('logs a task job that fails unexpectedly rather than leaving its rejection unhandled', async () => {
+    // A metrics subclass of the author's that throws: the one thing in a task's job the kit does not control.
+    class Broken extends ConnectorMetrics {
+      override taskFinished(): void {
+        throw new Error('metrics broke');
+      }
+    }
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    startPoller({ getTask: async () => answers.shift() ?? null, metrics: new Broken() });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(logLines).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        msg: 'running the task failed unexpectedly',
+        taskId: taskNumbered(1).id,
+        err: expect.objectContaining({ message: 'metrics broke' }),
+      }),
+    );
   });
 });

@@ -32,7 +32,6 @@ export interface PollerParts {
   classify: ((error: unknown) => TaskResultStatus | undefined) | undefined;
   logger: Logger;
   metrics: ConnectorMetrics | undefined;
-  now: () => number;
   random: () => number;
 }
 
@@ -40,6 +39,9 @@ export interface PollerParts {
  * Leases tasks from the service, runs each with its handler, and reports each result until the service acknowledges
  * it. A task already running or recently finished in this process is not run again when the service offers it again
  * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
+ *
+ * Every duration (a task's time taken, the watchdog, how long a result is kept) is read from the monotonic clock,
+ * so a step of the wall clock changes none of them.
  */
 export class TaskPoller {
   readonly #parts: PollerParts;
@@ -75,7 +77,7 @@ export class TaskPoller {
 
   start(): void {
     if (this.#loop !== undefined) return;
-    this.#lastPollAt = this.#parts.now();
+    this.#lastPollAt = performance.now();
     this.#loop = this.#pollLoop();
     this.#watchdog = setInterval(
       () => this.#checkPolling(),
@@ -118,7 +120,7 @@ export class TaskPoller {
         await this.#freeSlot();
         this.#poll = new AbortController();
         const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
-        this.#lastPollAt = this.#parts.now();
+        this.#lastPollAt = performance.now();
         // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
         const task = await untilAborted(client.getTask({ signal }), signal);
         this.#stalled = false;
@@ -127,7 +129,12 @@ export class TaskPoller {
           continue;
         }
         idle = 0;
-        void this.#queue.add(() => this.#handle(task));
+        // #handle catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
+        this.#queue
+          .add(() => this.#handle(task))
+          .catch((error: unknown) =>
+            logger.error({ err: error, taskId: task.id }, 'running the task failed unexpectedly'),
+          );
       } catch (error) {
         if (this.#stopPolling.signal.aborted) return;
         if (this.#poll?.signal.aborted) continue; // the watchdog cut a stuck poll short
@@ -161,11 +168,12 @@ export class TaskPoller {
   }
 
   #checkPolling(): void {
-    if (this.#parts.now() - this.#lastPollAt <= this.#settings.watchdogMs) return;
+    const sinceLastPollMs = performance.now() - this.#lastPollAt;
+    if (sinceLastPollMs <= this.#settings.watchdogMs) return;
     if (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) return; // busy, not stuck
     this.#stalled = true;
     this.#parts.logger.error(
-      { sinceLastPollMs: this.#parts.now() - this.#lastPollAt },
+      { sinceLastPollMs: Math.round(sinceLastPollMs) },
       'the task poller stopped polling; restarting the poll',
     );
     this.#poll?.abort();
@@ -188,16 +196,16 @@ export class TaskPoller {
     }
     this.#running.add(task.id);
     try {
-      const started = this.#parts.now();
+      const started = performance.now();
       const result = await this.#execute(task, logger);
       if (result === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
       }
-      this.#parts.metrics?.taskFinished(task.type, result.status, (this.#parts.now() - started) / 1000);
       // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
       this.#remember(task.id, result);
+      this.#parts.metrics?.taskFinished(task.type, result.status, (performance.now() - started) / 1000);
       await this.#report(task.id, result, logger);
     } finally {
       this.#running.delete(task.id);
@@ -274,7 +282,7 @@ export class TaskPoller {
   }
 
   #remember(taskId: string, result: TaskResult): void {
-    this.#recent.set(taskId, { result, at: this.#parts.now() });
+    this.#recent.set(taskId, { result, at: performance.now() });
     while (this.#recent.size > this.#settings.recentResults) {
       const oldest = this.#recent.keys().next().value as string;
       this.#recent.delete(oldest);
@@ -284,7 +292,7 @@ export class TaskPoller {
   #recentResult(taskId: string): TaskResult | undefined {
     const entry = this.#recent.get(taskId);
     if (entry === undefined) return undefined;
-    if (this.#parts.now() - entry.at > this.#settings.recentResultTtlMs) {
+    if (performance.now() - entry.at > this.#settings.recentResultTtlMs) {
       this.#recent.delete(taskId);
       return undefined;
     }
