@@ -91,6 +91,7 @@ export abstract class Connector<
   readonly #state: StateStore<AppState>;
   readonly #stopping = new AbortController();
   #lifecycle: LifecycleState = 'idle';
+  #keepAlive: NodeJS.Timeout | undefined;
   #keyRing: KeyRing | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
@@ -138,8 +139,12 @@ export abstract class Connector<
   start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
     this.#lifecycle = 'starting';
+    // The schedules' timers do not hold the process (nor do polling or the operations port when they are off): this
+    // does, until stop(), so that a worker never ends by itself.
+    this.#keepAlive = setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.#started = this.#start().catch((error: unknown) => {
       if (this.#stopping.signal.aborted) return;
+      clearInterval(this.#keepAlive);
       this.#lifecycle = 'failed';
       this.logger.error({ err: error }, 'the connector failed to start');
       throw error;
@@ -279,6 +284,7 @@ export abstract class Connector<
     await this.#operations?.close();
     this.#operationsUrl = undefined;
     await this.client.close();
+    clearInterval(this.#keepAlive);
     this.#lifecycle = 'stopped';
     this.logger.info('connector stopped');
   }
@@ -415,6 +421,9 @@ export abstract class Connector<
     }
   }
 }
+
+// The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
 function isLogger(value: ConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';
