@@ -106,6 +106,14 @@ export interface TaskOptions {
    * @default 120000
    */
   watchdogMs?: number;
+  /**
+   * A task's deadline, in milliseconds from its receipt: then its handler's `signal` is aborted (with a
+   * `TimeoutError`), so that the task is answered before the service's lease on it ends and it is offered to another
+   * worker. Keep it well under the lease (60 s in the reference backend), leaving time to report. A result that comes
+   * after the deadline is still reported, and logged as late.
+   * @default 30000
+   */
+  timeoutMs?: number;
 }
 
 /** Options of a {@link Connector}. */
@@ -148,9 +156,9 @@ export interface ConnectorOptions {
    */
   metrics?: ConnectorMetrics;
   /**
-   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran. Durations (how long a task
-   * took, the task poller's watchdog) are read from the monotonic clock instead, so a step of this one changes none
-   * of them.
+   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran. Durations (a task's
+   * deadline and time taken, the task poller's watchdog) are read from the monotonic clock instead, so a step of
+   * this one changes none of them.
    * @default Date.now
    */
   now?: () => number;
@@ -210,6 +218,7 @@ const Checked = z.object({
       recentResults: positive.optional(),
       recentResultTtlMs: positive.optional(),
       watchdogMs: positive.optional(),
+      timeoutMs: positive.optional(),
     })
     .optional(),
   shutdown: z.object({ graceMs: nonNegative.optional(), forceMs: nonNegative.optional() }).optional(),
@@ -247,6 +256,7 @@ export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConn
       recentResults: tasks.recentResults ?? 10_000,
       recentResultTtlMs: tasks.recentResultTtlMs ?? 86_400_000,
       watchdogMs: tasks.watchdogMs ?? 120_000,
+      timeoutMs: tasks.timeoutMs ?? 30_000,
     },
     shutdown: { graceMs: options.shutdown?.graceMs ?? 30_000, forceMs: options.shutdown?.forceMs ?? 5_000 },
     now: options.now ?? Date.now,

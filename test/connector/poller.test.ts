@@ -86,6 +86,7 @@ function startPoller(setup: Setup) {
       recentResults: 100,
       recentResultTtlMs: 3_600_000,
       watchdogMs: 3_600_000,
+      timeoutMs: 3_600_000,
       ...setup.settings,
     },
   );
@@ -281,6 +282,48 @@ describe('precheck', () => {
     expect(reports).toEqual([
       { taskId: taskNumbered(1).id, result: verdict },
       { taskId: taskNumbered(2).id, result: { status: 'success' } },
+    ]);
+  });
+});
+
+describe('task deadline', () => {
+  it('aborts the handler signal with a TimeoutError at timeoutMs, and reports the failure as serviceUnavailable', async () => {
+    let aborted: unknown;
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const { reports } = startPoller({
+      settings: { timeoutMs: 5_000 },
+      getTask: async () => answers.shift() ?? null,
+      handler: (_, { signal }) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener(
+            'abort',
+            () => {
+              aborted = signal.reason;
+              reject(signal.reason);
+            },
+            { once: true },
+          ),
+        ),
+    });
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(aborted).toBeUndefined();
+    expect(reports).toEqual([]);
+
+    await vi.advanceTimersByTimeAsync(1);
+    expect(aborted).toMatchObject({ name: 'TimeoutError' });
+    expect(reports).toEqual([
+      {
+        taskId: taskNumbered(1).id,
+        result: {
+          status: 'serviceUnavailable',
+          meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 5000 ms' },
+        },
+      },
+    ]);
+    expect(warnings()).toEqual([
+      'task passed its deadline; aborting its signal',
+      'task failed',
+      'task finished after its deadline; reporting it late',
     ]);
   });
 });

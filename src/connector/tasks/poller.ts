@@ -4,6 +4,7 @@ import { toIssues } from '../../api/primitives.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
 import type { IntegrationClient } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
+import { abortAfter } from '../deadline.js';
 import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
 import type { KeyRing } from '../keys.js';
 import type { Logger } from '../logger.js';
@@ -19,6 +20,7 @@ export interface PollerSettings {
   recentResults: number;
   recentResultTtlMs: number;
   watchdogMs: number;
+  timeoutMs: number;
 }
 
 /** What the poller needs from the connector. */
@@ -40,8 +42,8 @@ export interface PollerParts {
  * it. A task already running or recently finished in this process is not run again when the service offers it again
  * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
  *
- * Every duration (a task's time taken, the watchdog, how long a result is kept) is read from the monotonic clock,
- * so a step of the wall clock changes none of them.
+ * Every duration (a task's deadline and time taken, the watchdog, how long a result is kept) is read from the
+ * monotonic clock, so a step of the wall clock changes none of them.
  */
 export class TaskPoller {
   readonly #parts: PollerParts;
@@ -195,25 +197,41 @@ export class TaskPoller {
       return;
     }
     this.#running.add(task.id);
+    const { timeoutMs } = this.#settings;
+    const due = abortAfter(timeoutMs, () => {
+      logger.warn({ timeoutMs }, 'task passed its deadline; aborting its signal');
+      return new DOMException(`The task took longer than its deadline of ${timeoutMs} ms`, 'TimeoutError');
+    });
     try {
       const started = performance.now();
-      const result = await this.#execute(task, logger);
+      const result = await this.#execute(task, logger, AbortSignal.any([this.#force.signal, due.signal]));
+      due.cancel();
       if (result === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
+      }
+      if (due.signal.aborted) {
+        logger.warn(
+          { status: result.status, timeoutMs },
+          'task finished after its deadline; reporting it late',
+        );
       }
       // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
       this.#remember(task.id, result);
       this.#parts.metrics?.taskFinished(task.type, result.status, (performance.now() - started) / 1000);
       await this.#report(task.id, result, logger);
     } finally {
+      due.cancel();
       this.#running.delete(task.id);
     }
   }
 
-  /** Runs a task and gives its result, or `undefined` when shutdown interrupted it. */
-  async #execute(task: Task, logger: Logger): Promise<TaskResult | undefined> {
+  /**
+   * Runs a task and gives its result, or `undefined` when shutdown interrupted it. `signal` is the handler's: aborted
+   * at the task's deadline or at forced shutdown, whichever comes first.
+   */
+  async #execute(task: Task, logger: Logger, signal: AbortSignal): Promise<TaskResult | undefined> {
     const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
     let credentials: Credentials | undefined;
     try {
@@ -235,7 +253,7 @@ export class TaskPoller {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
-        signal: this.#force.signal,
+        signal,
         logger,
         credentials,
         task,
