@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveConnectorOptions } from '../../src/connector/connector-options.js';
-import { type ConnectorOptions, MemoryKeyStore } from '../../src/connector/index.js';
+import { type ConnectorOptions, MemoryKeyStore, SHUTDOWN_MARGIN_MS } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
@@ -129,6 +129,16 @@ describe('connector options', () => {
     const resolved = resolveConnectorOptions(options({}));
     expect(resolved.tasks.timeoutMs).toBe(30_000);
     expect(resolved.tasks.timeoutMs).toBeLessThanOrEqual(REFERENCE_LEASE_MS / 2);
+  });
+
+  it('bounds stop() by shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS', () => {
+    expect(SHUTDOWN_MARGIN_MS).toBe(1_000);
+    expect(new MemoryConnector(options({}), new MemorySource()).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
+    const short = new MemoryConnector(
+      options({ shutdown: { graceMs: 100, forceMs: 50 } }),
+      new MemorySource(),
+    );
+    expect(short.stopDeadlineMs).toBe(100 + 50 + 1_000);
   });
 
   it('accepts good options, cron and interval schedules alike', () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SHUTDOWN_MARGIN_MS } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 
 // Workers as separate processes, against the reference backend over HTTP: whether a process ends, and when, is
@@ -83,5 +84,39 @@ describe('a worker process', () => {
     worker.child.kill('SIGTERM');
     expect(await worker.exit(10_000)).toBe(0);
     expect(messages(worker).at(-1)).toBe('connector stopped');
+  }, 30_000);
+
+  it('ends at the shutdown deadline after SIGTERM while handlers that ignore their signal hold it, logging their task ids', async () => {
+    const graceMs = 300;
+    const forceMs = 300;
+    const worker = startWorker({
+      WORKER: 'stuck-handler',
+      GRACE_MS: String(graceMs),
+      FORCE_MS: String(forceMs),
+    });
+    await vi.waitFor(() => expect(messages(worker)).toContain('sync run finished'), { timeout: 15_000 });
+    const tasks = [
+      harness.createTask({ type: 'approve', approvalId: 'PO-1' }),
+      harness.createTask({ type: 'approve', approvalId: 'PO-2' }),
+    ];
+    await vi.waitFor(() => {
+      for (const task of tasks) expect(harness.task(task.id)?.status).toBe('leased');
+    });
+
+    const signalledAt = performance.now();
+    worker.child.kill('SIGTERM');
+    const code = await worker.exit(10_000);
+    const tookMs = performance.now() - signalledAt;
+
+    expect(code).toBe(0);
+    // The deadline, with a generous allowance for a busy machine: without it the process would never end.
+    expect(tookMs).toBeLessThan(graceMs + forceMs + SHUTDOWN_MARGIN_MS + 3_000);
+    const unknown = worker.lines().find((line) => line.msg.startsWith('tasks whose outcome is unknown'));
+    expect(unknown).toMatchObject({ level: 50 });
+    expect([...((unknown?.taskIds as string[]) ?? [])].sort()).toEqual(tasks.map((task) => task.id).sort());
+    // Not reported: the service offers them again once their lease ends.
+    for (const task of tasks) expect(harness.task(task.id)?.result).toBeUndefined();
+    harness.backend.expireLeases({ systemId: harness.tenant.system.id });
+    for (const task of tasks) expect(harness.task(task.id)?.status).toBe('waiting');
   }, 30_000);
 });

@@ -4,7 +4,8 @@ import { toIssues } from '../../api/primitives.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
 import type { IntegrationClient } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
-import { abortAfter } from '../deadline.js';
+import { ApprovalKitError } from '../../errors.js';
+import { abortAfter, settlesWithin } from '../deadline.js';
 import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
 import type { KeyRing } from '../keys.js';
 import type { Logger } from '../logger.js';
@@ -53,8 +54,10 @@ export class TaskPoller {
   readonly #recent = new Map<string, { result: TaskResult; at: number }>();
   /** Aborted when polling must stop. */
   readonly #stopPolling = new AbortController();
-  /** Aborted when handlers must stop (after the grace time) and result reports give up. */
+  /** Aborted when handlers must stop: the grace time is over. */
   readonly #force = new AbortController();
+  /** Aborted when result reports give up: the grace and force times are over. Armed by {@link stop}. */
+  readonly #deadline = new AbortController();
   #poll: AbortController | undefined;
   #loop: Promise<void> | undefined;
   #watchdog: NodeJS.Timeout | undefined;
@@ -90,28 +93,44 @@ export class TaskPoller {
 
   /**
    * Stops leasing tasks and lets the running ones finish for `graceMs`, reporting their results. Then it aborts the
-   * rest: a task interrupted so is handed back (not reported), and the service offers it again when its lease ends.
-   * Waits `forceMs` more for them to settle.
+   * rest: a task whose handler then fails is handed back (not reported), and the service offers it again when its
+   * lease ends; one whose handler returns is reported. Reports give up once `forceMs` more have passed, and stop
+   * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
    */
   async stop(graceMs: number, forceMs: number): Promise<void> {
+    const deadline = abortAfter(
+      graceMs + forceMs,
+      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
+      this.#deadline,
+    );
+    const startedAt = performance.now();
+    const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
     this.#poll?.abort();
     clearInterval(this.#watchdog);
-    await this.#loop;
-    const drained = this.#queue.onIdle();
-    if (!(await settlesWithin(drained, graceMs))) {
-      this.#parts.logger.warn(
-        { inFlight: this.#running.size },
-        'tasks still running after the grace time; aborting them',
-      );
-      this.#force.abort(new Error('The connector is shutting down'));
-      if (!(await settlesWithin(drained, forceMs))) {
-        this.#parts.logger.error(
-          { inFlight: this.#running.size },
-          'tasks did not settle after being aborted; giving up on them',
-        );
-      }
+    // Waited for only once the loop has ended: it may still hand a task it just received to the queue.
+    const drained = (async () => {
+      await this.#loop;
+      await this.#queue.onIdle();
+    })();
+    if (await settlesWithin(drained, graceMs)) {
+      deadline.cancel();
+      return;
     }
+    this.#parts.logger.warn(
+      { inFlight: this.#running.size },
+      'tasks still running after the grace time; aborting them',
+    );
+    this.#force.abort(new ApprovalKitError('stopping', 'The connector is shutting down'));
+    if (await settlesWithin(drained, left())) {
+      deadline.cancel();
+      return;
+    }
+    // Running, or their result not acknowledged.
+    this.#parts.logger.error(
+      { taskIds: [...this.#running] },
+      'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
+    );
   }
 
   async #pollLoop(): Promise<void> {
@@ -276,11 +295,11 @@ export class TaskPoller {
     }
   }
 
-  /** Reports a result until the service acknowledges it, or the connector gives up at forced shutdown. */
+  /** Reports a result until the service acknowledges it, or the connector gives up at the shutdown deadline. */
   async #report(taskId: string, result: TaskResult, logger: Logger): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#force.signal });
+        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#deadline.signal });
         return;
       } catch (error) {
         // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
@@ -288,13 +307,13 @@ export class TaskPoller {
         if (
           error instanceof NotFoundError ||
           error instanceof BadRequestError ||
-          this.#force.signal.aborted
+          this.#deadline.signal.aborted
         ) {
           logger.error({ err: error, status: result.status }, 'the task result could not be reported');
           return;
         }
         logger.warn({ err: error, attempt }, 'reporting the task result failed; retrying');
-        await sleep(this.#idleDelay(attempt), this.#force.signal).catch(() => {});
+        await sleep(this.#idleDelay(attempt), this.#deadline.signal).catch(() => {});
       }
     }
   }
@@ -325,18 +344,6 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
-}
-
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */

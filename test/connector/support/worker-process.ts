@@ -2,7 +2,9 @@
  * A connector worker in a process of its own, run the way the README runs one:
  * `process.exitCode = await runConnector(connector)`. It logs JSON lines to stdout. Set by environment:
  * - `APPROVAL_URL`, `CONNECTOR_TOKEN`: the service;
- * - `WORKER`: `sync-only` (no task polling, no operations port).
+ * - `WORKER`: `sync-only` (no task polling, no operations port) or `stuck-handler` (every handler ignores its
+ *   signal, never settles, and holds the process with a timer of its own);
+ * - `GRACE_MS`, `FORCE_MS`: the shutdown's times.
  */
 import { z } from 'zod';
 import {
@@ -19,7 +21,13 @@ const tasks = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
 
 class Worker extends Connector<typeof tasks> {
   readonly tasks = tasks;
-  readonly handlers: TaskHandlers<typeof tasks> = { approve: async () => {} };
+  readonly handlers: TaskHandlers<typeof tasks> = {
+    approve: () => {
+      // An action stuck in a source that ignores the abort: the timer keeps the process alive for good.
+      setInterval(() => {}, 1_000);
+      return new Promise(() => {});
+    },
+  };
 
   constructor(
     options: ConnectorOptions,
@@ -44,6 +52,10 @@ const connector = new Worker(
     logger: { level: 'info' },
     sync: { runOnStart: true, reconcileSchedule: false },
     tasks: worker === 'sync-only' ? { enabled: false } : { idleMinMs: 5, idleMaxMs: 20 },
+    shutdown: {
+      graceMs: Number(process.env.GRACE_MS ?? 1_000),
+      forceMs: Number(process.env.FORCE_MS ?? 1_000),
+    },
   },
   source,
 );
