@@ -13,7 +13,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    setupFiles: ['test/setup/fail-on-console.ts'],
+    setupFiles: ['test/setup/fail-on-console.ts', 'test/setup/fail-on-unhandled-rejection.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     testTimeout: 20_000,

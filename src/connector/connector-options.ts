@@ -12,6 +12,13 @@ import type { PollerSettings } from './tasks/poller.js';
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
 export const DEFAULT_KEY_FILE = '.connector/keys.json';
 
+/**
+ * What `stop()` may take beyond `shutdown.graceMs + shutdown.forceMs`, in milliseconds: the time to cut short the
+ * calls still in flight at that deadline and close the connections. `stop()` resolves, and `runConnector` ends the
+ * process, at most `graceMs + forceMs + SHUTDOWN_MARGIN_MS` after the stop began.
+ */
+export const SHUTDOWN_MARGIN_MS = 1_000;
+
 /** Options of the sync loop. */
 export interface SyncOptions {
   /**
@@ -106,6 +113,14 @@ export interface TaskOptions {
    * @default 120000
    */
   watchdogMs?: number;
+  /**
+   * A task's deadline, in milliseconds from its receipt: then its handler's `signal` is aborted (with a
+   * `TimeoutError`), so that the task is answered before the service's lease on it ends and it is offered to another
+   * worker. Keep it well under the lease (60 s in the reference backend), leaving time to report. A result that comes
+   * after the deadline is still reported, and logged as late.
+   * @default 30000
+   */
+  timeoutMs?: number;
 }
 
 /** Options of a {@link Connector}. */
@@ -130,15 +145,20 @@ export interface ConnectorOptions {
   keys?: Pick<KeyRingOptions, 'keyLifetimeMs' | 'rotationMarginMs'>;
   sync?: SyncOptions;
   tasks?: TaskOptions;
-  /** The graceful shutdown. */
+  /**
+   * The graceful shutdown. `stop()` resolves at most `graceMs + forceMs + SHUTDOWN_MARGIN_MS` (1 s) after it began,
+   * whatever the service and the handlers do: every call it makes carries that deadline. Under Kubernetes, set
+   * `terminationGracePeriodSeconds` above it (with the defaults, 36 s: the default of 30 s is too short).
+   */
   shutdown?: {
     /**
-     * How long running tasks may take to finish after a stop, in milliseconds, before they are aborted.
+     * How long running tasks may take to finish after a stop, in milliseconds, before their `signal` is aborted.
      * @default 30000
      */
     graceMs?: number;
     /**
-     * How long aborted tasks may take to report, in milliseconds, before the worker stops regardless.
+     * How long aborted tasks may take to settle and report, in milliseconds, after the grace time. At its end, calls
+     * still in flight are cut short and the ids of the tasks whose outcome is unknown are logged.
      * @default 5000
      */
     forceMs?: number;
@@ -154,7 +174,9 @@ export interface ConnectorOptions {
    */
   metrics?: ConnectorMetrics;
   /**
-   * The clock, in milliseconds since the epoch.
+   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran. Durations (a task's
+   * deadline and time taken, the task poller's watchdog, the shutdown's grace and force times) are read from the
+   * monotonic clock instead, so a step of this one changes none of them.
    * @default Date.now
    */
   now?: () => number;
@@ -214,6 +236,7 @@ const Checked = z.object({
       recentResults: positive.optional(),
       recentResultTtlMs: positive.optional(),
       watchdogMs: positive.optional(),
+      timeoutMs: positive.optional(),
     })
     .optional(),
   shutdown: z.object({ graceMs: nonNegative.optional(), forceMs: nonNegative.optional() }).optional(),
@@ -260,6 +283,7 @@ export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConn
       recentResults: tasks.recentResults ?? 10_000,
       recentResultTtlMs: tasks.recentResultTtlMs ?? 86_400_000,
       watchdogMs: tasks.watchdogMs ?? 120_000,
+      timeoutMs: tasks.timeoutMs ?? 30_000,
     },
     shutdown: { graceMs: options.shutdown?.graceMs ?? 30_000, forceMs: options.shutdown?.forceMs ?? 5_000 },
     now: options.now ?? Date.now,

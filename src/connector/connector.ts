@@ -10,7 +10,9 @@ import {
   DEFAULT_KEY_FILE,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
+  SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
+import { abortAfter, settlesWithin } from './deadline.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
@@ -91,8 +93,12 @@ export abstract class Connector<
   readonly #options: ConnectorOptions;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppState>;
+  /** Aborted as soon as stop() begins: what starts no new work (sync runs, start-up steps). */
   readonly #stopping = new AbortController();
+  /** Aborted at the shutdown deadline: every other call, so that none outlives stop(). */
+  readonly #deadline = new AbortController();
   #lifecycle: LifecycleState = 'idle';
+  #keepAlive: NodeJS.Timeout | undefined;
   #keyRing: KeyRing | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
@@ -134,6 +140,15 @@ export abstract class Connector<
     return this.#operationsUrl;
   }
 
+  /**
+   * The most `stop()` takes, in milliseconds: `shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS`. It
+   * resolves by then whatever the service and the handlers do; `runConnector` ends the process then at the latest.
+   */
+  get stopDeadlineMs(): number {
+    const { graceMs, forceMs } = this.#settings.shutdown;
+    return graceMs + forceMs + SHUTDOWN_MARGIN_MS;
+  }
+
   /** Whether the worker should get traffic: running, and its poller is polling. */
   get ready(): boolean {
     return this.#lifecycle === 'running' && (this.#poller?.healthy ?? true);
@@ -147,8 +162,12 @@ export abstract class Connector<
   start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
     this.#lifecycle = 'starting';
+    // The schedules' timers do not hold the process (nor do polling or the operations port when they are off): this
+    // does, until stop(), so that a worker never ends by itself.
+    this.#keepAlive = setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.#started = this.#start().catch((error: unknown) => {
       if (this.#stopping.signal.aborted) return;
+      clearInterval(this.#keepAlive);
       this.#lifecycle = 'failed';
       this.logger.error({ err: error }, 'the connector failed to start');
       throw error;
@@ -157,8 +176,9 @@ export abstract class Connector<
   }
 
   /**
-   * Stops the connector: readiness fails at once, polling and schedules stop, running tasks get the grace time to
-   * finish and are then aborted, state is saved. Idempotent: every call returns the same promise.
+   * Stops the connector: readiness fails at once, polling, schedules and a sync run in progress stop, state is saved,
+   * running tasks get the grace time to finish and are then aborted. It resolves within {@link stopDeadlineMs}
+   * whatever the service and the handlers do. Idempotent: every call returns the same promise.
    */
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;
@@ -201,7 +221,7 @@ export abstract class Connector<
     if (this.#lifecycle !== 'running') {
       return Promise.reject(new LifecycleError('write the state of', this.#lifecycle));
     }
-    return this.#state.setApp(state);
+    return this.#state.setApp(state, this.#deadline.signal);
   }
 
   async #start(): Promise<void> {
@@ -264,7 +284,6 @@ export abstract class Connector<
           classify: this.classifyError?.bind(this),
           logger: componentLogger(logger, 'tasks'),
           metrics: this.metrics,
-          now: this.#settings.now,
           random: this.#settings.random,
         },
         tasks,
@@ -280,18 +299,37 @@ export abstract class Connector<
     this.metrics.ready(false);
     this.#stopping.abort(new ApprovalKitError('stopping', 'The connector is stopping'));
     for (const job of this.#jobs) job.stop();
-    await this.#started?.catch(() => {});
     const { graceMs, forceMs } = this.#settings.shutdown;
-    await this.#poller?.stop(graceMs, forceMs);
-    await this.#runs.catch(() => {});
-    await this.#state
-      .flush()
-      .catch((error: unknown) => this.logger.error({ err: error }, 'saving the connector state failed'));
-    await this.#operations?.close();
+    const startedAt = performance.now();
+    const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
+    const deadline = abortAfter(
+      graceMs + forceMs,
+      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
+      this.#deadline,
+    );
+    const drained = (async () => {
+      await this.#started?.catch(() => {});
+      await Promise.all([this.#poller?.stop(graceMs, forceMs), this.#saveState()]);
+    })();
+    // Both bound themselves by the deadline; this only guards against a step that does not (a key store that hangs).
+    if (!(await settlesWithin(drained, left() - SHUTDOWN_MARGIN_MS / 2))) {
+      this.logger.error('stopping passed its deadline; closing regardless');
+    }
+    deadline.cancel();
+    const closed = Promise.all([this.#operations?.close(), this.client.close()]);
+    if (!(await settlesWithin(closed, left()))) await this.client.destroy().catch(() => {});
     this.#operationsUrl = undefined;
-    await this.client.close();
+    clearInterval(this.#keepAlive);
     this.#lifecycle = 'stopped';
     this.logger.info('connector stopped');
+  }
+
+  /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
+  async #saveState(): Promise<void> {
+    await this.#runs.catch(() => {});
+    await this.#state
+      .flush(this.#deadline.signal)
+      .catch((error: unknown) => this.logger.error({ err: error }, 'saving the connector state failed'));
   }
 
   #scheduleJobs(): void {
@@ -423,6 +461,9 @@ export abstract class Connector<
     }
   }
 }
+
+// The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
 function isLogger(value: ConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';

@@ -17,7 +17,12 @@
  */
 
 export { Connector, LifecycleError, type LifecycleState, type SyncKind } from './connector.js';
-export type { ConnectorOptions, SyncOptions, TaskOptions } from './connector-options.js';
+export {
+  type ConnectorOptions,
+  SHUTDOWN_MARGIN_MS,
+  type SyncOptions,
+  type TaskOptions,
+} from './connector-options.js';
 export {
   AuthenticationFailure,
   type ClassifyFailureOptions,
@@ -64,7 +69,7 @@ export {
   type OperationsServerOptions,
   type ReadinessReport,
 } from './operations-server.js';
-export { runConnector, type SignalSource } from './run.js';
+export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
 export type { SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';

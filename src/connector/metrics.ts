@@ -60,6 +60,9 @@ export interface RenderedMetrics {
  * The connector's metrics, one small method per event. The sync lag and the key expiry are computed at each scrape
  * from the instants recorded, so they keep moving while nothing else happens (a stalled sync shows a growing lag).
  *
+ * Recording never throws: the methods are called on the task and sync paths, where a metric must not cost a result
+ * or a run. A value that would corrupt a metric (a negative count or duration, an invalid `Date`) is dropped.
+ *
  * @example
  * ```ts
  * const metrics = new ConnectorMetrics();
@@ -168,9 +171,9 @@ export class ConnectorMetrics {
     this.#ready.set(0);
   }
 
-  /** Counts approvals the service acknowledged. */
+  /** Counts approvals the service acknowledged. A count that is not a finite number from 0 up is dropped. */
   approvalsPushed(count: number): void {
-    this.#approvalsPushed.inc(checkCount('count', count));
+    if (isCount(count)) this.#approvalsPushed.inc(count);
   }
 
   /** Counts a sync run that ended. */
@@ -178,16 +181,21 @@ export class ConnectorMetrics {
     this.#syncRuns.inc({ mode, outcome });
   }
 
-  /** Records the lastModified of the cursor just saved; `undefined` when there is none (before the first save). */
+  /**
+   * Records the lastModified of the cursor just saved; `undefined` when there is none (before the first save). An
+   * invalid `Date` counts as none: the lag is then absent.
+   */
   syncCursor(lastModified: Date | undefined): void {
-    this.#cursorAt = checkDate('lastModified', lastModified);
+    this.#cursorAt = timeOf(lastModified);
   }
 
-  /** Counts a task that finished with the given result status, and observes how long it took. */
+  /**
+   * Counts a task that finished with the given result status, and observes how long it took. A duration that is not
+   * a finite number from 0 up is not observed; the task is still counted.
+   */
   taskFinished(type: string, status: TaskResultStatus, seconds: number): void {
-    const duration = checkCount('seconds', seconds);
     this.#tasks.inc({ type, status });
-    this.#taskDuration.observe({ type }, duration);
+    if (isCount(seconds)) this.#taskDuration.observe({ type }, seconds);
   }
 
   /** Counts a poll for tasks that failed. */
@@ -203,9 +211,12 @@ export class ConnectorMetrics {
     this.#clientRetries.inc({ endpoint, reason });
   }
 
-  /** Records when the current public key expires; `undefined` when the connector has no key. */
+  /**
+   * Records when the current public key expires; `undefined` when the connector has no key. An invalid `Date` counts
+   * as none: the expiry is then absent.
+   */
   keyExpiresAt(expiresAt: Date | undefined): void {
-    this.#keyExpiresAt = checkDate('expiresAt', expiresAt);
+    this.#keyExpiresAt = timeOf(expiresAt);
   }
 
   /** Counts an event of the connector's key. */
@@ -243,24 +254,13 @@ const METRIC_NAMES = [
   'ready',
 ].map((name) => `${METRIC_PREFIX}${name}`);
 
-function checkCount(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ValidationError('metric value', [
-      { path: [name], message: `must be a finite number from 0 and up, got \`${String(value)}\`` },
-    ]);
-  }
-  return value;
+function isCount(value: number): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
-function checkDate(name: string, value: Date | undefined): number | undefined {
-  if (value === undefined) return undefined;
+function timeOf(value: Date | undefined): number | undefined {
   const time = value instanceof Date ? value.getTime() : Number.NaN;
-  if (Number.isNaN(time)) {
-    throw new ValidationError('metric value', [
-      { path: [name], message: `must be a valid Date or undefined, got \`${String(value)}\`` },
-    ]);
-  }
-  return time;
+  return Number.isNaN(time) ? undefined : time;
 }
 
 function validateBuckets(buckets: readonly number[]): void {

@@ -3,10 +3,29 @@ import type { Connector } from './connector.js';
 
 export type { SignalSource };
 
+/** Options of {@link runConnector}. */
+export interface RunConnectorOptions {
+  /**
+   * Where the shutdown signals come from.
+   * @default process
+   */
+  signals?: SignalSource;
+  /**
+   * Ends the process, with the exit code, once the connector's stop deadline (`stopDeadlineMs`) has passed since the
+   * signal, in case anything still holds it then (a handler that ignores its `signal` and never settles). The timer
+   * does not itself keep the process alive. `false` never ends it.
+   * @default process.exit when `signals` is the process; `false` when it is a stand-in
+   */
+  exit?: ((code: number) => void) | false;
+}
+
 /**
  * Runs a connector as a long-lived worker: starts it (unless it runs already), waits for the first SIGTERM or
- * SIGINT, stops it gracefully, and resolves with the exit code (0 after a clean stop, 1 when the connector failed).
- * A second signal during shutdown falls through to Node's default and ends the process at once.
+ * SIGINT, stops it gracefully, and resolves with the exit code (0 after a stop, 1 when the connector failed).
+ * The process ends within the connector's `stopDeadlineMs` of the signal (`shutdown.graceMs + shutdown.forceMs`
+ * and 1 s), whatever the handlers and the service do: the tasks whose outcome is then unknown are logged by id,
+ * and the service offers them again. A second signal during shutdown falls through to Node's default and ends the
+ * process at once.
  *
  * @example
  * ```ts
@@ -14,19 +33,30 @@ export type { SignalSource };
  * ```
  */
 export async function runConnector(
-  connector: Pick<Connector, 'start' | 'stop' | 'lifecycle'>,
-  options: { signals?: SignalSource } = {},
+  connector: Pick<Connector, 'start' | 'stop' | 'lifecycle' | 'stopDeadlineMs'>,
+  options: RunConnectorOptions = {},
 ): Promise<number> {
   const signalled = onShutdownSignal(options.signals);
+  const exit = options.exit ?? (options.signals === undefined ? (code: number) => process.exit(code) : false);
+  let code: number | undefined;
+  const stop = async (): Promise<void> => {
+    if (exit !== false) {
+      // Unref'd: a process that empties its event loop ends by itself, before the deadline.
+      setTimeout(() => exit(code ?? 1), connector.stopDeadlineMs).unref();
+    }
+    await connector.stop();
+  };
   try {
     // A connector already started (by a test harness, say) is run as it is.
     if (connector.lifecycle === 'idle') await Promise.race([connector.start(), signalled]);
     await signalled;
   } catch {
     // start() has logged why; stop what did start.
-    await connector.stop();
-    return 1;
+    await stop();
+    code = 1;
+    return code;
   }
-  await connector.stop();
-  return connector.lifecycle === 'stopped' ? 0 : 1;
+  await stop();
+  code = connector.lifecycle === 'stopped' ? 0 : 1;
+  return code;
 }

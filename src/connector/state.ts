@@ -69,22 +69,31 @@ export class StateStore<AppState extends object> {
   }
 
   /** Replaces the author's state and writes it. */
-  async setApp(app: AppState): Promise<void> {
+  async setApp(app: AppState, signal?: AbortSignal): Promise<void> {
     this.#app = app;
     this.#dirty = true;
-    await this.flush();
+    await this.flush(signal);
   }
 
-  /** Writes the state if it changed since the last write. Writes run one at a time; a waiting one writes the latest. */
-  flush(): Promise<void> {
+  /**
+   * Writes the state if it changed since the last write. Writes run one at a time; a waiting one writes the latest.
+   * `signal` cuts the write short; the state then stays to be written.
+   */
+  flush(signal?: AbortSignal): Promise<void> {
+    const options = signal ? { signal } : {};
+    // Not given to the queue: it would start the next write while this one is still being cut short, and that one
+    // would find nothing to write.
     return this.#writes.add(async () => {
       if (!this.#dirty) return;
       this.#dirty = false;
       try {
-        await this.#client.putState({
-          [KIT_STATE_KEY]: this.#kit,
-          ...(this.#app === undefined ? {} : { [APP_STATE_KEY]: this.#app }),
-        });
+        await this.#client.putState(
+          {
+            [KIT_STATE_KEY]: this.#kit,
+            ...(this.#app === undefined ? {} : { [APP_STATE_KEY]: this.#app }),
+          },
+          options,
+        );
       } catch (error) {
         this.#dirty = true;
         throw error;

@@ -1,8 +1,12 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { type ConnectorOptions, MemoryKeyStore } from '../../src/connector/index.js';
+import { resolveConnectorOptions } from '../../src/connector/connector-options.js';
+import { type ConnectorOptions, MemoryKeyStore, SHUTDOWN_MARGIN_MS } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
+
+// The lease of the reference backend by default (docs/api-contract.md).
+const REFERENCE_LEASE_MS = 60_000;
 
 const recorder = recordingDispatcher();
 afterEach(() => {
@@ -40,6 +44,7 @@ describe('connector options', () => {
     ['tasks.concurrency', { tasks: { concurrency: -1 } }, '-1'],
     ['tasks.idleMinMs', { tasks: { idleMinMs: 0 } }, '0'],
     ['tasks.watchdogMs', { tasks: { watchdogMs: Number.NaN } }, 'null'],
+    ['tasks.timeoutMs', { tasks: { timeoutMs: 0 } }, '0'],
     ['shutdown.graceMs', { shutdown: { graceMs: -5 } }, '-5'],
   ])('rejects a bad %s, naming it and the value received', (name, overrides, shown) => {
     const error = constructionError(overrides);
@@ -146,6 +151,22 @@ describe('connector options', () => {
     await vi.waitFor(() => expect(recorder.requests.length).toBeGreaterThan(0));
     await connector.stop();
     await started;
+  });
+
+  it('gives a task a deadline well under the reference backend’s lease', () => {
+    const resolved = resolveConnectorOptions(options({}));
+    expect(resolved.tasks.timeoutMs).toBe(30_000);
+    expect(resolved.tasks.timeoutMs).toBeLessThanOrEqual(REFERENCE_LEASE_MS / 2);
+  });
+
+  it('bounds stop() by shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS', () => {
+    expect(SHUTDOWN_MARGIN_MS).toBe(1_000);
+    expect(new MemoryConnector(options({}), new MemorySource()).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
+    const short = new MemoryConnector(
+      options({ shutdown: { graceMs: 100, forceMs: 50 } }),
+      new MemorySource(),
+    );
+    expect(short.stopDeadlineMs).toBe(100 + 50 + 1_000);
   });
 
   it('accepts good options, cron and interval schedules alike', () => {

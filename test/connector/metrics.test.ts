@@ -139,11 +139,26 @@ describe('ConnectorMetrics', () => {
     );
   });
 
-  it('refuses values that would corrupt a metric', () => {
-    const metrics = new ConnectorMetrics();
-    expect(() => metrics.approvalsPushed(-1)).toThrow(ValidationError);
-    expect(() => metrics.taskFinished('approve', 'success', Number.NaN)).toThrow(ValidationError);
-    expect(() => metrics.syncCursor(new Date('not a date'))).toThrow(ValidationError);
+  it('never throws on a value that would corrupt a metric, such as a negative task duration: it drops the value', async () => {
+    const metrics = new ConnectorMetrics({ now: () => T0 });
+    metrics.syncCursor(new Date(T0 - 5_000));
+    expect(() => metrics.taskFinished('approve', 'success', -3_600)).not.toThrow();
+    expect(() => metrics.taskFinished('approve', 'success', Number.NaN)).not.toThrow();
+    expect(() => metrics.approvalsPushed(-1)).not.toThrow();
+    expect(() => metrics.syncCursor(new Date('not a date'))).not.toThrow();
+    expect(() => metrics.keyExpiresAt(new Date('not a date'))).not.toThrow();
+
+    const { body } = await metrics.render();
+    // The tasks are counted; their durations are not observed.
+    expect(sample(body, 'approval_connector_tasks_total{type="approve",status="success"}')).toBe(2);
+    expect(sample(body, 'approval_connector_task_duration_seconds_count{type="approve"}')).toBeUndefined();
+    expect(sample(body, 'approval_connector_approvals_pushed_total')).toBe(0);
+    // An invalid instant is an unknown one: absent, not a stale or a wrong value.
+    expect(sample(body, 'approval_connector_sync_lag_seconds')).toBeUndefined();
+    expect(sample(body, 'approval_connector_key_expiry_seconds')).toBeUndefined();
+  });
+
+  it('refuses buckets that are not in increasing order when it is built', () => {
     expect(() => new ConnectorMetrics({ taskDurationBuckets: [1, 0.5] })).toThrow(ValidationError);
   });
 

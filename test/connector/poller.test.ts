@@ -86,7 +86,6 @@ function startPoller(setup: Setup) {
         destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
       }),
       metrics: setup.metrics,
-      now: () => Date.now(),
       random: setup.random ?? (() => 0),
     },
     {
@@ -96,6 +95,7 @@ function startPoller(setup: Setup) {
       recentResults: 100,
       recentResultTtlMs: 3_600_000,
       watchdogMs: 3_600_000,
+      timeoutMs: 3_600_000,
       ...setup.settings,
     },
   );
@@ -324,6 +324,70 @@ describe('tasks that break the contract', () => {
     ]);
     expect((await metrics.render()).body).toContain(
       'approval_connector_tasks_total{type="",status="internalError"} 1',
+    );
+  });
+});
+
+describe('task deadline', () => {
+  it('aborts the handler signal with a TimeoutError at timeoutMs, and reports the failure as serviceUnavailable', async () => {
+    let aborted: unknown;
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const { reports } = startPoller({
+      settings: { timeoutMs: 5_000 },
+      getTask: async () => answers.shift() ?? null,
+      handler: (_, { signal }) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener(
+            'abort',
+            () => {
+              aborted = signal.reason;
+              reject(signal.reason);
+            },
+            { once: true },
+          ),
+        ),
+    });
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(aborted).toBeUndefined();
+    expect(reports).toEqual([]);
+
+    await vi.advanceTimersByTimeAsync(1);
+    expect(aborted).toMatchObject({ name: 'TimeoutError' });
+    expect(reports).toEqual([
+      {
+        taskId: taskNumbered(1).id,
+        result: {
+          status: 'serviceUnavailable',
+          meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 5000 ms' },
+        },
+      },
+    ]);
+    expect(warnings()).toEqual([
+      'task passed its deadline; aborting its signal',
+      'task failed',
+      'task finished after its deadline; reporting it late',
+    ]);
+  });
+});
+
+describe('jobs', () => {
+  it('logs a task job that fails unexpectedly rather than leaving its rejection unhandled', async () => {
+    // A metrics subclass of the author's that throws: the one thing in a task's job the kit does not control.
+    class Broken extends ConnectorMetrics {
+      override taskFinished(): void {
+        throw new Error('metrics broke');
+      }
+    }
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    startPoller({ getTask: async () => answers.shift() ?? null, metrics: new Broken() });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(logLines).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        msg: 'running the task failed unexpectedly',
+        taskId: taskNumbered(1).id,
+        err: expect.objectContaining({ message: 'metrics broke' }),
+      }),
     );
   });
 });

@@ -59,7 +59,7 @@ export async function runIncremental(
       if (!inOrder) return;
       state.advanceCursor(key, new Date(context.now()));
       state
-        .flush()
+        .flush(signal)
         .catch((error: unknown) =>
           logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run'),
         );
@@ -89,11 +89,11 @@ export async function runIncremental(
     // Whatever failed, the batches already sent may still be acknowledged, and what is acknowledged in order is
     // saved before the run gives up.
     await pusher.settle();
-    await state.flush().catch(() => {});
+    await state.flush(signal).catch(() => {});
     throw error;
   }
   if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
-  await state.flush();
+  await state.flush(signal);
   return { pushed: pusher.pushed, resolved: 0 };
 }
 

@@ -17,7 +17,10 @@ export interface TaskContext {
    * for every delivery of one task.
    */
   readonly idempotencyKey: string;
-  /** Aborted when the worker is shutting down and the grace time is over; pass it to the source's calls. */
+  /**
+   * Aborted at the task's deadline (`tasks.timeoutMs` after its receipt, with a `TimeoutError`) or when the worker is
+   * shutting down and the grace time is over, whichever comes first; pass it to the source's calls.
+   */
   readonly signal: AbortSignal;
   /** A child logger bound to the task. It writes none of the task's credential values, wherever one appears in a line. */
   readonly logger: Logger;

@@ -4,6 +4,8 @@ import { toIssues } from '../../api/primitives.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
 import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
+import { ApprovalKitError } from '../../errors.js';
+import { abortAfter, settlesWithin } from '../deadline.js';
 import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
 import type { KeyRing } from '../keys.js';
 import { type Logger, secretScrubbingLogger } from '../logger.js';
@@ -19,6 +21,7 @@ export interface PollerSettings {
   recentResults: number;
   recentResultTtlMs: number;
   watchdogMs: number;
+  timeoutMs: number;
 }
 
 /** What the poller needs from the connector. */
@@ -32,7 +35,6 @@ export interface PollerParts {
   classify: ((error: unknown) => TaskResultStatus | undefined) | undefined;
   logger: Logger;
   metrics: ConnectorMetrics | undefined;
-  now: () => number;
   random: () => number;
 }
 
@@ -40,6 +42,9 @@ export interface PollerParts {
  * Leases tasks from the service, runs each with its handler, and reports each result until the service acknowledges
  * it. A task already running or recently finished in this process is not run again when the service offers it again
  * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
+ *
+ * Every duration (a task's deadline and time taken, the watchdog, how long a result is kept) is read from the
+ * monotonic clock, so a step of the wall clock changes none of them.
  */
 export class TaskPoller {
   readonly #parts: PollerParts;
@@ -49,8 +54,10 @@ export class TaskPoller {
   readonly #recent = new Map<string, { result: TaskResult; at: number }>();
   /** Aborted when polling must stop. */
   readonly #stopPolling = new AbortController();
-  /** Aborted when handlers must stop (after the grace time) and result reports give up. */
+  /** Aborted when handlers must stop: the grace time is over. */
   readonly #force = new AbortController();
+  /** Aborted when result reports give up: the grace and force times are over. Armed by {@link stop}. */
+  readonly #deadline = new AbortController();
   #poll: AbortController | undefined;
   #loop: Promise<void> | undefined;
   #watchdog: NodeJS.Timeout | undefined;
@@ -75,7 +82,7 @@ export class TaskPoller {
 
   start(): void {
     if (this.#loop !== undefined) return;
-    this.#lastPollAt = this.#parts.now();
+    this.#lastPollAt = performance.now();
     this.#loop = this.#pollLoop();
     this.#watchdog = setInterval(
       () => this.#checkPolling(),
@@ -86,28 +93,44 @@ export class TaskPoller {
 
   /**
    * Stops leasing tasks and lets the running ones finish for `graceMs`, reporting their results. Then it aborts the
-   * rest: a task interrupted so is handed back (not reported), and the service offers it again when its lease ends.
-   * Waits `forceMs` more for them to settle.
+   * rest: a task whose handler then fails is handed back (not reported), and the service offers it again when its
+   * lease ends; one whose handler returns is reported. Reports give up once `forceMs` more have passed, and stop
+   * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
    */
   async stop(graceMs: number, forceMs: number): Promise<void> {
+    const deadline = abortAfter(
+      graceMs + forceMs,
+      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
+      this.#deadline,
+    );
+    const startedAt = performance.now();
+    const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
     this.#poll?.abort();
     clearInterval(this.#watchdog);
-    await this.#loop;
-    const drained = this.#queue.onIdle();
-    if (!(await settlesWithin(drained, graceMs))) {
-      this.#parts.logger.warn(
-        { inFlight: this.#running.size },
-        'tasks still running after the grace time; aborting them',
-      );
-      this.#force.abort(new Error('The connector is shutting down'));
-      if (!(await settlesWithin(drained, forceMs))) {
-        this.#parts.logger.error(
-          { inFlight: this.#running.size },
-          'tasks did not settle after being aborted; giving up on them',
-        );
-      }
+    // Waited for only once the loop has ended: it may still hand a task it just received to the queue.
+    const drained = (async () => {
+      await this.#loop;
+      await this.#queue.onIdle();
+    })();
+    if (await settlesWithin(drained, graceMs)) {
+      deadline.cancel();
+      return;
     }
+    this.#parts.logger.warn(
+      { inFlight: this.#running.size },
+      'tasks still running after the grace time; aborting them',
+    );
+    this.#force.abort(new ApprovalKitError('stopping', 'The connector is shutting down'));
+    if (await settlesWithin(drained, left())) {
+      deadline.cancel();
+      return;
+    }
+    // Running, or their result not acknowledged.
+    this.#parts.logger.error(
+      { taskIds: [...this.#running] },
+      'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
+    );
   }
 
   async #pollLoop(): Promise<void> {
@@ -118,7 +141,7 @@ export class TaskPoller {
         await this.#freeSlot();
         this.#poll = new AbortController();
         const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
-        this.#lastPollAt = this.#parts.now();
+        this.#lastPollAt = performance.now();
         // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
         const leased = await untilAborted(client.leaseTask({ signal }), signal);
         this.#stalled = false;
@@ -127,7 +150,15 @@ export class TaskPoller {
           continue;
         }
         idle = 0;
-        void this.#queue.add(() => this.#handle(leased));
+        // #handle catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
+        this.#queue
+          .add(() => this.#handle(leased))
+          .catch((error: unknown) =>
+            logger.error(
+              { err: error, taskId: (leased.valid ? leased.task : leased).id },
+              'running the task failed unexpectedly',
+            ),
+          );
       } catch (error) {
         if (this.#stopPolling.signal.aborted) return;
         if (this.#poll?.signal.aborted) continue; // the watchdog cut a stuck poll short
@@ -162,11 +193,12 @@ export class TaskPoller {
   }
 
   #checkPolling(): void {
-    if (this.#parts.now() - this.#lastPollAt <= this.#settings.watchdogMs) return;
+    const sinceLastPollMs = performance.now() - this.#lastPollAt;
+    if (sinceLastPollMs <= this.#settings.watchdogMs) return;
     if (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) return; // busy, not stuck
     this.#stalled = true;
     this.#parts.logger.error(
-      { sinceLastPollMs: this.#parts.now() - this.#lastPollAt },
+      { sinceLastPollMs: Math.round(sinceLastPollMs) },
       'the task poller stopped polling; restarting the poll',
     );
     this.#poll?.abort();
@@ -189,25 +221,41 @@ export class TaskPoller {
       return;
     }
     this.#running.add(task.id);
+    const { timeoutMs } = this.#settings;
+    const due = abortAfter(timeoutMs, () => {
+      logger.warn({ timeoutMs }, 'task passed its deadline; aborting its signal');
+      return new DOMException(`The task took longer than its deadline of ${timeoutMs} ms`, 'TimeoutError');
+    });
     try {
-      const started = this.#parts.now();
-      const result = await this.#execute(leased, logger);
+      const started = performance.now();
+      const result = await this.#execute(leased, logger, AbortSignal.any([this.#force.signal, due.signal]));
+      due.cancel();
       if (result === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
       }
-      this.#parts.metrics?.taskFinished(task.type, result.status, (this.#parts.now() - started) / 1000);
+      if (due.signal.aborted) {
+        logger.warn(
+          { status: result.status, timeoutMs },
+          'task finished after its deadline; reporting it late',
+        );
+      }
       // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
       this.#remember(task.id, result);
+      this.#parts.metrics?.taskFinished(task.type, result.status, (performance.now() - started) / 1000);
       await this.#report(task.id, result, logger);
     } finally {
+      due.cancel();
       this.#running.delete(task.id);
     }
   }
 
-  /** Runs a task and gives its result, or `undefined` when shutdown interrupted it. */
-  async #execute(leased: LeasedTask, logger: Logger): Promise<TaskResult | undefined> {
+  /**
+   * Runs a task and gives its result, or `undefined` when shutdown interrupted it. `signal` is the handler's: aborted
+   * at the task's deadline or at forced shutdown, whichever comes first.
+   */
+  async #execute(leased: LeasedTask, logger: Logger, signal: AbortSignal): Promise<TaskResult | undefined> {
     const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
     let credentials: Credentials | undefined;
     let taskLogger = logger;
@@ -235,7 +283,7 @@ export class TaskPoller {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
-        signal: this.#force.signal,
+        signal,
         logger: taskLogger,
         credentials,
         task,
@@ -258,11 +306,11 @@ export class TaskPoller {
     }
   }
 
-  /** Reports a result until the service acknowledges it, or the connector gives up at forced shutdown. */
+  /** Reports a result until the service acknowledges it, or the connector gives up at the shutdown deadline. */
   async #report(taskId: string, result: TaskResult, logger: Logger): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#force.signal });
+        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#deadline.signal });
         return;
       } catch (error) {
         // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
@@ -270,19 +318,19 @@ export class TaskPoller {
         if (
           error instanceof NotFoundError ||
           error instanceof BadRequestError ||
-          this.#force.signal.aborted
+          this.#deadline.signal.aborted
         ) {
           logger.error({ err: error, status: result.status }, 'the task result could not be reported');
           return;
         }
         logger.warn({ err: error, attempt }, 'reporting the task result failed; retrying');
-        await sleep(this.#idleDelay(attempt), this.#force.signal).catch(() => {});
+        await sleep(this.#idleDelay(attempt), this.#deadline.signal).catch(() => {});
       }
     }
   }
 
   #remember(taskId: string, result: TaskResult): void {
-    this.#recent.set(taskId, { result, at: this.#parts.now() });
+    this.#recent.set(taskId, { result, at: performance.now() });
     while (this.#recent.size > this.#settings.recentResults) {
       const oldest = this.#recent.keys().next().value as string;
       this.#recent.delete(oldest);
@@ -292,7 +340,7 @@ export class TaskPoller {
   #recentResult(taskId: string): TaskResult | undefined {
     const entry = this.#recent.get(taskId);
     if (entry === undefined) return undefined;
-    if (this.#parts.now() - entry.at > this.#settings.recentResultTtlMs) {
+    if (performance.now() - entry.at > this.#settings.recentResultTtlMs) {
       this.#recent.delete(taskId);
       return undefined;
     }
@@ -307,18 +355,6 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
-}
-
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */
