@@ -1,7 +1,46 @@
-import { defineConfig } from 'tsup';
+import { dirname, relative, resolve } from 'node:path';
+import { defineConfig, type Options } from 'tsup';
+
+type TsupPlugin = NonNullable<Options['plugins']>[number];
+type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
+
+/**
+ * Makes the built Node version check (`dist/node-guard.js`) the first import of every entry file whose source
+ * imports `node-guard.js`, so that it runs before anything else of the kit.
+ *
+ * Bundled like any module, it would not reliably run first: esbuild hoists a chunk's imports above its code and
+ * does not keep their order across chunks, so undici could crash on an old Node before the guard ran. So inside the
+ * bundle the guard's import resolves to an empty module, and each entry that had one imports the guard, built as
+ * its own entry, ahead of everything.
+ */
+const nodeGuardFirst = (() => {
+  const guardedEntries = new Set<string>();
+  const esbuildPlugin: EsbuildPlugin = {
+    name: 'node-guard-import',
+    setup(build) {
+      build.onResolve({ filter: /[\\/]node-guard\.js$/ }, (args) => {
+        if (args.kind === 'entry-point') return undefined;
+        guardedEntries.add(args.importer);
+        return { path: args.path, namespace: 'node-guard' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'node-guard' }, () => ({ contents: '', loader: 'js' }));
+    },
+  };
+  const tsupPlugin: TsupPlugin = {
+    name: 'node-guard-first',
+    renderChunk(code, chunk) {
+      if (chunk.entryPoint === undefined || !guardedEntries.has(resolve(chunk.entryPoint))) return undefined;
+      const guard = relative(dirname(chunk.path), resolve(this.options.outDir, 'node-guard.js'));
+      // On the first line, so that the source map's lines still match.
+      return { code: `import '${guard.startsWith('.') ? guard : `./${guard}`}';${code}` };
+    },
+  };
+  return { esbuildPlugin, tsupPlugin };
+})();
 
 export default defineConfig({
   entry: {
+    'node-guard': 'src/node-guard.ts',
     index: 'src/index.ts',
     'backend/index': 'src/backend/index.ts',
     'testing/index': 'src/testing/index.ts',
@@ -10,11 +49,13 @@ export default defineConfig({
   format: ['esm'],
   target: 'node22',
   platform: 'node',
-  // `node:sqlite` exists only under its `node:` name; the prefix must survive the build.
+  // Builtins keep the `node:` prefix the source gives them: some (`node:sqlite`) exist only under that name.
   removeNodeProtocol: false,
   dts: true,
   sourcemap: true,
   clean: true,
   splitting: true,
   treeshake: true,
+  esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
+  plugins: [nodeGuardFirst.tsupPlugin],
 });

@@ -15,6 +15,9 @@
  * @module
  */
 
+// First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
+import './node-guard.js';
+
 // The wire contract: schemas and the types inferred from them.
 export {
   AddUserResult,

@@ -15,6 +15,9 @@
  * @module
  */
 
+// First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
+import '../node-guard.js';
+
 export type { NewTenant, Tenant } from './admin/operations.js';
 export { ADMIN_PREFIX } from './admin/routes.js';
 export { ReferenceBackend, startReferenceBackend } from './backend.js';

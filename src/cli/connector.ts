@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `connector` command. Each subcommand lives in `commands/`; this file only dispatches.
+ * The `connector` command. Each subcommand lives in `commands/`; this file only checks the Node.js version and
+ * dispatches.
  * @module
  */
-import { runBackendCommand } from './commands/backend.js';
+// The only static import: it loads on any Node.js. Commands are imported once the version is known to be supported,
+// because a static import would load undici and `node:sqlite` before the first line of this file runs.
+import { unsupportedNodeMessage } from '../node-version.js';
 
 const USAGE = `Usage: connector <command> [options]
 
@@ -13,10 +16,17 @@ Commands:
 Run \`connector <command> --help\` for the options of a command.`;
 
 async function main(argv: readonly string[]): Promise<number> {
+  const unsupported = unsupportedNodeMessage();
+  if (unsupported !== undefined) {
+    console.error(unsupported);
+    return 1;
+  }
   const [command, ...rest] = argv;
   switch (command) {
-    case 'backend':
+    case 'backend': {
+      const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);
+    }
     case undefined:
     case '-h':
     case '--help':

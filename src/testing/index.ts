@@ -16,6 +16,10 @@
  * ```
  * @module
  */
+
+// First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
+import '../node-guard.js';
+
 import type { TaskResult } from '../api/integration.js';
 import type { Tenant } from '../backend/index.js';
 import {

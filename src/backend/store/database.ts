@@ -1,4 +1,4 @@
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
@@ -14,7 +14,10 @@ export class Database {
   #closed = false;
 
   constructor(file?: string) {
-    this.#db = new DatabaseSync(file ?? ':memory:');
+    // Loaded here rather than imported: on a Node without `node:sqlite`, a static import fails while the module
+    // graph links, before the kit's Node version check (node-guard.ts) can say what is wrong.
+    const sqlite = process.getBuiltinModule('node:sqlite');
+    this.#db = new sqlite.DatabaseSync(file ?? ':memory:');
     this.#db.exec('PRAGMA foreign_keys = ON');
     if (file !== undefined) this.#db.exec('PRAGMA journal_mode = WAL');
     // Case-insensitive substring match for Get users' search; SQLite's own lower() only folds ASCII.

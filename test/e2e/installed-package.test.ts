@@ -1,0 +1,298 @@
+import { spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/node-version.js';
+
+// The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function succeed(command: string, args: readonly string[], cwd: string): Promise<string> {
+  const outcome = await run(command, args, { cwd });
+  if (outcome.code !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} exited ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`,
+    );
+  }
+  return outcome.stdout;
+}
+
+/** A Node.js on PATH (outside any node_modules/.bin, where npm puts the project's own) older than the kit needs. */
+async function findOlderNode(): Promise<{ path: string; version: string } | undefined> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir === '' || dir.split(sep).includes('node_modules')) continue;
+    const path = join(dir, 'node');
+    if (!existsSync(path)) continue;
+    const { stdout } = await run(path, ['-p', 'process.versions.node'], { cwd: root });
+    const version = stdout.trim();
+    if (version !== '' && unsupportedNodeMessage(version) !== undefined) return { path, version };
+  }
+  return undefined;
+}
+
+/** The modules a built file imports, in order. */
+function importsOf(file: string): string[] {
+  const code = readFileSync(file, 'utf8');
+  return [...code.matchAll(/^\s*(?:import|export)\b[^'";]*?['"]([^'"]+)['"]/gm)].map((match) => match[1]!);
+}
+
+// A connector as a user would write it against the installed package, and the reference backend from it.
+const CONNECTOR_SCRIPT = `
+import { Connector, MemoryKeyStore } from 'approval-connector-kit';
+import { startReferenceBackend } from 'approval-connector-kit/backend';
+
+class OneApproval extends Connector {
+  tasks = {};
+  handlers = {};
+  async *changes() {
+    yield {
+      id: 'PR-1',
+      schemaId: 'purchase-request',
+      approver: 'ada',
+      resolved: false,
+      lastModified: new Date('2026-05-01T10:00:00Z'),
+      data: { amount: 420 },
+    };
+  }
+}
+
+const backend = await startReferenceBackend();
+const tenant = backend.createTenant();
+const connector = new OneApproval({
+  service: { baseUrl: backend.url, token: tenant.connectorToken },
+  keyStore: new MemoryKeyStore(),
+  logger: { level: 'warn' },
+  sync: { runOnStart: false, reconcileSchedule: false },
+  tasks: { enabled: false },
+});
+await connector.start();
+await connector.syncNow();
+await connector.stop();
+console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
+await backend.close();
+`;
+
+let work: string;
+let app: string;
+let tarballFiles: string[];
+let olderNode: { path: string; version: string } | undefined;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'kit-package-'));
+  // What a fresh clone holds (tracked files and new ones not ignored, so no dist), with the installed dependencies.
+  const kit = join(work, 'kit');
+  const files = (await succeed('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root))
+    .split('\0')
+    .filter((file) => file !== '' && file.split('/')[0] !== 'node_modules' && existsSync(join(root, file)));
+  for (const file of files) {
+    mkdirSync(dirname(join(kit, file)), { recursive: true });
+    cpSync(join(root, file), join(kit, file));
+  }
+  symlinkSync(realpathSync(join(root, 'node_modules')), join(kit, 'node_modules'), 'dir');
+
+  // npm prints the prepack build's output too, so the tarball is found in its own folder and listed with tar.
+  const packed = join(work, 'packed');
+  mkdirSync(packed);
+  await succeed('npm', ['pack', '--pack-destination', packed], kit);
+  const [tarball] = readdirSync(packed).map((name) => join(packed, name));
+  tarballFiles = (await succeed('tar', ['-tzf', tarball!], work))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^package\//, ''));
+
+  app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'my-connector', private: true, type: 'module' }),
+  );
+  await succeed(
+    'npm',
+    ['install', tarball!, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    app,
+  );
+  olderNode = await findOlderNode();
+}, 180_000);
+
+afterAll(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed kit', () => {
+  it('contains the built package, not only README.md and package.json', () => {
+    expect(tarballFiles).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'dist/node-guard.js',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/backend/index.js',
+        'dist/backend/index.d.ts',
+        'dist/testing/index.js',
+        'dist/testing/index.d.ts',
+        'dist/cli/connector.js',
+      ]),
+    );
+    expect(tarballFiles.filter((file) => !file.startsWith('dist/') || file.endsWith('.map'))).toEqual([
+      'package.json',
+      'README.md',
+    ]);
+  });
+
+  it('runs a connector from the installed package against its reference backend', async () => {
+    writeFileSync(join(app, 'sync.js'), CONNECTOR_SCRIPT);
+    const outcome = await run(process.execPath, ['sync.js'], { cwd: app });
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout)).toMatchObject([{ id: 'PR-1', approver: 'ada', resolved: false }]);
+  });
+
+  it('imports the Node check first in every entry file, and the check loads no dependency', () => {
+    const dist = join(app, 'node_modules', 'approval-connector-kit', 'dist');
+    const guard = join(dist, 'node-guard.js');
+    // ES modules run in the order they are imported, so only the first import of an entry is sure to run first.
+    for (const entry of ['index.js', 'backend/index.js', 'testing/index.js']) {
+      const [first] = importsOf(join(dist, entry));
+      expect(first && resolve(dirname(join(dist, entry)), first), entry).toBe(guard);
+    }
+    const reached = new Set<string>();
+    const packages: string[] = [];
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const specifier of importsOf(file)) {
+        if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+        else packages.push(specifier);
+      }
+    };
+    visit(guard);
+    expect(packages).toEqual([]);
+  });
+
+  it('installs the connector command', async () => {
+    const outcome = await run(join(app, 'node_modules', '.bin', 'connector'), ['--help'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+    });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toContain('Usage: connector <command> [options]');
+  });
+});
+
+describe(`on a Node.js older than ${MINIMUM_NODE_VERSION}`, () => {
+  const clearMessage = (version: string) =>
+    new RegExp(
+      `needs Node\\.js ${MINIMUM_NODE_VERSION.replaceAll('.', '\\.')} or newer, but this is Node\\.js ${version.replaceAll('.', '\\.')} .*https://nodejs\\.org/`,
+    );
+
+  it('the connector command says which Node it found, which it needs and where to get one, and exits 1', async (context) => {
+    context.skip(olderNode === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
+    const { path, version } = olderNode!;
+    // As `npx connector` runs it: the bin's `#!/usr/bin/env node` finds the older Node first on PATH.
+    const outcome = await run(join(app, 'node_modules', '.bin', 'connector'), ['backend', '--port', '0'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(path)}${delimiter}${process.env.PATH}` },
+    });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toMatch(clearMessage(version));
+    // One readable line: no stack trace, nothing from inside a dependency.
+    expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it.for(['approval-connector-kit', 'approval-connector-kit/backend', 'approval-connector-kit/testing'])(
+    'importing %s fails with the clear error, before any dependency fails its own way',
+    async (entry, context) => {
+      context.skip(olderNode === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
+      const { path, version } = olderNode!;
+      writeFileSync(join(app, 'main.js'), `import '${entry}';\nconsole.log('loaded');\n`);
+      const outcome = await run(path, ['main.js'], { cwd: app });
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toBe('');
+      expect(outcome.stderr).toMatch(clearMessage(version));
+      expect(outcome.stderr).toContain("code: 'unsupported_node'");
+      expect(outcome.stderr).not.toMatch(/ERR_UNKNOWN_BUILTIN_MODULE|undici|node:sqlite/);
+    },
+  );
+
+  it('keeps the check in a bundle of the connector (package.json declares the guard a side effect)', async (context) => {
+    context.skip(olderNode === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
+    const { path, version } = olderNode!;
+    writeFileSync(
+      join(app, 'bundled.js'),
+      "import { Connector } from 'approval-connector-kit';\nconsole.log(typeof Connector);\n",
+    );
+    const kitPackage = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as { dependencies: Record<string, string> };
+    // The kit bundled, its dependencies left to node_modules. CommonJS output keeps the modules' order; an ES module
+    // bundle hoists the dependencies' imports above every bundled line, so no check inside the kit could run first.
+    const externals = Object.keys(kitPackage.dependencies).map((name) => `--external:${name}`);
+    await succeed(
+      join(root, 'node_modules', '.bin', 'esbuild'),
+      [
+        'bundled.js',
+        '--bundle',
+        '--platform=node',
+        '--format=cjs',
+        '--outfile=bundle.cjs',
+        '--log-level=error',
+        ...externals,
+      ],
+      app,
+    );
+    expect(await run(process.execPath, ['bundle.cjs'], { cwd: app })).toMatchObject({
+      code: 0,
+      stdout: 'function\n',
+    });
+    const outcome = await run(path, ['bundle.cjs'], { cwd: app });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(clearMessage(version));
+    expect(outcome.stderr).not.toMatch(/undici/);
+  });
+});
