@@ -344,14 +344,12 @@ describe('shutdown', () => {
 
   it('hands back a task still running after the grace time, so the service offers it again', async () => {
     const connector = await startSynced({ shutdown: { graceMs: 20, forceMs: 1_000 } });
-    connector.gate = new Promise(() => {}); // never finishes by itself; the abort ends it
-    const original = connector.handlers.approve;
-    (connector.handlers as { approve: typeof original }).approve = async (input, context) => {
-      await new Promise((_, reject) =>
+    // A handler that never finishes by itself: only the abort after the grace time ends it, with a failure.
+    const handler = connector.handlers.approve;
+    (connector.handlers as { approve: typeof handler }).approve = (_input, context) =>
+      new Promise((_, reject) =>
         context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }),
       );
-      return original(input, context);
-    };
     const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
     await connector.stop();
