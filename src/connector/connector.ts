@@ -1,20 +1,16 @@
-import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
 import { IntegrationClient } from '../client/integration-client.js';
-import { resolveClientOptions } from '../client/options.js';
 import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
 import { ApprovalKitError } from '../errors.js';
 import {
   type ConnectorOptions,
-  DEFAULT_KEY_FILE,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { abortAfter, settlesWithin } from './deadline.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
-import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
 import { componentLogger, createLogger, type Logger } from './logger.js';
 import { ConnectorMetrics, type SyncMode } from './metrics.js';
@@ -90,7 +86,6 @@ export abstract class Connector<
   /** The connector's logger. */
   protected readonly logger: Logger;
   readonly metrics: ConnectorMetrics;
-  readonly #options: ConnectorOptions;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppState>;
   /** Aborted as soon as stop() begins: what starts no new work (sync runs, start-up steps). */
@@ -110,19 +105,11 @@ export abstract class Connector<
 
   constructor(options: ConnectorOptions) {
     this.#settings = resolveConnectorOptions(options);
-    this.#options = options;
-    this.logger = isLogger(options.logger)
-      ? createLogger({ logger: options.logger })
-      : createLogger(options.logger);
-    this.metrics = options.metrics ?? new ConnectorMetrics();
-    // Checked as given, before the connector puts its own retry hook in place of the caller's.
-    resolveClientOptions(options.service);
-    const onRetry = retryReporter(
-      this.metrics,
-      componentLogger(this.logger, 'client'),
-      options.service.onRetry,
-    );
-    this.client = new IntegrationClient({ ...options.service, onRetry });
+    const { logger, metrics, service, now } = this.#settings;
+    this.logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
+    this.metrics = new ConnectorMetrics({ ...metrics, now });
+    const onRetry = retryReporter(this.metrics, componentLogger(this.logger, 'client'), service.onRetry);
+    this.client = new IntegrationClient({ ...service, onRetry });
     this.#state = new StateStore<AppState>(this.client);
   }
 
@@ -234,9 +221,8 @@ export abstract class Connector<
       );
     }
     if (this.authRequired) {
-      const keyStore = this.#options.keyStore ?? new FileKeyStore(resolve(DEFAULT_KEY_FILE));
-      this.#keyRing = await KeyRing.load(keyStore, {
-        ...this.#options.keys,
+      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
+        ...this.#settings.keys,
         now: this.#settings.now,
         onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
       });
@@ -247,9 +233,9 @@ export abstract class Connector<
     await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
     if (signal.aborted) return;
 
-    if (this.#options.operations) {
+    if (this.#settings.operations) {
       this.#operations = new OperationsServer({
-        ...this.#options.operations,
+        ...this.#settings.operations,
         logger: componentLogger(logger, 'operations'),
         metrics: this.metrics,
         health: () => ({
@@ -272,8 +258,8 @@ export abstract class Connector<
     }
     this.#lifecycle = 'running';
     this.#scheduleJobs();
-    const tasks = this.#settings.tasks;
-    if (tasks.enabled) {
+    const poller = this.#settings.tasks;
+    if (poller.enabled) {
       this.#poller = new TaskPoller(
         {
           client: this.client,
@@ -286,7 +272,7 @@ export abstract class Connector<
           metrics: this.metrics,
           random: this.#settings.random,
         },
-        tasks,
+        poller,
       );
       this.#poller.start();
     }
@@ -368,7 +354,7 @@ export abstract class Connector<
         ...(this.lookup ? { lookup: this.lookup.bind(this) } : {}),
       },
       state: this.#state as StateStore<object>,
-      limits: this.#settings.sync.limits,
+      limits: this.#settings.sync,
       signal: this.#stopping.signal,
       logger,
       now: this.#settings.now,
@@ -465,7 +451,7 @@ export abstract class Connector<
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
-function isLogger(value: ConnectorOptions['logger']): value is Logger {
+function isLogger(value: ResolvedConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';
 }
 

@@ -20,6 +20,7 @@ export { Connector, LifecycleError, type LifecycleState, type SyncKind } from '.
 export {
   type ConnectorOptions,
   SHUTDOWN_MARGIN_MS,
+  type ShutdownOptions,
   type SyncOptions,
   type TaskOptions,
 } from './connector-options.js';
