@@ -6,9 +6,9 @@ import type { ClientOptions, clientOptionsSchema } from '../src/client/options.j
 import type {
   ConnectorOptions,
   connectorOptionsSchema,
+  PollerOptions,
   ShutdownOptions,
   SyncOptions,
-  TaskOptions,
 } from '../src/connector/connector-options.js';
 import type { KeyRingOptions, keyRingOptionsShape } from '../src/connector/keys.js';
 import type { LoggerOptions, loggerOptionsSchema } from '../src/connector/logger.js';
@@ -28,7 +28,7 @@ describe('the options schemas take exactly the documented options', () => {
   it('of the connector, at every level', () => {
     expectTypeOf<keyof Connector>().toEqualTypeOf<keyof ConnectorOptions>();
     expectTypeOf<keyof NonNullable<Connector['sync']>>().toEqualTypeOf<keyof SyncOptions>();
-    expectTypeOf<keyof NonNullable<Connector['tasks']>>().toEqualTypeOf<keyof TaskOptions>();
+    expectTypeOf<keyof NonNullable<Connector['poller']>>().toEqualTypeOf<keyof PollerOptions>();
     expectTypeOf<keyof NonNullable<Connector['shutdown']>>().toEqualTypeOf<keyof ShutdownOptions>();
     expectTypeOf<keyof NonNullable<Connector['keys']>>().toEqualTypeOf<
       keyof NonNullable<ConnectorOptions['keys']>
@@ -77,7 +77,7 @@ describe('the options schemas take exactly the documented options', () => {
 
   it('compiles them fully defaulted', () => {
     type Compiled = Output<typeof connectorOptionsSchema>;
-    expectTypeOf<Compiled['tasks']>().toEqualTypeOf<Required<TaskOptions>>();
+    expectTypeOf<Compiled['poller']>().toEqualTypeOf<Required<PollerOptions>>();
     expectTypeOf<Compiled['shutdown']>().toEqualTypeOf<Required<ShutdownOptions>>();
     expectTypeOf<Compiled['sync']>().toEqualTypeOf<Required<SyncOptions>>();
     expectTypeOf<Compiled['now']>().toEqualTypeOf<() => number>();

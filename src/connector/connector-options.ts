@@ -76,7 +76,7 @@ export interface SyncOptions {
 }
 
 /** Options of the task poller. */
-export interface TaskOptions {
+export interface PollerOptions {
   /**
    * Run the task poller in this worker.
    * @default true
@@ -171,10 +171,11 @@ export interface ConnectorOptions {
    */
   sync?: SyncOptions;
   /**
-   * The task poller: how many tasks run at once, how it polls, a task's deadline.
+   * The task poller: how many tasks run at once, how it polls, a task's deadline. (Named `tasks` before 0.2; the
+   * connector's `tasks` are the task types it declares.)
    * @default {}
    */
-  tasks?: TaskOptions;
+  poller?: PollerOptions;
   /**
    * The graceful shutdown. `stop()` resolves at most `graceMs + forceMs + SHUTDOWN_MARGIN_MS` (1 s) after it began,
    * whatever the service and the handlers do: every call it makes carries that deadline. Under Kubernetes, set
@@ -257,7 +258,7 @@ export const connectorOptionsSchema = z.strictObject({
     .check(marginUnderLifetime)
     .prefault({}),
   sync: syncOptionsSchema.prefault({}),
-  tasks: pollerOptionsSchema.prefault({}),
+  poller: pollerOptionsSchema.prefault({}),
   shutdown: z
     .strictObject({ graceMs: integer(0).default(30_000), forceMs: integer(0).default(5_000) })
     .prefault({}),

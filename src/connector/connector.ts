@@ -258,7 +258,7 @@ export abstract class Connector<
     }
     this.#lifecycle = 'running';
     this.#scheduleJobs();
-    const poller = this.#settings.tasks;
+    const poller = this.#settings.poller;
     if (poller.enabled) {
       this.#poller = new TaskPoller(
         {

@@ -9,9 +9,9 @@ import {
   type KeyStore,
   type LoggerOptions,
   MemoryKeyStore,
+  type PollerOptions,
   SHUTDOWN_MARGIN_MS,
   type SyncOptions,
-  type TaskOptions,
 } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
@@ -68,10 +68,15 @@ describe('connector options', () => {
     ],
     ['sync.overlapMs', { sync: { overlapMs: -1 } }, 'an integer from 0 and up', '`-1` (number)'],
     ['sync.enabled', { sync: { enabled: 'no' as unknown as boolean } }, 'a boolean', '`"no"` (string)'],
-    ['tasks.concurrency', { tasks: { concurrency: -1 } }, 'an integer from 1 and up', '`-1` (number)'],
-    ['tasks.idleMinMs', { tasks: { idleMinMs: 0 } }, 'an integer from 1 and up', '`0` (number)'],
-    ['tasks.watchdogMs', { tasks: { watchdogMs: Number.NaN } }, 'an integer from 1 and up', '`NaN` (number)'],
-    ['tasks.timeoutMs', { tasks: { timeoutMs: 0 } }, 'an integer from 1 and up', '`0` (number)'],
+    ['poller.concurrency', { poller: { concurrency: -1 } }, 'an integer from 1 and up', '`-1` (number)'],
+    ['poller.idleMinMs', { poller: { idleMinMs: 0 } }, 'an integer from 1 and up', '`0` (number)'],
+    [
+      'poller.watchdogMs',
+      { poller: { watchdogMs: Number.NaN } },
+      'an integer from 1 and up',
+      '`NaN` (number)',
+    ],
+    ['poller.timeoutMs', { poller: { timeoutMs: 0 } }, 'an integer from 1 and up', '`0` (number)'],
     ['shutdown.graceMs', { shutdown: { graceMs: -5 } }, 'an integer from 0 and up', '`-5` (number)'],
     ['operations.port', { operations: { port: 70_000 } }, 'an integer from 0 to 65535', '`70000` (number)'],
     ['operations.host', { operations: { host: '' } }, 'a host name or address', '`""` (string)'],
@@ -125,7 +130,7 @@ describe('connector options', () => {
 
   it.each<[string, Partial<ConnectorOptions>, string]>([
     ['sync.shedule', { sync: { shedule: 60_000 } as SyncOptions }, 'did you mean `sync.schedule`?'],
-    ['tasks.timeout', { tasks: { timeout: 1_000 } as TaskOptions }, 'did you mean `tasks.timeoutMs`?'],
+    ['poller.timeout', { poller: { timeout: 1_000 } as PollerOptions }, 'did you mean `poller.timeoutMs`?'],
     [
       'operations.prot',
       { operations: { prot: 9464 } as unknown as { port: number } },
@@ -162,6 +167,12 @@ describe('connector options', () => {
     },
   );
 
+  it('answers a 0.1 `tasks` option with the names known, `poller` among them', () => {
+    const error = constructionError({ tasks: { concurrency: 2 } } as Partial<ConnectorOptions>);
+    expect(error.message).toContain('Unknown option `tasks`; the known ones are `service`, ');
+    expect(error.message).toContain('`poller`');
+  });
+
   it('names the option whose type is wrong', () => {
     const error = constructionError({ sync: { batchSize: '10' as unknown as number } });
     expect(error.message).toContain(
@@ -172,12 +183,12 @@ describe('connector options', () => {
   it('reports every bad option at once', () => {
     const error = constructionError({
       sync: { batchSize: 0, schedule: 'not cron' },
-      tasks: { concurrency: -1 },
+      poller: { concurrency: -1 },
     });
     expect(error.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'poller.concurrency',
       'sync.batchSize',
       'sync.schedule',
-      'tasks.concurrency',
     ]);
   });
 
@@ -272,7 +283,7 @@ describe('connector options', () => {
 
   it('sends nothing when an option is bad', async () => {
     constructionError({ sync: { batchSize: 0 } });
-    constructionError({ tasks: { concurrency: -1 } });
+    constructionError({ poller: { concurrency: -1 } });
     constructionError({ operations: { port: -1 } });
     constructionError({ keys: { keyLifetimeMs: 0 } });
     await new Promise((resolve) => setImmediate(resolve));
@@ -288,8 +299,8 @@ describe('connector options', () => {
 
   it('gives a task a deadline well under the reference backend’s lease', () => {
     const resolved = resolveConnectorOptions(options({}));
-    expect(resolved.tasks.timeoutMs).toBe(30_000);
-    expect(resolved.tasks.timeoutMs).toBeLessThanOrEqual(REFERENCE_LEASE_MS / 2);
+    expect(resolved.poller.timeoutMs).toBe(30_000);
+    expect(resolved.poller.timeoutMs).toBeLessThanOrEqual(REFERENCE_LEASE_MS / 2);
   });
 
   it('bounds stop() by shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS', () => {

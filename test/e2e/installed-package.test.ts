@@ -107,7 +107,7 @@ const connector = new OneApproval({
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
-  tasks: { enabled: false },
+  poller: { enabled: false },
 });
 await connector.start();
 await connector.syncNow();

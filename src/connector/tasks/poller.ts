@@ -13,7 +13,7 @@ import type { ConnectorMetrics } from '../metrics.js';
 import { type Credentials, redactSecrets } from '../secret.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
 
-/** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */
+/** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
   concurrency: number;
   idleMinMs: number;
