@@ -105,9 +105,42 @@ describe('connector backend', () => {
     expect(bad.stderr()).toMatch(/^Invalid seed file package\.json: /);
     const port = run(['backend', '--port', 'eighty']);
     expect((await once(port.child, 'exit'))[0]).toBe(1);
-    expect(port.stderr()).toContain('--port');
+    expect(port.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n\nUsage: connector backend /,
+    );
     const unknown = run(['nope']);
     expect((await once(unknown.child, 'exit'))[0]).toBe(1);
+  });
+
+  it('refuses an unknown flag with the nearest known one, rather than a bare parse error', async () => {
+    const typo = run(['backend', '--prot', '8080']);
+    expect((await once(typo.child, 'exit'))[0]).toBe(1);
+    expect(typo.stderr()).toMatch(
+      /^Invalid options of connector backend: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: /,
+    );
+    const stray = run(['backend', 'extra']);
+    expect((await once(stray.child, 'exit'))[0]).toBe(1);
+    expect(stray.stderr()).toMatch(/^Invalid options of connector backend: Unexpected argument `extra`/);
+  });
+
+  it('answers an unknown LOG_LEVEL with a readable message naming it, not a stack trace', async () => {
+    const loud = run(['backend', '--port', '0'], { LOG_LEVEL: 'loud' });
+    expect((await once(loud.child, 'exit'))[0]).toBe(1);
+    expect(loud.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `LOG_LEVEL` to be one of `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`, got `"loud"` \(string\)\n/,
+    );
+    expect(loud.stdout()).toBe('');
+  });
+
+  it('names APPROVAL_ADMIN_TOKEN, not adminToken, when it is too short, and never prints it', async () => {
+    const token = 'short7';
+    const short = run(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
+    expect((await once(short.child, 'exit'))[0]).toBe(1);
+    expect(short.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `APPROVAL_ADMIN_TOKEN` to be a string of at least 8 characters, got a string \(not shown: it is secret\)\n/,
+    );
+    expect(short.stderr()).not.toContain(token);
+    expect(short.stdout()).toBe('');
   });
 
   it('prints its usage with --help', async () => {
