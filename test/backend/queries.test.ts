@@ -217,5 +217,6 @@ describe('Get users', () => {
     store.users.deleteMany(orgId, [ids[1]!]);
     expect(search('hopper')).toEqual([]);
     expect(search('grace')).toEqual([]);
+    expect(store.db.get('SELECT count(*) AS n FROM users_search')).toEqual({ n: 1 });
   });
 });
