@@ -93,14 +93,15 @@ export class Database {
   /** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(fn: () => T): T {
     if (this.#depth > 0) return fn();
-    this.#db.exec('BEGIN IMMEDIATE');
+    // Prepared like any other statement: every request runs one transaction, and exec() would parse these anew.
+    this.#statement('BEGIN IMMEDIATE').run();
     this.#depth++;
     try {
       const result = fn();
-      this.#db.exec('COMMIT');
+      this.#statement('COMMIT').run();
       return result;
     } catch (error) {
-      this.#db.exec('ROLLBACK');
+      this.#statement('ROLLBACK').run();
       throw error;
     } finally {
       this.#depth--;
