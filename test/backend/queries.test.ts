@@ -125,6 +125,15 @@ describe('Get users', () => {
         );
       }
       expect(lines.filter((line) => / users /.test(line) && !line.includes('=?)'))).toEqual([]);
+      // With a search as well, the filter's lookups still choose the users to test.
+      const both = plansOf(store, () =>
+        store.users.list(orgId, {
+          filter: { term: 'First1', fields: ['firstName'] },
+          search: { term: 'last12', fields: ['lastName'] },
+        }),
+      ).flat();
+      expect(both).toContainEqual(expect.stringMatching(/INDEX \w+ \(org_id=\? AND first_name=\?\)/));
+      expect(both.join('\n')).not.toMatch(/users_search|\bSCAN users\b/);
     }
   });
 
