@@ -130,7 +130,7 @@ export class Users {
  * The statement of Get users. Its WHERE clause decides what matches; the rows it looks at come from an index when
  * the query allows (see {@link candidates}), otherwise from all of the organization's users.
  */
-export function listQuery(orgId: string, query: UserListQuery): { sql: string; params: (string | number)[] } {
+function listQuery(orgId: string, query: UserListQuery): { sql: string; params: (string | number)[] } {
   const where = ['org_id = ?'];
   const params: (string | number)[] = [orgId];
   if (query.search !== undefined) {
