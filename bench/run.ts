@@ -6,8 +6,13 @@
  *
  * Flags: `--quick` runs everything smaller and fewer times (a check that a change did not break or slow anything
  * grossly, not a measurement); `--only=<group,...>` runs some of the groups: sync, memory, client, backend.
+ *
+ * A full run (neither flag) also writes `bench/RESULTS.md`: the table with the date, the commit, the machine and the
+ * Node version it was measured with. docs/benchmarks.md quotes figures from that file only.
  */
-import { availableParallelism, cpus } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, type as osType, release, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { benchBackend } from './backend.js';
@@ -15,7 +20,7 @@ import { benchClient } from './client-keepalive.js';
 import { benchMemory } from './memory-flatness.js';
 import { collectGarbage } from './support/heap.js';
 import { runSync } from './support/sync.js';
-import { type Row, renderTable } from './support/table.js';
+import { type Row, renderMarkdownTable, renderTable } from './support/table.js';
 import { benchSyncThroughput } from './sync-throughput.js';
 
 const GROUPS = ['sync', 'memory', 'client', 'backend'] as const;
@@ -43,6 +48,8 @@ setTimeout(() => {
 
 async function main(): Promise<void> {
   const started = performance.now();
+  const startedAt = new Date();
+  const loadBefore = loadavg()[0] ?? 0;
   const gc = collectGarbage();
   console.log(
     `Node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ` +
@@ -110,7 +117,36 @@ async function main(): Promise<void> {
   console.log();
   console.log(renderTable(rows));
   console.log();
-  console.log(`Done in ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`Done in ${seconds.toFixed(0)} s.`);
+  if (!quick && flags.only === undefined) {
+    writeResults(rows, { startedAt, seconds, loadBefore, gc });
+    console.log('Wrote bench/RESULTS.md.');
+  }
+}
+
+/** Writes the run to `bench/RESULTS.md`, with what a reader needs to judge it: when, which code, on what. */
+function writeResults(
+  rows: readonly Row[],
+  run: { startedAt: Date; seconds: number; loadBefore: number; gc: boolean },
+): void {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', '--short=12', 'HEAD');
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const text = `# Benchmark results
+
+Written by \`npm run bench\` (a full run); docs/benchmarks.md says what each row measures. Ratios are taken within this
+one run; raw rates depend on the machine and on what else it was doing.
+
+- Date: ${run.startedAt.toISOString().slice(0, 10)} (started ${run.startedAt.toISOString()}, took ${run.seconds.toFixed(0)} s)
+- Commit: ${commit}${dirty ? ' with uncommitted changes' : ''}
+- Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}
+- Node: ${process.version}, --expose-gc ${run.gc ? 'on' : 'off'}
+- Load average (1 min): ${run.loadBefore.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end
+
+${renderMarkdownTable(rows)}
+`;
+  writeFileSync(new URL('./RESULTS.md', import.meta.url), text);
 }
 
 main().catch((error: unknown) => {
