@@ -170,7 +170,24 @@ describe('reading the open tasks', () => {
 
     await expect(reading).rejects.toBeInstanceOf(SapInboxUnsettledError);
     await expect(reading).rejects.toMatchObject({ code: 'sap_inbox_unsettled' });
+    expect(classifyFailure(await reading.catch((error: unknown) => error))).toMatchObject({
+      status: 'internalError',
+      meta: { code: 'sap_inbox_unsettled' },
+    });
     expect(sap.calls().filter((call) => call.resource === 'TaskCollection')).toHaveLength(8);
+  });
+
+  it('is classified internalError with its code when the answer is not understood', async () => {
+    sap.on({ resource: 'TaskCollection' }, { body: JSON.stringify({ d: {} }) });
+
+    const error = await all(client().openTasks({ credentials: technicalUser, signal })).catch(
+      (caught: unknown) => caught,
+    );
+
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'internalError',
+      meta: { code: 'sap_response_invalid' },
+    });
   });
 
   it.each([

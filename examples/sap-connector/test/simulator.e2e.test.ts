@@ -267,6 +267,51 @@ describe('the client against the simulated SAP system', () => {
     expect(sap.decisions().map((decision) => decision.via)).toEqual(['activity']);
   });
 
+  it('refuses a decision on a task another owner reserved, as a system error naming who reserved it', async () => {
+    const sap = await simulator({ seed: 3 });
+    // Activity until one owner of a task with two reserves it.
+    const reservedByOne = () =>
+      sap.openTasks().find((task) => task.status === 'RESERVED' && task.potentialOwners.length === 2);
+    for (let step = 0; step < 500 && reservedByOne() === undefined; step += 1) sap.advance(1);
+    const task = reservedByOne();
+    if (task === undefined) throw new Error('No task with two owners was reserved in 500 steps');
+    const holder = task.processor?.username as string;
+    const other = task.potentialOwners.find((owner) => owner.username !== holder)?.username as string;
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
+
+    const error = await client
+      .decide(
+        { origin: task.origin, instanceId: task.instanceId },
+        { decisionKey: '0001', comments: '' },
+        { credentials: approverOf(sap, other), signal },
+      )
+      .catch((caught: unknown) => caught);
+
+    expect(classifyFailure(error)).toEqual({
+      status: 'systemError',
+      meta: {
+        code: 'HTTP_400',
+        message: `SAP answered 400 to POST Decision: Task ${task.instanceId} is reserved by ${holder}; only that user can decide it`,
+      },
+    });
+    expect(sap.decisions().filter((decision) => decision.via === 'odata')).toEqual([]);
+  });
+
+  it('answers 404 for a task that does not exist, a system error', async () => {
+    const sap = await simulator({ seed: 3 });
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
+
+    const error = await client
+      .decisionOptions(
+        { origin: 'LOCAL_TGW', instanceId: '999999999999' },
+        { credentials: sap.technicalUser, signal },
+      )
+      .catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ status: 404, sapMessage: 'Task 999999999999 of LOCAL_TGW was not found' });
+    expect(classifyFailure(error).status).toBe('systemError');
+  });
+
   it('skips no task when one leaves the inbox between two pages of a read', async () => {
     const sap = await simulator({ seed: 9, initialTasks: 10 });
     const openBefore = sap.openTasks().map((task) => task.instanceId);
@@ -283,7 +328,7 @@ describe('the client against the simulated SAP system', () => {
     expect([...read].sort()).toEqual([...openBefore].sort());
   });
 
-  it('logs the technical user on only with its own password, and shows it only the open tasks asked for', async () => {
+  it('refuses to read the inbox for the technical user with a wrong password', async () => {
     const sap = await simulator({ seed: 3 });
     const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
 
