@@ -71,7 +71,8 @@ export class PageAssets {
   }
 
   send(reply: FastifyReply, name: AssetName): FastifyReply {
-    return secure(reply).type(FILES[name]).send(this.#read(name));
+    const file = this.#read(name);
+    return secure(reply).type(FILES[name]).send(file);
   }
 
   #read(name: AssetName): Buffer {
