@@ -86,7 +86,9 @@ export async function startConnector(
     systemId: harness.tenant.system.id,
     source,
     ran: connector.ran,
-    sync: () => connector.syncNow(),
+    async sync() {
+      await connector.syncNow();
+    },
     hold() {
       let release = () => {};
       connector.gate = new Promise((resolve) => {
