@@ -4,12 +4,16 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Browser, Page } from 'playwright-core';
+import nacl from 'tweetnacl';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openCredentials, toBase64 } from '../../../src/api/index.js';
+import { call } from '../helpers.js';
 import { launchBrowser, openPage, screenshots } from './support/browser.js';
 import { type RunningConnector, startConnector } from './support/running-connector.js';
 
 // The console in a real browser (Debian's Chromium driven by playwright-core), against a running connector.
 
+const HOUR = 60 * 60 * 1000;
 let browser: Browser;
 const running: RunningConnector[] = [];
 const pages: Page[] = [];
@@ -57,12 +61,22 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await page.getByText('No approval matches.').waitFor();
 
     rc.source.put('PR-7', '2026-05-01T10:00:00.000Z', { data: { title: 'Standing desks', amount: 940 } });
+    rc.source.put('PR-8', '2026-05-01T09:00:00.000Z', {
+      data: { title: '<img src=x onerror="document.title=1">Chairs', amount: '<b>12</b>' },
+    });
     await rc.sync();
 
     const arrived = card(page, 'PR-7');
     await arrived.waitFor();
     expect(await arrived.locator('.rendered-title').textContent()).toBe('Standing desks');
     expect(await arrived.locator('.fields dd').first().textContent()).toBe('940');
+    // What a source sent is shown as text, never run or rendered as markup.
+    const hostile = card(page, 'PR-8');
+    expect(await hostile.locator('.rendered-title').textContent()).toBe(
+      '<img src=x onerror="document.title=1">Chairs',
+    );
+    expect(await hostile.locator('img, b').count()).toBe(0);
+    expect(await page.title()).toBe('Console · reference backend');
     await screenshots(page, 'approval-arrives');
     expect(errors).toEqual([]);
   });
@@ -73,8 +87,11 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await rc.sync();
     const { page, errors } = await signedIn(rc);
 
+    // From the keyboard: the comments, then Tab to Approve and Enter.
     await card(page, 'PR-1').getByLabel('Comments').fill('within budget');
-    await card(page, 'PR-1').getByRole('button', { name: 'Approve' }).click();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Approve');
+    await page.keyboard.press('Enter');
     await taskShows(page, 'PR-1', 'done', 'success');
     expect(rc.ran).toEqual([{ type: 'approve', approvalId: 'PR-1', comments: 'within budget' }]);
     await screenshots(page, 'approved');
@@ -145,6 +162,42 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('seals to the key the connector holds when Approve is clicked, and warns before that key expires', async () => {
+    const rc = await connector({ authRequired: true });
+    rc.source.put('PR-4', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+    await card(page, 'PR-4').waitFor();
+    expect(await page.locator('.notice-warn').count()).toBe(0);
+
+    // A key registered after the page loaded, expiring in 30 hours: well inside the default rotation margin.
+    const pair = nacl.box.keyPair();
+    const publicKey = toBase64(pair.publicKey);
+    await call(rc.backend, 'PATCH', '/v2/connector', {
+      token: rc.token,
+      body: {
+        authRequired: true,
+        publicKey,
+        publicKeyExpiredAt: new Date(Date.now() + 30 * HOUR).toISOString(),
+      },
+    });
+    await page.getByText(/public key expires in (29|30) hours/).waitFor();
+    await screenshots(page, 'key-warning');
+
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/tasks'))
+        sent.push(request.postData() ?? '');
+    });
+    await card(page, 'PR-4').getByLabel('Password').fill('s3cret');
+    await card(page, 'PR-4').getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-4').locator('li[data-task-id]').waitFor();
+    const { sealedCredentials } = JSON.parse(sent[0] ?? '{}');
+    expect(sealedCredentials.publicKey).toBe(publicKey);
+    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({ username: '', password: 's3cret' });
+    expect(errors).toEqual([]);
   });
 
   it('shows a fault switched on in the connector’s results: a task delivered twice, run once', async () => {

@@ -25,6 +25,8 @@ export interface RanAction {
 export interface RunningConnector {
   backend: ReferenceBackend;
   systemId: string;
+  /** The connector token of the system. */
+  token: string;
   /** Put approvals here, then {@link sync}. */
   source: MemorySource;
   ran: RanAction[];
@@ -84,6 +86,7 @@ export async function startConnector(
   return {
     backend: harness.backend,
     systemId: harness.tenant.system.id,
+    token: harness.tenant.connectorToken,
     source,
     ran: connector.ran,
     async sync() {
