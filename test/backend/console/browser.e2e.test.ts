@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import nacl from 'tweetnacl';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCredentials, toBase64 } from '../../../src/api/index.js';
+import { startReferenceBackend } from '../../../src/backend/index.js';
 import { call } from '../helpers.js';
 import { launchBrowser, openPage, screenshots } from './support/browser.js';
 import { type RunningConnector, startConnector } from './support/running-connector.js';
@@ -60,7 +61,27 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     const { page, errors } = await signedIn(rc);
     await page.getByText('No approval matches.').waitFor();
 
+    // Beside the connector's `card` template for `po`, a `detail` one, which the console prefers; and for `raw`, a
+    // template without anything the console can render.
+    await call(rc.backend, 'GET', '/v2/connector/uitemplates', {
+      token: rc.token,
+      body: {
+        uiTemplates: [
+          {
+            type: 'detail',
+            schemaId: 'po',
+            template: {
+              title: 'Detail: {{title}}',
+              subtitle: 'for {{approver}}',
+              fields: [{ label: 'Amount', path: 'data.amount' }],
+            },
+          },
+          { type: 'detail', schemaId: 'raw', template: { layout: 'two-columns' } },
+        ],
+      },
+    });
     rc.source.put('PR-7', '2026-05-01T10:00:00.000Z', { data: { title: 'Standing desks', amount: 940 } });
+    rc.source.put('RAW-1', '2026-05-01T08:00:00.000Z', { schemaId: 'raw', data: { note: 'as a tree' } });
     rc.source.put('PR-8', '2026-05-01T09:00:00.000Z', {
       data: { title: '<img src=x onerror="document.title=1">Chairs', amount: '<b>12</b>' },
     });
@@ -68,12 +89,17 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
     const arrived = card(page, 'PR-7');
     await arrived.waitFor();
-    expect(await arrived.locator('.rendered-title').textContent()).toBe('Standing desks');
-    expect(await arrived.locator('.fields dd').first().textContent()).toBe('940');
+    expect(await arrived.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
+    expect(await arrived.locator('.rendered-subtitle').textContent()).toBe('for ada');
+    expect(await arrived.locator('.fields dt').allTextContents()).toEqual(['Amount']);
+    expect(await arrived.locator('.fields dd').allTextContents()).toEqual(['940']);
+    const raw = card(page, 'RAW-1');
+    expect(await raw.locator('.rendered').count()).toBe(0);
+    expect(await raw.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
     // What a source sent is shown as text, never run or rendered as markup.
     const hostile = card(page, 'PR-8');
     expect(await hostile.locator('.rendered-title').textContent()).toBe(
-      '<img src=x onerror="document.title=1">Chairs',
+      'Detail: <img src=x onerror="document.title=1">Chairs',
     );
     expect(await hostile.locator('img, b').count()).toBe(0);
     expect(await page.title()).toBe('Console · reference backend');
@@ -101,6 +127,14 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await row.locator('.task-status', { hasText: 'done' }).waitFor();
     expect(await row.locator('.task-result').textContent()).toContain('success');
     await screenshots(page, 'tasks');
+
+    await page.getByRole('link', { name: 'State' }).click();
+    const cursor = JSON.stringify(rc.backend.getState(rc.systemId).state).match(/"([^"]+)":/)?.[1];
+    await page
+      .locator('.tree-key', { hasText: cursor ?? 'no key' })
+      .first()
+      .waitFor();
+    await screenshots(page, 'state');
     expect(errors).toEqual([]);
   });
 
@@ -185,6 +219,11 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     });
     await page.getByText(/public key expires in (29|30) hours/).waitFor();
     await screenshots(page, 'key-warning');
+    await page.getByRole('link', { name: 'Connector' }).click();
+    await page.getByText(publicKey, { exact: true }).first().waitFor();
+    expect(await page.locator('.fields').textContent()).toContain('approvereject');
+    await screenshots(page, 'connector');
+    await page.getByRole('link', { name: 'Approvals' }).click();
 
     const sent: string[] = [];
     page.on('request', (request) => {
@@ -229,6 +268,40 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(errors).toEqual([]);
   });
 
+  it('shows a task leased, then waiting again when its lease ends, with no write to tell it', async () => {
+    const backend = await startReferenceBackend({ leaseMs: 1_500 });
+    try {
+      const tenant = backend.createTenant();
+      await call(backend, 'PATCH', '/v2/connector', {
+        token: tenant.connectorToken,
+        body: { taskTypes: ['approve'] },
+      });
+      await call(backend, 'PUT', '/v2/rawapprovals/PR-5', {
+        token: tenant.connectorToken,
+        body: { approval: { schemaId: 'po', approver: 'ada', data: {} } },
+      });
+      const { page, errors } = await openPage(browser);
+      pages.push(page);
+      await page.goto(backend.createConsoleLink());
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+      await page.goto(`${backend.url}/console/#/systems/${tenant.system.id}/tasks`);
+      await page.getByText('No task yet').waitFor();
+
+      backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PR-5' });
+      const status = page.locator('tr[data-task-id] .task-status');
+      await status.getByText('waiting').waitFor();
+      await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+      await status.getByText('leased').waitFor();
+      await screenshots(page, 'leased');
+      await status.getByText('waiting').waitFor({ timeout: 10_000 });
+      expect(backend.listTasks(tenant.system.id)).toMatchObject([{ status: 'waiting', deliveries: 1 }]);
+      await page.context().close();
+      expect(errors).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('signs in with its link once, keeps the token out of the address bar, and refuses a request without the cookie', async () => {
     const rc = await connector();
     const link = rc.backend.createConsoleLink();
@@ -256,6 +329,16 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
       return { status: answer.status, body: await answer.json() };
     });
     expect(refused).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
-    expect(first.errors).toEqual([]);
+
+    await second.page.getByLabel('Admin token').fill(rc.backend.adminToken);
+    await second.page.getByRole('button', { name: 'Sign in' }).click();
+    await second.page.getByRole('heading', { name: 'Organizations' }).waitFor();
+
+    await first.page.getByRole('button', { name: 'Sign out' }).click();
+    await first.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
+    expect(await first.page.evaluate(async () => (await fetch('/console/api/organizations')).status)).toBe(
+      401,
+    );
+    expect(first.errors.filter((error) => !error.includes('401'))).toEqual([]);
   });
 });

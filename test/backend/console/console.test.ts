@@ -355,6 +355,34 @@ describe('creating a task', () => {
   });
 });
 
+describe('faults and leases', () => {
+  it('switches faults on and off, and ends leases, as the admin API does', async () => {
+    const rule = {
+      method: 'GET',
+      path: '/v2/connector/tasks',
+      times: 9007199254740991,
+      fault: { type: 'duplicateTask' },
+    };
+    const added = await consoleCall(backend, session, 'POST', '/faults', { body: rule });
+    expect(added).toMatchObject({ status: 200, body: { id: expect.any(Number), remaining: rule.times } });
+    expect((await consoleCall(backend, session, 'GET', '/faults')).body).toEqual([added.body]);
+    expect(
+      (await consoleCall(backend, session, 'POST', '/faults', { body: { fault: { type: 'nope' } } })).body,
+    ).toMatchObject({ error: { code: 'bad_request' } });
+    await consoleCall(backend, session, 'DELETE', `/faults/${added.body.id}`);
+    expect(backend.faults.list()).toEqual([]);
+
+    const tenant = await tenantWithApprovals();
+    backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1' });
+    await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+    const expired = await consoleCall(backend, session, 'POST', '/leases/expire', {
+      body: { systemId: tenant.system.id },
+    });
+    expect(expired.body).toEqual({ expired: 1 });
+    expect(backend.listTasks(tenant.system.id)).toMatchObject([{ status: 'waiting' }]);
+  });
+});
+
 describe('the event stream', () => {
   it('tells the page which parts of which system changed', async () => {
     const tenant = await tenantWithApprovals();
@@ -382,6 +410,47 @@ describe('the event stream', () => {
     expect(frames.map((frame) => JSON.parse(frame.slice(6)))).toContainEqual({
       changes: [{ kind: 'task', systemId: tenant.system.id }],
     });
+  });
+
+  it('tells a batch of writes as one event', async () => {
+    const tenant = await tenantWithApprovals();
+    const controller = new AbortController();
+    const stream = await request(`${backend.url}/console/api/events`, {
+      headers: { cookie: session.cookie },
+      signal: controller.signal,
+    });
+    let text = '';
+    const reading = (async () => {
+      for await (const chunk of stream.body) {
+        text += String(chunk);
+        if (text.includes('"kind":"state"')) return;
+      }
+    })().catch(() => {});
+    await call(backend, 'PUT', '/v2/rawapprovals', {
+      token: tenant.connectorToken,
+      body: {
+        approvals: ['A-1', 'A-2', 'A-3'].map((id) => ({ id, schemaId: 'po', approver: 'ada', data: {} })),
+      },
+    });
+    // A later write of another kind, so that the stream has surely sent the batch's event before it.
+    await call(backend, 'PUT', '/v2/connector/state', {
+      token: tenant.connectorToken,
+      body: { state: { n: 1 } },
+    });
+    await reading;
+    controller.abort();
+    const events = text
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: '))
+      .map((frame) => JSON.parse(frame.slice(6)));
+    type Change = { kind: string; systemId?: string };
+    const withApprovals = events.filter((event: { changes: Change[] }) =>
+      event.changes.some((change) => change.kind === 'approval'),
+    );
+    expect(withApprovals).toHaveLength(1);
+    expect(withApprovals[0].changes.filter((change: Change) => change.kind === 'approval')).toEqual([
+      { kind: 'approval', systemId: tenant.system.id },
+    ]);
   });
 
   it('ends when the session signs out', async () => {

@@ -1,5 +1,5 @@
 import { sealCredentials } from '../../../../api/credentials.js';
-import { type ApprovalView, api, ConsoleError, type SystemView, type TaskInfo } from '../api.js';
+import { type ApprovalView, api, type SystemView, type TaskInfo } from '../api.js';
 import { badge, fill, h, jsonTree, time } from '../dom.js';
 import { renderTemplate, templateFor } from '../template.js';
 import { announce, errorMessage, touches } from '../view.js';
@@ -268,24 +268,16 @@ function actionsForm(
 
   const submit = async (type: string) => {
     const body: Parameters<typeof api.createTask>[1] = { type, approvalId, approveComments: comments.value };
-    // Sealed to the key the connector holds now: the one it registered last. Should it rotate in between, the
-    // backend refuses the task and the credentials are sealed again to the new key.
-    for (let attempt = 1; ; attempt++) {
-      if (authRequired) {
-        const { connector } = await api.system(systemId);
-        if (connector.publicKey === undefined) throw new Error('The connector has registered no public key.');
-        body.sealedCredentials = sealCredentials(
-          { username: username.value, password: password.value },
-          connector.publicKey,
-        );
-      }
-      try {
-        return await api.createTask(systemId, body);
-      } catch (error) {
-        if (!(authRequired && attempt === 1 && error instanceof ConsoleError && error.code === 'conflict'))
-          throw error;
-      }
+    if (authRequired) {
+      // Read now, not when the page loaded: the key the connector holds at this moment is the one it opens with.
+      const { connector } = await api.system(systemId);
+      if (connector.publicKey === undefined) throw new Error('The connector has registered no public key.');
+      body.sealedCredentials = sealCredentials(
+        { username: username.value, password: password.value },
+        connector.publicKey,
+      );
     }
+    return api.createTask(systemId, body);
   };
 
   return h(
