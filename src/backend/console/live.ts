@@ -16,9 +16,9 @@ export interface ApprovalWrite {
   at: string;
 }
 
-/** How many writes are kept per approval, and for how many approvals: enough to watch a connector at work. */
+/** How many writes are kept per approval, for the approvals written most recently: enough to watch a connector at work. */
 export const HISTORY_PER_APPROVAL = 20;
-const HISTORY_APPROVALS = 10_000;
+export const HISTORY_APPROVALS = 1_000;
 /** Writes that come together (a batch of approvals, a task and its lease) make one event. */
 const COALESCE_MS = 50;
 /** A comment now and then keeps proxies and idle timeouts from closing a quiet stream. */

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sealCredentials, toBase64 } from '../../../src/api/index.js';
 import { PageAssets } from '../../../src/backend/console/assets.js';
-import { HISTORY_PER_APPROVAL } from '../../../src/backend/console/live.js';
+import { HISTORY_APPROVALS, HISTORY_PER_APPROVAL } from '../../../src/backend/console/live.js';
 import type { ReferenceBackend, Tenant } from '../../../src/backend/index.js';
 import { call, type ManualClock, start } from '../helpers.js';
 import { type ConsoleSession, consoleCall, loginToken, signIn } from './support/session.js';
@@ -299,6 +299,26 @@ describe('what the pages read', () => {
     expect(po1.history.at(-1).lastModified).toBe(
       new Date(Date.UTC(2026, 5, 1 + HISTORY_PER_APPROVAL + 5)).toISOString(),
     );
+  });
+
+  it('forgets the writes of the approval written longest ago, past the approvals it keeps', async () => {
+    const tenant = backend.createTenant();
+    const ids = Array.from({ length: HISTORY_APPROVALS + 1 }, (_, index) => `H-${index}`);
+    for (let start = 0; start < ids.length; start += 100) {
+      const answer = await call(backend, 'PUT', '/v2/rawapprovals', {
+        token: tenant.connectorToken,
+        body: {
+          approvals: ids.slice(start, start + 100).map((id) => ({ id, schemaId: 'po', approver: 'ada' })),
+        },
+      });
+      expect(answer.status).toBe(200);
+    }
+    const history = async (id: string) =>
+      (await consoleCall(backend, session, 'GET', `/systems/${tenant.system.id}/approvals?search=${id}`)).body
+        .approvals[0].history;
+    expect(await history('H-0')).toEqual([]);
+    expect(await history('H-1')).toHaveLength(1);
+    expect(await history(`H-${HISTORY_APPROVALS}`)).toHaveLength(1);
   });
 
   it('answers a system’s connector, templates and state, and 404 for an unknown system', async () => {
