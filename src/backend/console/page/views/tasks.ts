@@ -41,12 +41,12 @@ export function tasksPanel(systemId: string): Panel {
   let timer: number | undefined;
   const panel: Panel = {
     element,
-    async update(_overview, changes) {
+    async update(overview, changes) {
       if (!touches(changes, ['task', 'approval'], systemId) && changes !== undefined) return;
       window.clearTimeout(timer);
       try {
         const { tasks, now } = await api.tasks(systemId);
-        timer = reloadWhenLeaseEnds(tasks, now, () => void panel.update(_overview));
+        timer = reloadWhenLeaseEnds(tasks, now, () => void panel.update(overview));
         fill(
           element,
           tasks.length === 0
