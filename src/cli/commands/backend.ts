@@ -15,7 +15,8 @@ import { onShutdownSignal } from '../../signals.js';
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
 Runs the reference backend: the Approval Service's Management API (v1) and Integration API (v2), an admin API
-under /admin, and the OpenAPI document at /openapi.json.
+under /admin, a console page at /console, and the OpenAPI document at /openapi.json. The start banner prints a
+link that signs a browser in to the console once.
 
 Options:
   --port N       TCP port (default 8080; 0 picks a free one)
@@ -137,6 +138,8 @@ function banner(
   const lines = [
     '',
     `Reference backend listening on ${backend.url}`,
+    `  console:  ${backend.createConsoleLink()}`,
+    '            (the link signs one browser in, once, within an hour)',
     `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
     `  openapi:  ${backend.url}/openapi.json`,
     `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,
