@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyReply } from 'fastify';
+import { packageRoot } from '../../package-root.js';
 import { ServiceError } from '../errors.js';
 
 /** The page's built files, by the name they are served under. */
@@ -41,18 +41,10 @@ const HTML = `<!doctype html>
 </html>
 `;
 
-/**
- * Where the build puts the page (`npm run build`, see tsup.config.ts): `dist/console/` of the package, found from
- * this module's own file, which is in `src/` when the kit runs from its sources and in `dist/` once built.
- */
+/** Where the build puts the page (`npm run build`, see tsup.config.ts): `dist/console/` of the package. */
 export function pageDirectory(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist', 'console');
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+  const root = packageRoot();
+  return root === undefined ? undefined : join(root, 'dist', 'console');
 }
 
 /** Serves the page's HTML and its two files, read once; a 503 that says how to build them when they are missing. */
