@@ -1,66 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/node-version.js';
+import { filesOf, pack, root, run, succeed } from './support/packages.js';
 
 // The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(
-  command: string,
-  args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function succeed(command: string, args: readonly string[], cwd: string): Promise<string> {
-  const outcome = await run(command, args, { cwd });
-  if (outcome.code !== 0) {
-    throw new Error(
-      `${command} ${args.join(' ')} exited ${outcome.code}:\n${outcome.stderr}${outcome.stdout}`,
-    );
-  }
-  return outcome.stdout;
-}
 
 /** A Node.js on PATH (outside any node_modules/.bin, where npm puts the project's own) older than the kit needs. */
 async function findOlderNode(): Promise<{ path: string; version: string } | undefined> {
@@ -124,26 +71,8 @@ let olderNode: { path: string; version: string } | undefined;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'kit-package-'));
-  // What a fresh clone holds (tracked files and new ones not ignored, so no dist), with the installed dependencies.
-  const kit = join(work, 'kit');
-  const files = (await succeed('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root))
-    .split('\0')
-    .filter((file) => file !== '' && file.split('/')[0] !== 'node_modules' && existsSync(join(root, file)));
-  for (const file of files) {
-    mkdirSync(dirname(join(kit, file)), { recursive: true });
-    cpSync(join(root, file), join(kit, file));
-  }
-  symlinkSync(realpathSync(join(root, 'node_modules')), join(kit, 'node_modules'), 'dir');
-
-  // npm prints the prepack build's output too, so the tarball is found in its own folder and listed with tar.
-  const packed = join(work, 'packed');
-  mkdirSync(packed);
-  await succeed('npm', ['pack', '--pack-destination', packed], kit);
-  const [tarball] = readdirSync(packed).map((name) => join(packed, name));
-  tarballFiles = (await succeed('tar', ['-tzf', tarball!], work))
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => line.replace(/^package\//, ''));
+  const [tarball] = await pack(work, ['.']);
+  tarballFiles = await filesOf(tarball!);
 
   app = join(work, 'app');
   mkdirSync(app);
@@ -181,10 +110,9 @@ describe('the packed kit', () => {
         'dist/console/app.css',
       ]),
     );
-    expect(tarballFiles.filter((file) => !file.startsWith('dist/') || file.endsWith('.map'))).toEqual([
-      'package.json',
-      'README.md',
-    ]);
+    // The templates are `connector create`'s, checked by the test of create-connector.
+    const others = tarballFiles.filter((file) => !/^(dist|templates)\//.test(file) || file.endsWith('.map'));
+    expect(others).toEqual(['package.json', 'README.md']);
   });
 
   it('runs a connector from the installed package against its reference backend', async () => {
