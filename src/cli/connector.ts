@@ -12,6 +12,7 @@ const USAGE = `Usage: connector <command> [options]
 
 Commands:
   backend   Run the reference backend (the Approval Service, v1 and v2) as a server
+  create    Create a connector project from a template (what \`npx create-connector\` runs)
 
 Run \`connector <command> --help\` for the options of a command.`;
 
@@ -26,6 +27,10 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'backend': {
       const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);
+    }
+    case 'create': {
+      const { runCreateCommand } = await import('./commands/create.js');
+      return runCreateCommand(rest);
     }
     case undefined:
     case '-h':

@@ -1,0 +1,275 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ApprovalKitError, ValidationError } from '../../errors.js';
+import { nonEmptyString, parseOptions } from '../../options.js';
+import { packageRoot } from '../../package-root.js';
+import { type Prompter, terminalPrompter } from '../create/prompts.js';
+import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
+import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
+
+/** Where `connector create` reads, writes and runs; the process's own by default, stand-ins in tests. */
+export interface CreateCommandIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Asks the questions on a terminal. @default readline on `stdin` and `stdout` */
+  prompter?: (io: CreateCommandIo) => Prompter;
+}
+
+const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
+type PackageManager = (typeof PACKAGE_MANAGERS)[number];
+const DEFAULT_FOLDER = 'my-connector';
+const SUBJECT = 'options of connector create';
+
+function usage(templates: readonly Template[]): string {
+  const width = Math.max(...templates.map((template) => template.name.length));
+  const list = templates.map(
+    (template) => `                           ${template.name.padEnd(width)}  ${template.description}`,
+  );
+  return `Usage: connector create [folder] [options]
+
+Creates a connector project in a new (or empty) folder, ${DEFAULT_FOLDER} by default: package.json, tsconfig,
+src/connector.ts, src/main.ts, a test, a Dockerfile, .env.example and a README. On a terminal it asks for what the
+flags do not say; otherwise, or with --yes, it takes the defaults. Also run as \`npm create connector@latest\` and
+\`npx create-connector\`.
+
+Options:
+  --template NAME          the template (default ${DEFAULT_TEMPLATE}):
+${list.join('\n')}
+  --package-manager NAME   npm, pnpm, yarn or bun (default: the one that runs this command, else npm)
+  --no-install             do not install the dependencies
+  --no-git                 do not initialise a git repository
+  -y, --yes                ask nothing: take the defaults for what the flags do not say
+  -h, --help               show this help
+
+Exit codes: 0 when the project was created; 1 for bad input or a refused folder (nothing is written then), when
+cancelled, or when installing the dependencies failed (the project stays).`;
+}
+
+/** `connector create`: creates a project from a template, and resolves with the exit code. */
+export async function runCreateCommand(
+  argv: readonly string[],
+  io: CreateCommandIo = {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  },
+): Promise<number> {
+  const say = (line: string) => io.stdout.write(`${line}\n`);
+  const complain = (line: string) => io.stderr.write(`${line}\n`);
+  const root = packageRoot();
+  if (root === undefined) throw new ApprovalKitError('not_found', 'The kit’s own folder was not found');
+  const templatesFolder = join(root, 'templates');
+  const templates = listTemplates(templatesFolder);
+  const names = templates.map((template) => template.name) as [string, ...string[]];
+
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: {
+      template: { type: 'string' },
+      'package-manager': { type: 'string' },
+      'no-install': { type: 'boolean' },
+      'no-git': { type: 'boolean' },
+      yes: { type: 'boolean', short: 'y' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    // Unknown flags reach the options' check, which names the nearest known one.
+    strict: false,
+    allowPositionals: true,
+  });
+  const schema = z.strictObject({
+    folder: nonEmptyString().optional(),
+    '--template': z.enum(names).optional(),
+    '--package-manager': z.enum(PACKAGE_MANAGERS).optional(),
+    '--no-install': z.boolean().default(false),
+    '--no-git': z.boolean().default(false),
+    '--yes': z.boolean().default(false),
+    '--help': z.boolean().default(false),
+  });
+  let options: z.output<typeof schema>;
+  try {
+    options = parseOptions(
+      schema,
+      {
+        ...Object.fromEntries(
+          Object.entries(values).map(([name, value]) => [
+            name.length === 1 ? `-${name}` : `--${name}`,
+            value,
+          ]),
+        ),
+        folder: positionals[0],
+      },
+      SUBJECT,
+    );
+    if (positionals.length > 1) {
+      throw new ValidationError(SUBJECT, [
+        { path: [], message: `Unexpected argument \`${positionals[1]}\`: give one folder` },
+      ]);
+    }
+  } catch (error) {
+    complain(`${(error as Error).message}\n\n${usage(templates)}`);
+    return 1;
+  }
+  if (options['--help']) {
+    say(usage(templates));
+    return 0;
+  }
+
+  const folderProblem = (folder: string) => {
+    const target = resolve(io.cwd, folder);
+    return packageNameProblem(basename(target)) ?? targetProblem(target);
+  };
+  const interactive = io.stdin.isTTY === true && !options['--yes'];
+  const prompter = interactive ? (io.prompter ?? defaultPrompter)(io) : undefined;
+  let folder: string;
+  let template: Template;
+  let packageManager: PackageManager;
+  let install: boolean;
+  let git: boolean;
+  try {
+    folder =
+      options.folder ??
+      (await prompter?.text('Where should the project go?', {
+        initial: DEFAULT_FOLDER,
+        check: folderProblem,
+      })) ??
+      DEFAULT_FOLDER;
+    // Refused before anything else is asked.
+    const problem = folderProblem(folder);
+    if (problem !== undefined) throw new ValidationError(SUBJECT, [{ path: ['folder'], message: problem }]);
+    const templateName =
+      options['--template'] ??
+      (await prompter?.select(
+        'Which template?',
+        templates.map((template) => ({ value: template.name, hint: template.description })),
+        DEFAULT_TEMPLATE,
+      )) ??
+      DEFAULT_TEMPLATE;
+    template = templates.find((candidate) => candidate.name === templateName)!;
+    packageManager = options['--package-manager'] ?? detectPackageManager(io.env);
+    install =
+      !options['--no-install'] &&
+      ((await prompter?.confirm(`Install the dependencies with ${packageManager}?`, true)) ?? true);
+    git = !options['--no-git'] && ((await prompter?.confirm('Initialise a git repository?', true)) ?? true);
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') {
+      complain('Cancelled: nothing was created.');
+      return 1;
+    }
+    complain((error as Error).message);
+    return 1;
+  } finally {
+    prompter?.close();
+  }
+
+  const target = resolve(io.cwd, folder);
+  try {
+    scaffold({ target, name: basename(target), template, templatesFolder, kit: readKitPackage(root) });
+  } catch (error) {
+    complain((error as Error).message);
+    return 1;
+  }
+  say(`Created ${target} from the ${template.name} template.`);
+
+  if (git) await initialiseGit(target, io, say);
+  if (install) {
+    say(`Installing the dependencies with ${packageManager}…`);
+    const code = await runChild(packageManager, ['install'], target, io);
+    if (code !== 0) {
+      complain(
+        `${packageManager} install failed (${code === 'missing' ? `${packageManager} was not found` : `exit code ${code}`}); the project is there: install its dependencies yourself.`,
+      );
+      return 1;
+    }
+  }
+
+  // `bun test` is bun's own test runner, not the project's script.
+  const run = (script: string) =>
+    packageManager === 'bun' || (packageManager === 'npm' && script !== 'test')
+      ? `${packageManager} run ${script}`
+      : `${packageManager} ${script}`;
+  const cd = relative(io.cwd, target) || '.';
+  const steps: Array<[string, string?]> = [
+    ...(cd === '.' ? [] : [[`cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}`] as [string]]),
+    ...(install ? [] : [[`${packageManager} install`] as [string]]),
+    [run('test'), 'type-check, then run the tests'],
+    [run('dev'), 'develop: the tests again on every change'],
+  ];
+  const width = Math.max(...steps.map(([command]) => command.length));
+  say(
+    [
+      '',
+      'Next:',
+      ...steps.map(
+        ([command, why]) => `  ${why === undefined ? command : `${command.padEnd(width)}  # ${why}`}`,
+      ),
+      '',
+      'Its README.md says how to run it, in a container too.',
+    ].join('\n'),
+  );
+  return 0;
+}
+
+function defaultPrompter(io: CreateCommandIo): Prompter {
+  return terminalPrompter(io.stdin, io.stdout);
+}
+
+function readKitPackage(root: string): KitPackage {
+  return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as KitPackage;
+}
+
+// `npm create`, `pnpm create`, `yarn create` and `bunx` say who they are in this variable: `pnpm/9.1.0 npm/? node/…`.
+function detectPackageManager(env: NodeJS.ProcessEnv): PackageManager {
+  const name = env.npm_config_user_agent?.split('/')[0];
+  return PACKAGE_MANAGERS.find((manager) => manager === name) ?? 'npm';
+}
+
+async function initialiseGit(
+  target: string,
+  io: CreateCommandIo,
+  say: (line: string) => void,
+): Promise<void> {
+  // A project created inside another repository (a monorepo) belongs to that one.
+  const inside = await runChild('git', ['rev-parse', '--is-inside-work-tree'], target, io, { quiet: true });
+  if (inside === 'missing') {
+    say('git was not found: no repository initialised.');
+    return;
+  }
+  if (inside === 0) {
+    say('Inside a git repository already: no repository initialised.');
+    return;
+  }
+  if ((await runChild('git', ['init', '--quiet'], target, io)) === 0) say('Initialised a git repository.');
+}
+
+/** Runs a command in `cwd` with the command's output going to `io`; answers its exit code, or `'missing'`. */
+function runChild(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  io: CreateCommandIo,
+  { quiet = false } = {},
+): Promise<number | 'missing'> {
+  return new Promise((resolveCode) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: io.env,
+      stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'],
+      // npm, pnpm and yarn are `.cmd` scripts on Windows, which only a shell runs.
+      shell: process.platform === 'win32',
+    });
+    child.stdout?.pipe(io.stdout, { end: false });
+    child.stderr?.pipe(io.stderr, { end: false });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      resolveCode(error.code === 'ENOENT' ? 'missing' : 1);
+    });
+    child.on('close', (code) => resolveCode(code ?? 1));
+  });
+}

@@ -1,0 +1,136 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+import { ValidationError } from '../../errors.js';
+import { BASE_FOLDER, TEMPLATE_FILE, type Template } from './templates.js';
+
+/** What the scaffolder reads of the kit's own package.json. */
+export interface KitPackage {
+  name: string;
+  version: string;
+  engines: { node: string };
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** What {@link scaffold} creates. */
+export interface ScaffoldOptions {
+  /** The new project's folder: one that does not exist yet, or an empty one. */
+  target: string;
+  /** The project's package name. */
+  name: string;
+  template: Template;
+  /** The `templates/` folder, which holds the base every template is laid over. */
+  templatesFolder: string;
+  /** The kit the project is created with: the project depends on it, and on what it is built and tested with. */
+  kit: KitPackage;
+}
+
+// npm leaves every `.gitignore` out of a published package, so templates hold it under this name.
+const GITIGNORE = 'gitignore';
+const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'peerDependencies'] as const;
+const SUBJECT = 'options of connector create';
+
+/** What keeps `target` from being a new project's folder, in words; `undefined` when nothing does. */
+export function targetProblem(target: string): string | undefined {
+  if (!existsSync(target)) return undefined;
+  if (!statSync(target).isDirectory()) return `\`${target}\` is a file, not a folder`;
+  const entries = readdirSync(target);
+  if (entries.length === 0) return undefined;
+  const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? ', …' : '');
+  return `\`${target}\` is not empty (it holds ${shown}): choose a new folder, or an empty one`;
+}
+
+/** Why `name` cannot name an npm package, in words; `undefined` when it can. */
+export function packageNameProblem(name: string): string | undefined {
+  if (name.length === 0 || name.length > 214) return 'a package name is 1 to 214 characters long';
+  if (!/^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/.test(name)) {
+    return `\`${name}\` cannot name an npm package: use lowercase letters, digits, and - . _ ~ (not first)`;
+  }
+  return undefined;
+}
+
+/**
+ * Creates a project from a template: the base's files, then the template's own over them (a file of the same path
+ * replaces the base's), with `gitignore` written as `.gitignore`, `<%= name %>` replaced by the project's name, and
+ * in package.json the name set and every `*` range (a dependency's, or `engines.node`) replaced by the kit's own: the
+ * kit itself at its version, any other package at the range the kit is built and tested with. Everything is checked
+ * before the first file is written. Answers the files written, relative to `target`.
+ */
+export function scaffold({ target, name, template, templatesFolder, kit }: ScaffoldOptions): string[] {
+  const issues = [targetProblem(target), packageNameProblem(name)]
+    .filter((problem) => problem !== undefined)
+    .map((message) => ({ path: ['folder'], message }));
+  if (issues.length > 0) throw new ValidationError(SUBJECT, issues);
+
+  const sources = new Map<string, string>();
+  for (const folder of [join(templatesFolder, BASE_FOLDER), template.folder]) {
+    for (const file of filesUnder(folder)) {
+      const path = relative(folder, file);
+      if (path !== TEMPLATE_FILE) sources.set(path, file);
+    }
+  }
+  const files = new Map<string, string>();
+  for (const [path, source] of sources) {
+    const text = render(readFileSync(source, 'utf8'), { name }, `${template.name}/${path}`);
+    const written = basename(path) === GITIGNORE ? join(dirname(path), '.gitignore') : path;
+    files.set(written, written === 'package.json' ? projectPackage(text, name, kit) : text);
+  }
+
+  for (const [path, text] of files) {
+    mkdirSync(dirname(join(target, path)), { recursive: true });
+    writeFileSync(join(target, path), text);
+  }
+  return [...files.keys()].sort();
+}
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+function render(text: string, variables: Record<string, string>, file: string): string {
+  return text.replace(/<%=\s*([\w.-]*)\s*%>/g, (_, variable: string) => {
+    const value = variables[variable];
+    if (value === undefined) {
+      throw new ValidationError(`template file ${file}`, [
+        {
+          path: [],
+          message: `\`<%= ${variable} %>\` is not a known variable (the known ones: ${Object.keys(variables).join(', ')})`,
+        },
+      ]);
+    }
+    return value;
+  });
+}
+
+type PackageJson = Record<string, unknown> & {
+  engines?: Record<string, string>;
+} & Partial<Record<(typeof DEPENDENCY_FIELDS)[number], Record<string, string>>>;
+
+function projectPackage(text: string, name: string, kit: KitPackage): string {
+  const project = JSON.parse(text) as PackageJson;
+  project.name = name;
+  if (project.engines?.node === '*') project.engines.node = kit.engines.node;
+  for (const field of DEPENDENCY_FIELDS) {
+    for (const [dependency, range] of Object.entries(project[field] ?? {})) {
+      if (range === '*') project[field]![dependency] = kitRange(dependency, kit);
+    }
+  }
+  return `${JSON.stringify(project, null, 2)}\n`;
+}
+
+function kitRange(dependency: string, kit: KitPackage): string {
+  if (dependency === kit.name) return `^${kit.version}`;
+  for (const field of DEPENDENCY_FIELDS) {
+    const range = kit[field]?.[dependency];
+    if (range !== undefined) return range;
+  }
+  throw new ValidationError('template package.json', [
+    {
+      path: [dependency],
+      message: `asks for the kit's range of \`${dependency}\` (\`*\`), but the kit does not use that package`,
+    },
+  ]);
+}

@@ -1,0 +1,44 @@
+import { type ChangeWindow, Connector, incremental, type SourceApproval, task } from 'approval-connector-kit';
+import { z } from 'zod';
+import type { Requests } from './source.js';
+
+/** Copies the source's requests into the Approval Service and carries the approvers' decisions back. */
+export class MyConnector extends Connector {
+  // Each task type: the schema of the task data it needs, and what it does in the source.
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
+      run: ({ approval, approveComments }) =>
+        this.requests.decide(approval.id, 'approved', approveComments ?? ''),
+    }),
+    reject: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+      run: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
+    }),
+  };
+
+  // Every request changed at or after `since` (all of them on the first run); the kit keeps the cursor.
+  readonly source = incremental({ changes: (window) => this.#changes(window) });
+
+  // How the app shows an approval of each schema.
+  override readonly uiTemplates = [
+    { type: 'card', schemaId: 'request', template: { title: '{{data.title}}', fields: ['title'] } },
+  ];
+
+  constructor(private readonly requests: Requests) {
+    super();
+  }
+
+  async *#changes({ since }: ChangeWindow): AsyncIterable<SourceApproval> {
+    for await (const request of this.requests.changedSince(since)) {
+      yield {
+        id: request.id,
+        schemaId: 'request',
+        approver: request.approver,
+        resolved: request.status !== 'open',
+        lastModified: request.updatedAt,
+        data: { title: request.title },
+      };
+    }
+  }
+}

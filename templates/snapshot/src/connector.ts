@@ -1,0 +1,43 @@
+import { Connector, type SourceApproval, snapshot, task } from 'approval-connector-kit';
+import { z } from 'zod';
+import type { Requests } from './source.js';
+
+/** Copies the source's open requests into the Approval Service and carries the approvers' decisions back. */
+export class MyConnector extends Connector {
+  // Each task type: the schema of the task data it needs, and what it does in the source.
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
+      run: ({ approval, approveComments }) =>
+        this.requests.decide(approval.id, 'approved', approveComments ?? ''),
+    }),
+    reject: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+      run: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
+    }),
+  };
+
+  // Every request open now: the kit pushes what is new or changed, and resolves what is no longer listed.
+  readonly source = snapshot({ snapshot: () => this.#open() });
+
+  // How the app shows an approval of each schema.
+  override readonly uiTemplates = [
+    { type: 'card', schemaId: 'request', template: { title: '{{data.title}}', fields: ['title'] } },
+  ];
+
+  constructor(private readonly requests: Requests) {
+    super();
+  }
+
+  async *#open(): AsyncIterable<SourceApproval> {
+    for await (const request of this.requests.open()) {
+      yield {
+        id: request.id,
+        schemaId: 'request',
+        approver: request.approver,
+        resolved: false,
+        data: { title: request.title },
+      };
+    }
+  }
+}
