@@ -1,6 +1,13 @@
-import { type ChangeWindow, Connector, incremental, type SourceApproval, task } from 'approval-connector-kit';
+import {
+  type ChangeWindow,
+  Connector,
+  type ConnectorFactory,
+  incremental,
+  type SourceApproval,
+  task,
+} from 'approval-connector-kit';
 import { z } from 'zod';
-import type { Requests } from './source.js';
+import { exampleRequests, Requests } from './source.js';
 
 /** Copies the source's requests into the Approval Service and carries the approvers' decisions back. */
 export class MyConnector extends Connector {
@@ -42,3 +49,8 @@ export class MyConnector extends Connector {
     }
   }
 }
+
+// How `src/main.ts` and `connector run` build the worker's connector: a real source's client is made here, from the
+// worker's environment (`context.env`) and with its logger (`context.logger`).
+const build: ConnectorFactory = () => new MyConnector(new Requests(exampleRequests()));
+export default build;
