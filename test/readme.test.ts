@@ -25,6 +25,15 @@ describe('the README', () => {
     expect(scripts.test).toContain('vitest run');
   });
 
+  it('starts a new connector with the two commands that run the create-connector package', () => {
+    expect(readme).toContain('npx create-connector my-connector');
+    expect(readme).toContain('npm create connector@latest my-connector');
+    // `npm create connector` runs the package named `create-connector`, whose command is `create-connector`.
+    const manifest = JSON.parse(read('packages/create-connector/package.json'));
+    expect(manifest.name).toBe('create-connector');
+    expect(Object.keys(manifest.bin)).toEqual(['create-connector']);
+  });
+
   it('links only documents that exist', () => {
     for (const [, path] of readme.matchAll(/\]\(((?:docs|examples)\/[^)#]+)/g)) {
       expect(existsSync(new URL(`../${path}`, import.meta.url)), path).toBe(true);

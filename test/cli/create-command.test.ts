@@ -186,6 +186,14 @@ describe('connector create', () => {
     expect(filesIn(join(work, 'my-connector'))).toEqual(['notes.txt']);
   });
 
+  it('refuses a folder that is a file, and leaves it as it was', async () => {
+    writeFileSync(join(work, 'my-connector'), 'mine');
+    const session = create(['my-connector', '--no-install', '--no-git']);
+    expect(await session.code).toBe(1);
+    expect(session.stderr()).toMatch(/`.*my-connector` is a file, not a folder/);
+    expect(readFileSync(join(work, 'my-connector'), 'utf8')).toBe('mine');
+  });
+
   it('creates the project in an existing empty folder', async () => {
     mkdirSync(join(work, 'my-connector'));
     const session = create(['my-connector', '--no-install', '--no-git']);
@@ -250,6 +258,13 @@ describe('connector create', () => {
     expect(await create(['without-git', '--no-install', '--no-git']).code).toBe(0);
     expect(existsSync(join(work, 'with-git', '.git'))).toBe(true);
     expect(existsSync(join(work, 'without-git', '.git'))).toBe(false);
+  });
+
+  it('creates the project all the same when git is not installed, and says so', async () => {
+    const session = create(['my-connector', '--no-install'], { env: { PATH: join(work, 'nothing-here') } });
+    expect(await session.code).toBe(0);
+    expect(session.stdout()).toContain('git was not found: no repository initialised.');
+    expect(filesIn(join(work, 'my-connector'))).toContain('src/connector.ts');
   });
 
   it('initialises no repository inside another one', async () => {
@@ -324,5 +339,22 @@ describe('connector create on a terminal', () => {
     expect(await session.code).toBe(1);
     expect(session.stderr()).toContain('Cancelled: nothing was created.');
     expect(readdirSync(work)).toEqual([]);
+  });
+});
+
+describe('the create-connector package', () => {
+  const manifest = JSON.parse(
+    readFileSync(join(root, 'packages', 'create-connector', 'package.json'), 'utf8'),
+  );
+
+  it('is released with the kit: the same version, depending on that kit, on the same Node', () => {
+    expect(manifest).toMatchObject({
+      name: 'create-connector',
+      version: kit.version,
+      engines: kit.engines,
+      dependencies: { 'approval-connector-kit': `^${kit.version}` },
+      bin: { 'create-connector': './index.js' },
+    });
+    expect(manifest.files).toContain('index.js');
   });
 });
