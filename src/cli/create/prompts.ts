@@ -31,8 +31,8 @@ export interface Prompter {
 export function terminalPrompter(input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Prompter {
   const lines = createInterface({ input, output, terminal: true });
   const cancelled = new AbortController();
-  // Without a SIGINT listener, readline would only pause on Ctrl+C; a question pending at `close` never settles.
-  lines.on('SIGINT', () => cancelled.abort());
+  // Ctrl+C and Ctrl+D close the interface, and so does the end of the input; a question pending then would never
+  // settle, so closing cancels it.
   lines.on('close', () => cancelled.abort());
   const ask = async (question: string) =>
     (await lines.question(question, { signal: cancelled.signal })).trim();
