@@ -1,26 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/node-version.js';
-import { filesOf, pack, root, run, succeed } from './support/packages.js';
+import { MINIMUM_NODE_VERSION } from '../../src/node-version.js';
+import { filesOf, findOlderNode, pack, root, run, succeed } from './support/packages.js';
 
 // The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
-
-/** A Node.js on PATH (outside any node_modules/.bin, where npm puts the project's own) older than the kit needs. */
-async function findOlderNode(): Promise<{ path: string; version: string } | undefined> {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '' || dir.split(sep).includes('node_modules')) continue;
-    const path = join(dir, 'node');
-    if (!existsSync(path)) continue;
-    const { stdout } = await run(path, ['-p', 'process.versions.node'], { cwd: root });
-    const version = stdout.trim();
-    if (version !== '' && unsupportedNodeMessage(version) !== undefined) return { path, version };
-  }
-  return undefined;
-}
 
 /** The modules a built file imports, in order. */
 function importsOf(file: string): string[] {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unsupportedNodeMessage } from '../../../src/node-version.js';
 
 // The packages as a user gets them: packed from what a fresh clone holds, as `npm publish` would.
 
@@ -91,4 +92,17 @@ export async function filesOf(tarball: string): Promise<string[]> {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => line.replace(/^package\//, ''));
+}
+
+/** A Node.js on PATH (outside any node_modules/.bin, where npm puts the project's own) older than the kit needs. */
+export async function findOlderNode(): Promise<{ path: string; version: string } | undefined> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir === '' || dir.split(sep).includes('node_modules')) continue;
+    const path = join(dir, 'node');
+    if (!existsSync(path)) continue;
+    const { stdout } = await run(path, ['-p', 'process.versions.node'], { cwd: root });
+    const version = stdout.trim();
+    if (version !== '' && unsupportedNodeMessage(version) !== undefined) return { path, version };
+  }
+  return undefined;
 }
