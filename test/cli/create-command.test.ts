@@ -15,13 +15,14 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CreateCommandIo, runCreateCommand } from '../../src/cli/commands/create.js';
 import { listTemplates } from '../../src/cli/create/templates.js';
-import { packageRoot } from '../../src/package-root.js';
+import { packageRoot } from '../../src/internal/package-root.js';
 
 const root = packageRoot()!;
 const kit = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   version: string;
   engines: { node: string };
   dependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
   devDependencies: Record<string, string>;
 };
 const templates = listTemplates(join(root, 'templates'));
@@ -153,7 +154,11 @@ describe('connector create', () => {
         name: 'my-connector',
         type: 'module',
         engines: { node: kit.engines.node },
-        dependencies: { 'approval-connector-kit': `^${kit.version}`, zod: kit.dependencies.zod },
+        dependencies: {
+          'approval-connector-kit': `^${kit.version}`,
+          // The range the kit supports: its peer dependency's, where it declares zod one.
+          zod: kit.peerDependencies?.zod ?? kit.dependencies.zod,
+        },
         devDependencies: {
           typescript: kit.devDependencies.typescript,
           vitest: kit.devDependencies.vitest,

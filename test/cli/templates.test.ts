@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KitPackage, scaffold } from '../../src/cli/create/scaffold.js';
 import { listTemplates } from '../../src/cli/create/templates.js';
-import { packageRoot } from '../../src/package-root.js';
+import { packageRoot } from '../../src/internal/package-root.js';
 import { dotenv, environment, healthcheckCommand, instructions, stages } from './support/dockerfile.js';
 
 // What every generated project holds, checked on the files as generated: a template may replace any of the base's.

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyReply } from 'fastify';
-import { packageRoot } from '../../package-root.js';
+import { packageRoot } from '../../internal/package-root.js';
 import { ServiceError } from '../errors.js';
 
 /** The page's built files, by the name they are served under. */

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ApprovalKitError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
+import { packageRoot } from '../../internal/package-root.js';
 import { nonEmptyString, parseOptions } from '../../options.js';
-import { packageRoot } from '../../package-root.js';
 import { type Prompter, terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
 import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
@@ -65,7 +65,10 @@ export async function runCreateCommand(
   const say = (line: string) => io.stdout.write(`${line}\n`);
   const complain = (line: string) => io.stderr.write(`${line}\n`);
   const root = packageRoot();
-  if (root === undefined) throw new ApprovalKitError('not_found', 'The kit’s own folder was not found');
+  if (root === undefined) {
+    complain('The templates of approval-connector-kit were not found: install the kit again.');
+    return 1;
+  }
   const templatesFolder = join(root, 'templates');
   const templates = listTemplates(templatesFolder);
   const names = templates.map((template) => template.name) as [string, ...string[]];

@@ -28,7 +28,8 @@ export interface ScaffoldOptions {
 
 // npm leaves every `.gitignore` out of a published package, so templates hold it under this name.
 const GITIGNORE = 'gitignore';
-const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'peerDependencies'] as const;
+// In this order, the kit's own range of a package is looked up: what it runs with, then what it is built with.
+const DEPENDENCY_FIELDS = ['dependencies', 'peerDependencies', 'devDependencies'] as const;
 const SUBJECT = 'options of connector create';
 
 /** What keeps `target` from being a new project's folder, in words; `undefined` when nothing does. */
