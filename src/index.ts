@@ -58,4 +58,12 @@ export * from './client/index.js';
 // The connector.
 export * from './connector/index.js';
 // The error hierarchy's base and the validation error shared by every part.
-export { ApprovalKitError, ValidationError, type ValidationIssue } from './errors.js';
+export {
+  ApprovalKitError,
+  type ErrorCode,
+  UnsupportedNodeError,
+  ValidationError,
+  type ValidationIssue,
+  type ValidationIssueCode,
+} from './errors.js';
+export { isKitError, type KitError } from './kit-error.js';

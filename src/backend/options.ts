@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
+import { ValidationError } from '../errors.js';
+import { isPort } from '../internal/port.js';
 import type { SeedInput } from './seed/schema.js';
 
 /** Options of {@link startReferenceBackend}. Every field is optional. */
@@ -54,20 +56,25 @@ export type CompiledOptions = Required<Omit<ReferenceBackendOptions, 'dataFile' 
 /** Applies defaults and checks every option, naming the option and the value received when one is wrong. */
 export function compileOptions(options: ReferenceBackendOptions = {}): CompiledOptions {
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TypeError(
+  if (!isPort(port)) {
+    invalid(
+      'port',
       `Expected \`port\` to be an integer from 0 to 65535, got \`${String(port)}\` (${typeof port})`,
     );
   }
   const leaseMs = options.leaseMs ?? 60_000;
   if (!Number.isInteger(leaseMs) || leaseMs < 1) {
-    throw new TypeError(
+    invalid(
+      'leaseMs',
       `Expected \`leaseMs\` to be an integer from 1 and up, got \`${String(leaseMs)}\` (${typeof leaseMs})`,
     );
   }
   const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
   if (adminToken.length < 8) {
-    throw new TypeError(`Expected \`adminToken\` to be at least 8 characters long, got ${adminToken.length}`);
+    invalid(
+      'adminToken',
+      `Expected \`adminToken\` to be at least 8 characters long, got ${adminToken.length}`,
+    );
   }
   return {
     port,
@@ -79,4 +86,8 @@ export function compileOptions(options: ReferenceBackendOptions = {}): CompiledO
     adminToken,
     logger: options.logger ?? pino({ level: 'silent' }),
   };
+}
+
+function invalid(option: string, message: string): never {
+  throw new ValidationError('reference backend options', [{ path: [option], message, code: 'custom' }]);
 }

@@ -17,7 +17,9 @@
  */
 export {
   ApiError,
+  type ApiErrorCode,
   BadRequestError,
+  ClientClosedError,
   ConflictError,
   InvalidResponseError,
   NetworkError,

@@ -13,8 +13,7 @@ import {
   type UiTemplate,
   type UiTemplateWrite,
 } from '../api/integration.js';
-import { toIssues } from '../api/primitives.js';
-import type { ValidationIssue } from '../errors.js';
+import { toIssues, type ValidationIssue } from '../errors.js';
 import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { Transport } from './transport.js';

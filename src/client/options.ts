@@ -168,7 +168,11 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
   const baseUrl = new URL(String(options.baseUrl));
   if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') {
     throw new ValidationError('client options', [
-      { path: ['baseUrl'], message: `must be an http or https URL, got \`${baseUrl.protocol}\`` },
+      {
+        path: ['baseUrl'],
+        message: `must be an http or https URL, got \`${baseUrl.protocol}\``,
+        code: 'invalid_format',
+      },
     ]);
   }
   if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';

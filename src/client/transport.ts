@@ -1,9 +1,10 @@
 import { type Dispatcher, Pool, request } from 'undici';
 import type { z } from 'zod';
 import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
-import { parseOrThrow, toIssues } from '../api/primitives.js';
-import { ApprovalKitError } from '../errors.js';
+import { parseOrThrow } from '../api/primitives.js';
+import { ApprovalKitError, toIssues } from '../errors.js';
 import {
+  ClientClosedError,
   errorForStatus,
   errorForV1Body,
   InvalidResponseError,
@@ -148,7 +149,7 @@ export class Transport {
     options: RequestOptions,
     { allowEmpty, repeatability = 'safe' }: { allowEmpty: boolean; repeatability?: Repeatability },
   ): Promise<z.output<E['response']> | undefined> {
-    if (this.#closing) throw new ApprovalKitError('client_closed', 'The client is closed');
+    if (this.#closing) throw new ClientClosedError();
     options.signal?.throwIfAborted();
     const { status, body } = await withRetry(
       () => this.#attempt(prepared, options),
@@ -159,7 +160,9 @@ export class Transport {
     );
     if (body === undefined) {
       if (allowEmpty) return undefined;
-      throw new InvalidResponseError(prepared.target, status, [{ path: [], message: 'empty body' }]);
+      throw new InvalidResponseError(prepared.target, status, [
+        { path: [], message: 'empty body', code: 'invalid_type' },
+      ]);
     }
     const parsed = endpoint.response.safeParse(body);
     if (!parsed.success) throw new InvalidResponseError(prepared.target, status, toIssues(parsed.error));
@@ -203,7 +206,9 @@ export class Transport {
       const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
       if (response.statusCode >= 200 && response.statusCode < 300) {
         if (body.invalidJson) {
-          throw new InvalidResponseError(target, response.statusCode, [{ path: [], message: 'not JSON' }]);
+          throw new InvalidResponseError(target, response.statusCode, [
+            { path: [], message: 'not JSON', code: 'invalid_format' },
+          ]);
         }
         // The spec shows no status codes, so the v1 error shape is the signal, as `{"status":"failure"}` is in v2.
         if (prepared.endpoint.api === 'v1' && isV1Error(body.value)) {
@@ -214,7 +219,7 @@ export class Transport {
       throw errorForStatus(target, response.statusCode, body.value, retryAfter());
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      if (timedOut) throw new TimeoutError(target, timeoutMs);
+      if (timedOut) throw new TimeoutError(target, timeoutMs, { cause: error });
       if (error instanceof ApprovalKitError) throw error;
       const code = networkCode(error);
       if (code !== undefined) throw new NetworkError(target, code, UNSENT_CODES.has(code), error);

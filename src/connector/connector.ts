@@ -4,7 +4,6 @@ import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration
 import { IntegrationClient } from '../client/integration-client.js';
 import { resolveClientOptions } from '../client/options.js';
 import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
-import { ApprovalKitError } from '../errors.js';
 import {
   type ConnectorOptions,
   DEFAULT_KEY_FILE,
@@ -13,6 +12,7 @@ import {
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { abortAfter, settlesWithin } from './deadline.js';
+import { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
@@ -31,13 +31,6 @@ import { TaskPoller } from './tasks/poller.js';
  * starting met an error that retrying cannot mend (a rejected token, an invalid registration).
  */
 export type LifecycleState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
-
-/** The connector was asked to do something its lifecycle state does not allow. */
-export class LifecycleError extends ApprovalKitError {
-  constructor(action: string, state: LifecycleState) {
-    super('lifecycle', `Cannot ${action} a connector that is ${state}`);
-  }
-}
 
 /** Which sync a run is: the source's own mode (incremental or snapshot), or reconciliation. */
 export type SyncKind = 'sync' | 'reconcile';
@@ -228,10 +221,7 @@ export abstract class Connector<
     const { logger } = this;
     const signal = this.#stopping.signal;
     if (this.changes === undefined && this.snapshot === undefined) {
-      throw new ApprovalKitError(
-        'invalid_connector',
-        'A connector implements changes() or snapshot() to read its source',
-      );
+      throw new InvalidConnectorError('A connector implements changes() or snapshot() to read its source');
     }
     if (this.authRequired) {
       const keyStore = this.#options.keyStore ?? new FileKeyStore(resolve(DEFAULT_KEY_FILE));
@@ -297,16 +287,12 @@ export abstract class Connector<
   async #stop(): Promise<void> {
     this.#lifecycle = 'stopping';
     this.metrics.ready(false);
-    this.#stopping.abort(new ApprovalKitError('stopping', 'The connector is stopping'));
+    this.#stopping.abort(new StoppingError());
     for (const job of this.#jobs) job.stop();
     const { graceMs, forceMs } = this.#settings.shutdown;
     const startedAt = performance.now();
     const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
-    const deadline = abortAfter(
-      graceMs + forceMs,
-      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
-      this.#deadline,
-    );
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const drained = (async () => {
       await this.#started?.catch(() => {});
       await Promise.all([this.#poller?.stop(graceMs, forceMs), this.#saveState()]);

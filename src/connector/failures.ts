@@ -11,14 +11,14 @@ import { redactSecrets, type Secret } from './secret.js';
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.
  * Reported as `authenticationError`.
  */
-export class AuthenticationFailure extends ApprovalKitError {
+export class AuthenticationError extends ApprovalKitError<'authentication_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('authentication_failure', message, options);
   }
 }
 
 /** The source system cannot be reached or is overloaded; trying later may work. Reported as `serviceUnavailable`. */
-export class ServiceUnavailableFailure extends ApprovalKitError {
+export class ServiceUnavailableError extends ApprovalKitError<'service_unavailable_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('service_unavailable_failure', message, options);
   }
@@ -28,19 +28,19 @@ export class ServiceUnavailableFailure extends ApprovalKitError {
  * The source system answered and refused the action (for example, the approval is locked or already decided).
  * Reported as `systemError`.
  */
-export class SystemFailure extends ApprovalKitError {
+export class SystemError extends ApprovalKitError<'system_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('system_failure', message, options);
   }
 }
 
 /** A task's data does not match its task type's schema; the handler was not run. Reported as `internalError`. */
-export class TaskDataInvalid extends ApprovalKitError {
+export class TaskDataInvalidError extends ApprovalKitError<'task_data_invalid'> {
   readonly taskType: string;
   readonly issues: readonly ValidationIssue[];
 
-  constructor(taskType: string, issues: readonly ValidationIssue[]) {
-    super('task_data_invalid', `Invalid data for task type "${taskType}": ${formatIssues(issues)}`);
+  constructor(taskType: string, issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
+    super('task_data_invalid', `Invalid data for task type "${taskType}": ${formatIssues(issues)}`, options);
     this.taskType = taskType;
     this.issues = issues;
   }
@@ -50,7 +50,7 @@ export class TaskDataInvalid extends ApprovalKitError {
  * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
  * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`.
  */
-export class CredentialsUnreadable extends ApprovalKitError {
+export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('credentials_unreadable', message, options);
   }
@@ -158,10 +158,10 @@ function authorStatus(
 }
 
 function decideLink(link: object): Decision | undefined {
-  if (link instanceof AuthenticationFailure) return { status: 'authenticationError', code: link.code };
-  if (link instanceof ServiceUnavailableFailure) return { status: 'serviceUnavailable', code: link.code };
-  if (link instanceof SystemFailure) return { status: 'systemError', code: link.code };
-  if (link instanceof TaskDataInvalid || link instanceof CredentialsUnreadable) {
+  if (link instanceof AuthenticationError) return { status: 'authenticationError', code: link.code };
+  if (link instanceof ServiceUnavailableError) return { status: 'serviceUnavailable', code: link.code };
+  if (link instanceof SystemError) return { status: 'systemError', code: link.code };
+  if (link instanceof TaskDataInvalidError || link instanceof CredentialsUnreadableError) {
     return { status: 'internalError', code: link.code };
   }
   const status = httpStatusOf(link);

@@ -16,30 +16,31 @@
  * @module
  */
 
-export { Connector, LifecycleError, type LifecycleState, type SyncKind } from './connector.js';
+export { Connector, type LifecycleState, type SyncKind } from './connector.js';
 export {
   type ConnectorOptions,
   SHUTDOWN_MARGIN_MS,
   type SyncOptions,
   type TaskOptions,
 } from './connector-options.js';
+export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 export {
-  AuthenticationFailure,
+  AuthenticationError,
   type ClassifyFailureOptions,
-  CredentialsUnreadable,
+  CredentialsUnreadableError,
   classifyFailure,
   type FailureClassification,
   type FailureMeta,
-  ServiceUnavailableFailure,
-  SystemFailure,
-  TaskDataInvalid,
+  ServiceUnavailableError,
+  SystemError,
+  TaskDataInvalidError,
 } from './failures.js';
 export {
   FileKeyStore,
   KeyRingData,
-  KeyRingInvalid,
+  KeyRingInvalidError,
   type KeyStore,
-  KeyStoreReadOnly,
+  KeyStoreReadOnlyError,
   MemoryKeyStore,
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
@@ -48,7 +49,7 @@ export {
   generateKeyRingData,
   KeyRing,
   type KeyRingOptions,
-  KeyRingUnavailable,
+  KeyRingUnavailableError,
   type NewKeyReason,
   type PublicKeyInfo,
 } from './keys.js';
@@ -64,8 +65,8 @@ export {
 export {
   type HealthReport,
   OperationsServer,
-  OperationsServerClosed,
-  OperationsServerListenFailed,
+  OperationsServerClosedError,
+  OperationsServerListenError,
   type OperationsServerOptions,
   type ReadinessReport,
 } from './operations-server.js';

@@ -10,8 +10,13 @@ import { basename, dirname, join } from 'node:path';
 import nacl from 'tweetnacl';
 import { z } from 'zod';
 import { fromBase64, toBase64 } from '../api/credentials.js';
-import { toIssues } from '../api/primitives.js';
-import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+import {
+  ApprovalKitError,
+  formatIssues,
+  toIssues,
+  ValidationError,
+  type ValidationIssue,
+} from '../errors.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 const Key = z.string().regex(KEY_PATTERN, 'must be a 32-byte key in standard base64');
@@ -54,7 +59,7 @@ export const KeyRingData = z.object({
 export type KeyRingData = z.infer<typeof KeyRingData>;
 
 /** The key ring read from a store is malformed. The message names each problem, never a key. */
-export class KeyRingInvalid extends ApprovalKitError {
+export class KeyRingInvalidError extends ApprovalKitError<'key_ring_invalid'> {
   readonly issues: readonly ValidationIssue[];
 
   constructor(source: string, issues: readonly ValidationIssue[]) {
@@ -64,7 +69,7 @@ export class KeyRingInvalid extends ApprovalKitError {
 }
 
 /** A read-only key store was asked to save: its keys are provided, and rotated, by the operator. */
-export class KeyStoreReadOnly extends ApprovalKitError {
+export class KeyStoreReadOnlyError extends ApprovalKitError<'key_store_read_only'> {
   constructor(source: string) {
     super(
       'key_store_read_only',
@@ -74,12 +79,12 @@ export class KeyStoreReadOnly extends ApprovalKitError {
 }
 
 /**
- * Validates key ring data read from `source` (named in the error). Throws {@link KeyRingInvalid}; neither the
+ * Validates key ring data read from `source` (named in the error). Throws {@link KeyRingInvalidError}; neither the
  * message nor a `cause` carries the data, since parser messages quote their input.
  */
 export function parseKeyRingData(value: unknown, source: string): KeyRingData {
   const result = KeyRingData.safeParse(value);
-  if (!result.success) throw new KeyRingInvalid(source, toIssues(result.error));
+  if (!result.success) throw new KeyRingInvalidError(source, toIssues(result.error));
   return result.data;
 }
 
@@ -91,7 +96,9 @@ function parseKeyRingText(text: string, source: string): KeyRingData {
   try {
     value = JSON.parse(json);
   } catch {
-    throw new KeyRingInvalid(source, [{ path: [], message: 'is not JSON (nor base64 of JSON)' }]);
+    throw new KeyRingInvalidError(source, [
+      { path: [], message: 'is not JSON (nor base64 of JSON)', code: 'invalid_format' },
+    ]);
   }
   return parseKeyRingData(value, source);
 }
@@ -128,7 +135,7 @@ export class FileKeyStore implements KeyStore {
   readonly description: string;
 
   constructor(path: string) {
-    if (path === '') throw new TypeError('Expected `path` to be a file path, got an empty string');
+    if (path === '') invalidStore('file key store', 'path', 'Expected a file path, got an empty string');
     this.path = path;
     this.description = `file ${path}`;
   }
@@ -192,10 +199,12 @@ export class ReadOnlyKeyStore implements KeyStore {
 
   constructor(source: ReadOnlyKeyStoreSource) {
     if ('variable' in source) {
-      if (source.variable === '') throw new TypeError('Expected `variable` to be a variable name, got ""');
+      if (source.variable === '') {
+        invalidStore('read-only key store', 'variable', 'Expected a variable name, got ""');
+      }
       this.description = `environment variable ${source.variable}`;
     } else {
-      if (source.file === '') throw new TypeError('Expected `file` to be a file path, got ""');
+      if (source.file === '') invalidStore('read-only key store', 'file', 'Expected a file path, got ""');
       this.description = `file ${source.file}`;
     }
     this.#source = source;
@@ -210,7 +219,7 @@ export class ReadOnlyKeyStore implements KeyStore {
   }
 
   async save(_data: KeyRingData): Promise<void> {
-    throw new KeyStoreReadOnly(this.description);
+    throw new KeyStoreReadOnlyError(this.description);
   }
 }
 
@@ -230,6 +239,10 @@ export class MemoryKeyStore implements KeyStore {
   async save(data: KeyRingData): Promise<void> {
     this.#data = structuredClone(parseKeyRingData(data, 'the data to save'));
   }
+}
+
+function invalidStore(store: string, option: string, message: string): never {
+  throw new ValidationError(`${store} options`, [{ path: [option], message, code: 'too_small' }]);
 }
 
 async function readIfExists(path: string): Promise<string | undefined> {

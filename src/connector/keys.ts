@@ -9,8 +9,8 @@ import nacl from 'tweetnacl';
 import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
 import type { EncryptedCredentials } from '../api/integration.js';
 import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
-import { CredentialsUnreadable } from './failures.js';
-import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } from './key-store.js';
+import { CredentialsUnreadableError } from './failures.js';
+import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -61,7 +61,7 @@ export interface PublicKeyInfo {
  * The key ring has no key that has not expired, and cannot make one: its store is read-only (the operator has not
  * provided a new key) or holds nothing.
  */
-export class KeyRingUnavailable extends ApprovalKitError {
+export class KeyRingUnavailableError extends ApprovalKitError<'key_ring_unavailable'> {
   constructor(message: string) {
     super('key_ring_unavailable', message);
   }
@@ -181,8 +181,8 @@ export class KeyRing {
 
   /**
    * Loads the key ring from a store. With a writable store, creates and saves a first key when there is none and
-   * rotates when rotation is due. Throws {@link KeyRingInvalid} when the stored data is malformed and
-   * {@link KeyRingUnavailable} when a read-only store has no key that has not expired.
+   * rotates when rotation is due. Throws {@link KeyRingInvalidError} when the stored data is malformed and
+   * {@link KeyRingUnavailableError} when a read-only store has no key that has not expired.
    */
   static async load(store: KeyStore, options: KeyRingOptions = {}): Promise<KeyRing> {
     const ring = new KeyRing(store, compileKeyRingOptions(options));
@@ -194,7 +194,7 @@ export class KeyRing {
     return ring;
   }
 
-  /** The key to register with the service. Throws {@link KeyRingUnavailable} when every key has expired. */
+  /** The key to register with the service. Throws {@link KeyRingUnavailableError} when every key has expired. */
   get current(): PublicKeyInfo {
     return this.#current().info();
   }
@@ -237,11 +237,11 @@ export class KeyRing {
 
   /**
    * Makes a new key current now, whether or not rotation is due, and saves it. Earlier keys stay until they expire.
-   * Throws {@link KeyStoreReadOnly} with a read-only store.
+   * Throws {@link KeyStoreReadOnlyError} with a read-only store.
    */
   rotate(): Promise<PublicKeyInfo> {
     return this.#exclusive(async () => {
-      if (this.#store.readOnly === true) throw new KeyStoreReadOnly(this.#store.description);
+      if (this.#store.readOnly === true) throw new KeyStoreReadOnlyError(this.#store.description);
       await this.#merge();
       await this.#addKey();
       this.#announce();
@@ -265,7 +265,7 @@ export class KeyRing {
   /**
    * Opens the credentials a task carries with the key named in `sealed.publicKey`, else with any key that has not
    * expired. When no key of the ring is named, the store is read once more first (another process may have
-   * rotated). Every field of the result is a {@link Secret}. Throws {@link CredentialsUnreadable}.
+   * rotated). Every field of the result is a {@link Secret}. Throws {@link CredentialsUnreadableError}.
    */
   async open(sealed: EncryptedCredentials): Promise<Credentials> {
     let opened = this.#tryOpen(sealed);
@@ -273,7 +273,7 @@ export class KeyRing {
       try {
         await this.reload();
       } catch (error) {
-        throw new CredentialsUnreadable(
+        throw new CredentialsUnreadableError(
           `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold, and ` +
             `its key store could not be read again`,
           { cause: error },
@@ -282,7 +282,7 @@ export class KeyRing {
       opened = this.#tryOpen(sealed);
     }
     if (opened !== undefined) return wrapCredentials(opened);
-    throw new CredentialsUnreadable(
+    throw new CredentialsUnreadableError(
       this.#holds(sealed.publicKey)
         ? 'Credentials could not be decrypted: tampered with, or not a JSON object'
         : `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold ` +
@@ -305,7 +305,7 @@ export class KeyRing {
     const current = this.#keys[0];
     if (current !== undefined) return current;
     const store = this.#store;
-    throw new KeyRingUnavailable(
+    throw new KeyRingUnavailableError(
       store.readOnly === true
         ? `No unexpired key in ${store.description}: it is read-only, so the operator must add a new key there`
         : `No unexpired key in ${store.description}`,
@@ -418,6 +418,7 @@ export function keyRingOptionsIssues(options: KeyRingOptions): ValidationIssue[]
     issues.push({
       path: ['keyLifetimeMs'],
       message: 'Expected a whole number of milliseconds from 1 and up',
+      code: 'custom',
     });
   } else if (
     !Number.isSafeInteger(rotationMarginMs) ||
@@ -427,12 +428,13 @@ export function keyRingOptionsIssues(options: KeyRingOptions): ValidationIssue[]
     issues.push({
       path: ['rotationMarginMs'],
       message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs})`,
+      code: 'custom',
     });
   }
   for (const name of ['now', 'onNewKey'] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'function') {
-      issues.push({ path: [name], message: 'Expected a function' });
+      issues.push({ path: [name], message: 'Expected a function', code: 'invalid_type' });
     }
   }
   return issues;

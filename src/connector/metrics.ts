@@ -99,6 +99,7 @@ export class ConnectorMetrics {
         {
           path: ['registry'],
           message: `already holds ${taken.join(', ')}; give each connector its own registry`,
+          code: 'custom',
         },
       ]);
     }
@@ -272,6 +273,7 @@ function validateBuckets(buckets: readonly number[]): void {
       {
         path: ['taskDurationBuckets'],
         message: `must be finite numbers in increasing order, got \`${JSON.stringify(buckets)}\``,
+        code: 'custom',
       },
     ]);
   }

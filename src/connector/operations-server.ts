@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
+import { isPort } from '../internal/port.js';
 import type { Logger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 
@@ -51,14 +52,14 @@ export interface OperationsServerOptions {
 }
 
 /** The operations server was closed; it cannot start again. */
-export class OperationsServerClosed extends ApprovalKitError {
+export class OperationsServerClosedError extends ApprovalKitError<'operations_server_closed'> {
   constructor() {
     super('operations_server_closed', 'The operations server was closed; create a new one');
   }
 }
 
 /** The operations server could not listen on its port (in use, or not allowed). */
-export class OperationsServerListenFailed extends ApprovalKitError {
+export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen_failed'> {
   constructor(host: string, port: number, options: { cause: unknown }) {
     const reason = (options.cause as { code?: unknown } | undefined)?.code;
     super(
@@ -98,19 +99,24 @@ export class OperationsServer {
   constructor(options: OperationsServerOptions) {
     const port = options.port ?? DEFAULT_PORT;
     const issues: ValidationIssue[] = [];
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    if (!isPort(port)) {
       issues.push({
         path: ['port'],
         message: `must be an integer from 0 to 65535, got \`${String(port)}\` (${typeof port})`,
+        code: 'custom',
       });
     }
     for (const name of ['health', 'isReady'] as const) {
       if (typeof options[name] !== 'function') {
-        issues.push({ path: [name], message: `must be a function, got ${typeof options[name]}` });
+        issues.push({
+          path: [name],
+          message: `must be a function, got ${typeof options[name]}`,
+          code: 'invalid_type',
+        });
       }
     }
     if (typeof options.metrics?.render !== 'function') {
-      issues.push({ path: ['metrics'], message: 'must have a render() method' });
+      issues.push({ path: ['metrics'], message: 'must have a render() method', code: 'invalid_type' });
     }
     if (issues.length > 0) throw new ValidationError('operations server options', issues);
     this.#options = { ...options, port, host: options.host ?? '127.0.0.1' };
@@ -121,17 +127,17 @@ export class OperationsServer {
 
   /**
    * Starts listening. Resolves with the base URL once the port is open; a second call answers the same.
-   * Rejects with {@link OperationsServerListenFailed} when the port cannot be opened, and with
-   * {@link OperationsServerClosed} after `close()`.
+   * Rejects with {@link OperationsServerListenError} when the port cannot be opened, and with
+   * {@link OperationsServerClosedError} after `close()`.
    */
   start(): Promise<{ url: string }> {
-    if (this.#closing !== undefined) return Promise.reject(new OperationsServerClosed());
+    if (this.#closing !== undefined) return Promise.reject(new OperationsServerClosedError());
     this.#starting ??= new Promise((resolve, reject) => {
       const { port, host } = this.#options;
       const onError = (cause: unknown) => {
         // A later start() may try again, say once the port is free.
         this.#starting = undefined;
-        reject(new OperationsServerListenFailed(host, port, { cause }));
+        reject(new OperationsServerListenError(host, port, { cause }));
       };
       this.#server.once('error', onError);
       this.#server.listen(port, host, () => {

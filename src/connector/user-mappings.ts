@@ -239,6 +239,7 @@ function checkInteger(
     issues.push({
       path: [name],
       message: `must be an integer ${range}, got \`${String(value)}\` (${typeof value})`,
+      code: 'custom',
     });
   }
   return value;

@@ -81,7 +81,9 @@ describe('resources', () => {
     for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
       expect(() => parseOrThrow(endpoints.putState.body, { state: nested(levels) }, 'state')).toThrow(
         expect.objectContaining({
-          issues: [{ path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }],
+          issues: [
+            { path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels`, code: 'custom' },
+          ],
         }),
       );
     }

@@ -181,12 +181,12 @@ describe('creating tasks', () => {
     const tenant = await registeredTenant();
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'escalate', approvalId: 'PO-1' }),
-    ).toThrow(expect.objectContaining({ code: 'conflict' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }));
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-9' }),
-    ).toThrow(expect.objectContaining({ code: 'not_found' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Not Found' }));
     expect(() => backend.createTask({ systemId: UNKNOWN_ID, type: 'approve', approvalId: 'PO-1' })).toThrow(
-      expect.objectContaining({ code: 'not_found' }),
+      expect.objectContaining({ code: 'service_refused', kind: 'Not Found' }),
     );
   });
 
@@ -250,7 +250,7 @@ describe('creating tasks', () => {
     });
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1' }),
-    ).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }));
     clock.advance(1000);
     expect(() =>
       backend.createTask({
@@ -259,7 +259,7 @@ describe('creating tasks', () => {
         approvalId: 'PO-1',
         credentials: { a: 1 },
       }),
-    ).toThrow(expect.objectContaining({ code: 'conflict' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }));
     expect(backend.listTasks(tenant.system.id)).toEqual([]);
   });
 

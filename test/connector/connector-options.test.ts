@@ -90,6 +90,7 @@ describe('connector options', () => {
         path: ['keys', 'rotationMarginMs'],
         message:
           'Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (120000), got `120000` (number)',
+        code: 'custom',
       },
     ]);
     expect(error.message).toContain('Invalid connector options: keys.rotationMarginMs: ');

@@ -68,7 +68,11 @@ export class Approvals {
     if (stored === undefined) {
       if (change.schemaId === undefined || change.approver === undefined) {
         throw ServiceError.invalid([
-          { path: where, message: 'schemaId and approver are required for a new approval' },
+          {
+            path: where,
+            message: 'schemaId and approver are required for a new approval',
+            code: 'invalid_type',
+          },
         ]);
       }
       this.ctx.db.run(

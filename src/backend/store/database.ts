@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { ValidationError } from '../../errors.js';
 import { SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
@@ -24,18 +25,27 @@ export class Database {
     this.#db.function('contains_ci', { deterministic: true }, (haystack, needle) =>
       String(haystack).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0,
     );
-    this.#migrate();
+    try {
+      this.#migrate(file);
+    } catch (error) {
+      this.#db.close();
+      throw error;
+    }
   }
 
-  #migrate(): void {
+  #migrate(file: string | undefined): void {
     const { user_version: version } = this.#db.prepare('PRAGMA user_version').get() as {
       user_version: number;
     };
     if (version === SCHEMA_VERSION) return;
     if (version !== 0) {
-      throw new Error(
-        `The data file has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
-      );
+      throw new ValidationError(`data file ${file}`, [
+        {
+          path: [],
+          message: `has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
+          code: 'custom',
+        },
+      ]);
     }
     this.transaction(() => {
       this.#db.exec(SCHEMA);

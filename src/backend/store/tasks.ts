@@ -99,7 +99,11 @@ export class Tasks {
       }
       if (input.credentials === undefined) {
         throw ServiceError.invalid([
-          { path: ['credentials'], message: 'is required: the connector registered authRequired' },
+          {
+            path: ['credentials'],
+            message: 'is required: the connector registered authRequired',
+            code: 'invalid_type',
+          },
         ]);
       }
       sealed = sealCredentials(input.credentials, connector.publicKey);

@@ -7,6 +7,7 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { ApprovalKitError } from '../../errors.js';
+import { isPort } from '../../internal/port.js';
 import { onShutdownSignal } from '../../signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
@@ -50,7 +51,8 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     return 0;
   }
   const port = values.port === undefined ? 8080 : Number(values.port);
-  if (!/^\d+$/.test(values.port ?? '0') || port > 65535) {
+  // Digits only: Number() would also read ' 80', '0x50' and '8e1'.
+  if (!/^\d+$/.test(values.port ?? '0') || !isPort(port)) {
     console.error(`Expected --port to be a number from 0 to 65535, got \`${values.port}\``);
     return 1;
   }

@@ -1,12 +1,12 @@
 import PQueue from 'p-queue';
 import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
-import { toIssues } from '../../api/primitives.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
 import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
-import { ApprovalKitError } from '../../errors.js';
+import { toIssues } from '../../errors.js';
 import { abortAfter, settlesWithin } from '../deadline.js';
-import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
+import { ShutdownDeadlineError, StoppingError } from '../errors.js';
+import { CredentialsUnreadableError, classifyFailure, TaskDataInvalidError } from '../failures.js';
 import type { KeyRing } from '../keys.js';
 import { type Logger, secretScrubbingLogger } from '../logger.js';
 import type { ConnectorMetrics } from '../metrics.js';
@@ -98,11 +98,7 @@ export class TaskPoller {
    * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
    */
   async stop(graceMs: number, forceMs: number): Promise<void> {
-    const deadline = abortAfter(
-      graceMs + forceMs,
-      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
-      this.#deadline,
-    );
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const startedAt = performance.now();
     const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
@@ -121,7 +117,7 @@ export class TaskPoller {
       { inFlight: this.#running.size },
       'tasks still running after the grace time; aborting them',
     );
-    this.#force.abort(new ApprovalKitError('stopping', 'The connector is shutting down'));
+    this.#force.abort(new StoppingError('The connector is shutting down'));
     if (await settlesWithin(drained, left())) {
       deadline.cancel();
       return;
@@ -261,20 +257,20 @@ export class TaskPoller {
     let taskLogger = logger;
     try {
       // Answered like data that fails its type's schema: the service would otherwise offer the task forever.
-      if (!leased.valid) throw new TaskDataInvalid(leased.type ?? '(unreadable)', leased.issues);
+      if (!leased.valid) throw new TaskDataInvalidError(leased.type ?? '(unreadable)', leased.issues);
       const { task } = leased;
       const schema = schemas[task.type];
       const handler = handlers[task.type];
       if (schema === undefined || handler === undefined) {
-        throw new TaskDataInvalid(task.type, [
-          { path: ['type'], message: `no handler for task type "${task.type}"` },
+        throw new TaskDataInvalidError(task.type, [
+          { path: ['type'], message: `no handler for task type "${task.type}"`, code: 'invalid_value' },
         ]);
       }
       const input = schema.safeParse(task.data);
-      if (!input.success) throw new TaskDataInvalid(task.type, toIssues(input.error));
+      if (!input.success) throw new TaskDataInvalidError(task.type, toIssues(input.error));
       if (keyRing !== undefined) {
         const sealed = task.data.credentials;
-        if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
+        if (sealed === undefined) throw new CredentialsUnreadableError('The task carries no credentials');
         credentials = await keyRing.open(sealed);
         // As in the result's meta: an author's line may quote them (an error from the source, say).
         taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
