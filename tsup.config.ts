@@ -56,6 +56,9 @@ export default defineConfig({
   clean: true,
   splitting: true,
   treeshake: true,
+  // Errors are named after their class (`this.name = new.target.name`); esbuild would otherwise rename a class that
+  // refers to itself, and a ServiceError would print as `_ServiceError`.
+  keepNames: true,
   esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
   plugins: [nodeGuardFirst.tsupPlugin],
 });

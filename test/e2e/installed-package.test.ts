@@ -116,6 +116,24 @@ console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
 `;
 
+// Every class the entries export, with the name it has at run time, and how an error of the backend prints.
+const NAMES_SCRIPT = `
+import * as kit from 'approval-connector-kit';
+import * as backend from 'approval-connector-kit/backend';
+import * as testing from 'approval-connector-kit/testing';
+
+const renamed = [];
+for (const [entry, exports] of Object.entries({ kit, backend, testing })) {
+  for (const [name, value] of Object.entries(exports)) {
+    if (typeof value === 'function' && /^[A-Z]/.test(name) && value.name !== name) {
+      renamed.push(entry + '.' + name + ' is named ' + value.name);
+    }
+  }
+}
+const error = backend.ServiceError.notFound('tasks', 'T-1');
+console.log(JSON.stringify({ renamed, printed: String(error), name: error.name }));
+`;
+
 let work: string;
 let app: string;
 let tarballFiles: string[];
@@ -190,6 +208,17 @@ describe('the packed kit', () => {
     expect(outcome.stderr).toBe('');
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toMatchObject([{ id: 'PR-1', approver: 'ada', resolved: false }]);
+  });
+
+  it('keeps every class its own name in the build: a ServiceError prints as ServiceError, not _ServiceError', async () => {
+    writeFileSync(join(app, 'names.js'), NAMES_SCRIPT);
+    const outcome = await run(process.execPath, ['names.js'], { cwd: app });
+    expect(outcome.stderr).toBe('');
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      renamed: [],
+      printed: 'ServiceError: Not Found. Failed to find the an item tasks T-1',
+      name: 'ServiceError',
+    });
   });
 
   it('imports the Node check first in every entry file, and the check loads no dependency', () => {
