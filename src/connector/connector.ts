@@ -4,6 +4,7 @@ import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration
 import { IntegrationClient } from '../client/integration-client.js';
 import { resolveClientOptions } from '../client/options.js';
 import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
+import { abortAfter, settlesWithin } from '../internal/wait.js';
 import {
   type ConnectorOptions,
   DEFAULT_KEY_FILE,
@@ -11,7 +12,6 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
-import { abortAfter, settlesWithin } from './deadline.js';
 import { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { FileKeyStore } from './key-store.js';

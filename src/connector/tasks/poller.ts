@@ -4,7 +4,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../client/erro
 import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
 import { sleep } from '../../client/retry.js';
 import { toIssues } from '../../errors.js';
-import { abortAfter, settlesWithin } from '../deadline.js';
+import { abortAfter, settlesWithin } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { CredentialsUnreadableError, classifyFailure, TaskDataInvalidError } from '../failures.js';
 import type { KeyRing } from '../keys.js';
