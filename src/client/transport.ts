@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
 import { parseOrThrow } from '../api/primitives.js';
 import { ApprovalKitError, toIssues } from '../errors.js';
+import { causeChain, property } from '../internal/causes.js';
+import { isNetworkCode, UNSENT_CODES } from '../internal/network-codes.js';
 import {
   ClientClosedError,
   errorForStatus,
@@ -41,26 +43,6 @@ export interface Prepared {
 const ENDPOINT_NAMES: ReadonlyMap<Endpoint, EndpointName> = new Map(
   Object.entries(endpoints).map(([name, endpoint]) => [endpoint as Endpoint, name as EndpointName]),
 );
-
-// Failures that happen before a byte of the request can have reached the server.
-const UNSENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-const NETWORK_CODES = new Set([
-  ...UNSENT_CODES,
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
 
 /**
  * Sends the endpoints of the table in `src/api/endpoints.ts` over undici: validation, authentication, timeout,
@@ -310,12 +292,9 @@ function headerOf(value: string | string[] | undefined): string | undefined {
 
 /** The code of a network failure, looking through undici's and Node's wrappers; `undefined` for other errors. */
 function networkCode(error: unknown): string | undefined {
-  const candidates: unknown[] = [error];
-  if (error instanceof Error && error.cause !== undefined) candidates.push(error.cause);
-  if (error instanceof AggregateError) candidates.push(...error.errors);
-  for (const candidate of candidates) {
-    const code = (candidate as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  for (const link of causeChain(error)) {
+    const code = property(link, 'code');
+    if (isNetworkCode(code)) return code;
   }
   return undefined;
 }

@@ -3,8 +3,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
 import { IntegrationClient } from '../client/integration-client.js';
 import { resolveClientOptions } from '../client/options.js';
-import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
-import { abortAfter, settlesWithin } from '../internal/wait.js';
+import { isRetryable, type RetryEvent } from '../client/retry.js';
+import { backoffDelay } from '../internal/backoff.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
+import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import {
   type ConnectorOptions,
   DEFAULT_KEY_FILE,
@@ -97,7 +99,8 @@ export abstract class Connector<
   #jobs: ScheduledJob[] = [];
   #operations: OperationsServer | undefined;
   #operationsUrl: string | undefined;
-  #runs: Promise<unknown> = Promise.resolve();
+  /** Sync runs, one at a time. */
+  readonly #runs = new OneAtATime();
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -312,7 +315,7 @@ export abstract class Connector<
 
   /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
   async #saveState(): Promise<void> {
-    await this.#runs.catch(() => {});
+    await this.#runs.idle();
     await this.#state
       .flush(this.#deadline.signal)
       .catch((error: unknown) => this.logger.error({ err: error }, 'saving the connector state failed'));
@@ -384,9 +387,7 @@ export abstract class Connector<
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
     // Before start the state is not loaded, and a run's state write would replace the author's part.
     if (this.#lifecycle !== 'running') return Promise.reject(new LifecycleError('sync', this.#lifecycle));
-    const next = this.#runs.catch(() => {}).then(run);
-    this.#runs = next.catch(() => {});
-    return next;
+    return this.#runs.run(run);
   }
 
   async #register(): Promise<void> {
@@ -436,17 +437,16 @@ export abstract class Connector<
       } catch (error) {
         if (signal.aborted) return;
         if (!isRetryable(error, 'safe')) throw error;
-        const delay =
-          Math.min(60_000, 1000 * 2 ** Math.min(attempt, 6)) * (0.5 + this.#settings.random() / 2);
-        this.logger.warn(
-          { err: error, attempt, retryInMs: Math.round(delay) },
-          `cannot ${what} yet; retrying`,
-        );
+        const delay = backoffDelay(attempt, { ...START_BACKOFF, random: this.#settings.random });
+        this.logger.warn({ err: error, attempt, retryInMs: delay }, `cannot ${what} yet; retrying`);
         await sleep(delay, signal).catch(() => {});
       }
     }
   }
 }
+
+// While the service cannot be reached at start: from a second, doubling, up to a minute.
+const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const;
 
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;

@@ -5,6 +5,8 @@
  */
 import { TaskResultStatus } from '../api/integration.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+import { causeChain, property } from '../internal/causes.js';
+import { isNetworkCode } from '../internal/network-codes.js';
 import { redactSecrets, type Secret } from './secret.js';
 
 /**
@@ -86,29 +88,6 @@ export interface ClassifyFailureOptions {
 /** Longest `meta.message`; a source system's error may quote a whole response body. */
 export const MAX_META_MESSAGE_LENGTH = 500;
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-]);
-const TIMEOUT_CODES = new Set([
-  'ETIMEDOUT',
-  'ESOCKETTIMEDOUT',
-  'ECONNABORTED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
-
-// A thrown value is followed through `cause` and AggregateError's `errors`; the bound stops cycles and pathological
-// chains.
-const MAX_LINKS = 16;
-
 interface Decision {
   status: TaskResultStatus;
   code: string;
@@ -171,10 +150,8 @@ function decideLink(link: object): Decision | undefined {
     if (status >= 500 || status === 429 || status === 408) return { status: 'serviceUnavailable', code };
     return { status: 'systemError', code };
   }
-  const code = stringProperty(link, 'code');
-  if (code !== undefined && (CONNECTION_CODES.has(code) || TIMEOUT_CODES.has(code))) {
-    return { status: 'serviceUnavailable', code };
-  }
+  const code = property(link, 'code');
+  if (isNetworkCode(code)) return { status: 'serviceUnavailable', code };
   // AbortSignal.timeout() rejects with a DOMException named TimeoutError; an abort caused by one carries it in
   // `cause`, which the chain reaches next. Any other AbortError (a shutdown) is not the source's fault.
   if (stringProperty(link, 'name') === 'TimeoutError') {
@@ -198,20 +175,6 @@ function httpStatusOf(link: object): number | undefined {
     (value): value is number =>
       typeof value === 'number' && Number.isInteger(value) && value >= 400 && value < 600,
   );
-}
-
-function* causeChain(error: unknown): Generator<object> {
-  const queue: unknown[] = [error];
-  const seen = new Set<object>();
-  while (queue.length > 0 && seen.size < MAX_LINKS) {
-    const link = queue.shift();
-    if (typeof link !== 'object' || link === null || seen.has(link)) continue;
-    seen.add(link);
-    yield link;
-    queue.push(property(link, 'cause'));
-    const errors = property(link, 'errors');
-    if (link instanceof AggregateError && Array.isArray(errors)) queue.push(...errors);
-  }
 }
 
 function ownCode(error: unknown): string {
@@ -239,14 +202,6 @@ function safeMessage(error: unknown, code: string, secrets: ClassifyFailureOptio
 }
 
 // Getters of arbitrary thrown objects may throw; classification must not.
-function property(value: object, key: string): unknown {
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
 function stringProperty(value: object, key: string): string | undefined {
   const found = property(value, key);
   return typeof found === 'string' ? found : undefined;

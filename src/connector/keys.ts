@@ -9,6 +9,7 @@ import nacl from 'tweetnacl';
 import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
 import type { EncryptedCredentials } from '../api/integration.js';
 import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
 import { CredentialsUnreadableError } from './failures.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
@@ -169,7 +170,8 @@ export class KeyRing {
   #keys: RingKey[] = [];
   /** Whether keys were pruned since the store was last written. */
   #pruned = false;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Loads, saves and rotations, one at a time, so that two callers never rotate twice. */
+  readonly #exclusive = new OneAtATime();
   /** The public key last made current, and the key this ring itself made last, with why. */
   #announced: string | undefined;
   #made: { publicKey: string; reason: NewKeyReason } | undefined;
@@ -186,7 +188,7 @@ export class KeyRing {
    */
   static async load(store: KeyStore, options: KeyRingOptions = {}): Promise<KeyRing> {
     const ring = new KeyRing(store, compileKeyRingOptions(options));
-    await ring.#exclusive(() => ring.#merge());
+    await ring.#exclusive.run(() => ring.#merge());
     // What the store held is loaded, not new; a key made or adopted from here on is announced.
     ring.#announced = ring.#keys[0]?.publicKey;
     if (store.readOnly === true) ring.#current();
@@ -218,7 +220,7 @@ export class KeyRing {
    * operator added; the ring never creates one there.
    */
   rotateIfDue(): Promise<boolean> {
-    return this.#exclusive(async () => {
+    return this.#exclusive.run(async () => {
       const before = this.#keys[0]?.publicKey;
       const writable = this.#store.readOnly !== true;
       if (!writable) await this.#merge();
@@ -240,7 +242,7 @@ export class KeyRing {
    * Throws {@link KeyStoreReadOnlyError} with a read-only store.
    */
   rotate(): Promise<PublicKeyInfo> {
-    return this.#exclusive(async () => {
+    return this.#exclusive.run(async () => {
       if (this.#store.readOnly === true) throw new KeyStoreReadOnlyError(this.#store.description);
       await this.#merge();
       await this.#addKey();
@@ -254,7 +256,7 @@ export class KeyRing {
    * key changed.
    */
   reload(): Promise<boolean> {
-    return this.#exclusive(async () => {
+    return this.#exclusive.run(async () => {
       const before = this.#keys[0]?.publicKey;
       await this.#merge();
       this.#announce();
@@ -369,13 +371,6 @@ export class KeyRing {
   async #save(keys: readonly RingKey[]): Promise<void> {
     await this.#store.save({ version: 1, keys: keys.map((key) => key.toData()) });
     this.#pruned = false;
-  }
-
-  // Loads, saves and rotations run one at a time, so two callers never rotate twice.
-  #exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 }
 

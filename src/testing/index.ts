@@ -31,6 +31,7 @@ import {
 import type { ClientOptions } from '../client/options.js';
 import type { ConnectorOptions } from '../connector/connector-options.js';
 import { MemoryKeyStore } from '../connector/key-store.js';
+import { sleep } from '../internal/wait.js';
 import { HarnessTimeoutError } from './errors.js';
 
 export { HarnessTimeoutError } from './errors.js';
@@ -134,7 +135,7 @@ export class TestHarness {
           timeoutMs,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   }
 

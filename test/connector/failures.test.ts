@@ -122,6 +122,13 @@ describe('the failure table, row by row', () => {
     });
   });
 
+  it("row 10: a closed undici client -> serviceUnavailable, as the kit's own clients count it a network error", () => {
+    expect(classifyFailure(new undici.ClientClosedError())).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'UND_ERR_CLOSED' },
+    });
+  });
+
   it.each(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED'])(
     'row 11: timeout %s -> serviceUnavailable',
     (code) => {

@@ -25,7 +25,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { sleep } from '../../src/client/retry.js';
+import { sleep } from '../../src/internal/wait.js';
 import { parseOptions } from '../../src/options.js';
 import { pick, seededRandom } from './random.js';
 

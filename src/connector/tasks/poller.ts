@@ -2,9 +2,9 @@ import PQueue from 'p-queue';
 import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
 import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
-import { sleep } from '../../client/retry.js';
 import { toIssues } from '../../errors.js';
-import { abortAfter, settlesWithin } from '../../internal/wait.js';
+import { backoffDelay } from '../../internal/backoff.js';
+import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { CredentialsUnreadableError, classifyFailure, TaskDataInvalidError } from '../failures.js';
 import type { KeyRing } from '../keys.js';
@@ -168,8 +168,13 @@ export class TaskPoller {
 
   /** Adaptive idle wait: doubles while no task comes, with jitter, back to the minimum as soon as one does. */
   #idleDelay(idle: number): number {
-    const ceiling = Math.min(this.#settings.idleMaxMs, this.#settings.idleMinMs * 2 ** Math.min(idle, 30));
-    return Math.round(ceiling / 2 + (this.#parts.random() * ceiling) / 2);
+    const { idleMinMs, idleMaxMs } = this.#settings;
+    return backoffDelay(idle, {
+      baseMs: idleMinMs,
+      maxMs: idleMaxMs,
+      jitter: 'equal',
+      random: this.#parts.random,
+    });
   }
 
   /** Waits until fewer than `concurrency` tasks run, so that a task is never leased only to wait for a slot. */
@@ -351,14 +356,4 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
-}
-
-/** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
