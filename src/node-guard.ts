@@ -9,7 +9,7 @@
  * @module
  */
 import { UnsupportedNodeError } from './errors.js';
-import { unsupportedNodeMessage } from './node-version.js';
+import { unsupportedNodeMessage } from './internal/node-version.js';
 
 const problem = unsupportedNodeMessage();
 if (problem !== undefined) throw new UnsupportedNodeError(problem);

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
-import { parseOptions } from '../options.js';
+import { parseOptions } from '../internal/options.js';
 import type { RetryEvent, RetryPolicy } from './retry.js';
 
 /**

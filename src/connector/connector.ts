@@ -15,12 +15,12 @@ import {
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, KeyRotation } from './key-rotation.js';
-import { FileKeyStore } from './key-store.js';
-import { KeyRing } from './keys.js';
-import { componentLogger, createLogger, type Logger } from './logger.js';
-import { ConnectorMetrics, type SyncMode } from './metrics.js';
-import { OperationsServer } from './operations-server.js';
+import { KeyRing } from './keys/key-ring.js';
+import { announceNewKey, KeyRotation } from './keys/key-rotation.js';
+import { FileKeyStore } from './keys/key-store.js';
+import { componentLogger, createLogger, type Logger } from './operations/logger.js';
+import { ConnectorMetrics, type SyncMode } from './operations/metrics.js';
+import { OperationsServer } from './operations/server.js';
 import { StateStore } from './state.js';
 import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
 import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';

@@ -7,7 +7,7 @@ import { TaskResultStatus } from '../api/integration.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode } from '../internal/network-codes.js';
-import { redactSecrets, type Secret } from './secret.js';
+import { redactSecrets, type Secret } from './keys/secret.js';
 
 /**
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.

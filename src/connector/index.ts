@@ -36,6 +36,14 @@ export {
   TaskDataInvalidError,
 } from './failures.js';
 export {
+  generateKeyRingData,
+  KeyRing,
+  type KeyRingOptions,
+  KeyRingUnavailableError,
+  type NewKeyReason,
+  type PublicKeyInfo,
+} from './keys/key-ring.js';
+export {
   FileKeyStore,
   KeyRingData,
   KeyRingInvalidError,
@@ -44,16 +52,9 @@ export {
   MemoryKeyStore,
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
-} from './key-store.js';
-export {
-  generateKeyRingData,
-  KeyRing,
-  type KeyRingOptions,
-  KeyRingUnavailableError,
-  type NewKeyReason,
-  type PublicKeyInfo,
-} from './keys.js';
-export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+} from './keys/key-store.js';
+export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './keys/secret.js';
+export { createLogger, type Logger, type LoggerOptions } from './operations/logger.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
@@ -61,7 +62,7 @@ export {
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,
-} from './metrics.js';
+} from './operations/metrics.js';
 export {
   type HealthReport,
   OperationsServer,
@@ -69,9 +70,8 @@ export {
   OperationsServerListenError,
   type OperationsServerOptions,
   type ReadinessReport,
-} from './operations-server.js';
+} from './operations/server.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
-export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
 export type { SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
 export type { Schedule } from './sync/schedule.js';

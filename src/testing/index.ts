@@ -30,7 +30,7 @@ import {
 } from '../backend/index.js';
 import type { ClientOptions } from '../client/options.js';
 import type { ConnectorOptions } from '../connector/connector-options.js';
-import { MemoryKeyStore } from '../connector/key-store.js';
+import { MemoryKeyStore } from '../connector/keys/key-store.js';
 import { sleep } from '../internal/wait.js';
 import { HarnessTimeoutError } from './errors.js';
 

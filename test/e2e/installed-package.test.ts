@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/node-version.js';
+import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/internal/node-version.js';
 
 // The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
 

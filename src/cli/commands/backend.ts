@@ -8,7 +8,7 @@ import {
 } from '../../backend/index.js';
 import { ApprovalKitError } from '../../errors.js';
 import { isPort } from '../../internal/port.js';
-import { onShutdownSignal } from '../../signals.js';
+import { onShutdownSignal } from '../../internal/signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 

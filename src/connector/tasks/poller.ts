@@ -7,10 +7,10 @@ import { backoffDelay } from '../../internal/backoff.js';
 import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { CredentialsUnreadableError, classifyFailure, TaskDataInvalidError } from '../failures.js';
-import type { KeyRing } from '../keys.js';
-import { type Logger, secretScrubbingLogger } from '../logger.js';
-import type { ConnectorMetrics } from '../metrics.js';
-import { type Credentials, redactSecrets } from '../secret.js';
+import type { KeyRing } from '../keys/key-ring.js';
+import { type Credentials, redactSecrets } from '../keys/secret.js';
+import { type Logger, secretScrubbingLogger } from '../operations/logger.js';
+import type { ConnectorMetrics } from '../operations/metrics.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
 
 /** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { toIssues, ValidationError } from './errors.js';
+import { toIssues, ValidationError } from '../errors.js';
 
 /**
  * Validates options with a schema. A bad one is a {@link ValidationError} that names each option and what was

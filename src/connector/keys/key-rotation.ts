@@ -3,11 +3,11 @@
  * failure retried with backoff until the key is replaced. See `docs/keys.md`.
  * @module
  */
-import { type Backoff, backoffDelay } from '../internal/backoff.js';
-import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys.js';
-import type { Logger } from './logger.js';
-import type { ConnectorMetrics } from './metrics.js';
-import type { ScheduledJob } from './sync/schedule.js';
+import { type Backoff, backoffDelay } from '../../internal/backoff.js';
+import type { Logger } from '../operations/logger.js';
+import type { ConnectorMetrics } from '../operations/metrics.js';
+import type { ScheduledJob } from '../sync/schedule.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 
 /** What the rotation needs from the connector. */
 export interface KeyRotationParts {

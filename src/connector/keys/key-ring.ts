@@ -6,11 +6,11 @@
  * @module
  */
 import nacl from 'tweetnacl';
-import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
-import type { EncryptedCredentials } from '../api/integration.js';
-import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
-import { OneAtATime } from '../internal/one-at-a-time.js';
-import { CredentialsUnreadableError } from './failures.js';
+import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../../api/credentials.js';
+import type { EncryptedCredentials } from '../../api/integration.js';
+import { ApprovalKitError, ValidationError, type ValidationIssue } from '../../errors.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { CredentialsUnreadableError } from '../failures.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
 

@@ -5,8 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
-import { isPort } from '../internal/port.js';
+import { ApprovalKitError, ValidationError, type ValidationIssue } from '../../errors.js';
+import { isPort } from '../../internal/port.js';
 import type { Logger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 

@@ -4,8 +4,8 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { TaskResultStatus } from '../api/integration.js';
-import { ValidationError } from '../errors.js';
+import type { TaskResultStatus } from '../../api/integration.js';
+import { ValidationError } from '../../errors.js';
 
 /** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */
 export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';

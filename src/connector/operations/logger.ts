@@ -10,7 +10,7 @@ import {
   stdSerializers,
   symbols,
 } from 'pino';
-import { REDACTED, redactSecrets, type Secret, secretPattern } from './secret.js';
+import { REDACTED, redactSecrets, type Secret, secretPattern } from '../keys/secret.js';
 
 export type { Logger } from 'pino';
 

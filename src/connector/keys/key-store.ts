@@ -9,14 +9,14 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import nacl from 'tweetnacl';
 import { z } from 'zod';
-import { fromBase64, toBase64 } from '../api/credentials.js';
+import { fromBase64, toBase64 } from '../../api/credentials.js';
 import {
   ApprovalKitError,
   formatIssues,
   toIssues,
   ValidationError,
   type ValidationIssue,
-} from '../errors.js';
+} from '../../errors.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 const Key = z.string().regex(KEY_PATTERN, 'must be a 32-byte key in standard base64');
