@@ -3,7 +3,7 @@
  * with; the HTTP layer turns them into the spec's error bodies, and the programmatic handle throws them as they are.
  * @module
  */
-import { v1ErrorMessage } from '../api/errors.js';
+import { v1ErrorMessage } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 
 /** The `<kind>` part of a v1 error message, one per status the backend answers with. */

@@ -1,5 +1,4 @@
-import { parseV1ErrorMessage, V1ErrorBody } from '../api/errors.js';
-import type { AddUserResult, NewUser } from '../api/management.js';
+import { type AddUserResult, type NewUser, parseV1ErrorMessage, V1ErrorBody } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 
 /** Where a request went: enough to find it in the service's logs, never the credential. */

@@ -40,6 +40,8 @@ export {
   type ClientOptions,
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestOptions,
+  type ResolvedClientOptions,
+  resolveClientOptions,
   type TokenSource,
 } from './options.js';
-export type { RetryEvent, RetryReason } from './retry.js';
+export { isRetryable, type Repeatability, type RetryEvent, type RetryReason } from './retry.js';

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { endpoints } from '../api/endpoints.js';
 import {
   type AddUserResult,
   type AddUserResultWire,
+  endpoints,
   type GetUsersQuery,
   MANAGEMENT_BODY_LIMIT_BYTES,
   type NewUser,
@@ -11,7 +11,7 @@ import {
   type System,
   type User,
   type UserMapping,
-} from '../api/management.js';
+} from '../api/index.js';
 import { InvalidResponseError, PartialAddUsersError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { splitByBytes } from './split.js';

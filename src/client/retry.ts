@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import type { EndpointName } from '../api/endpoints.js';
+import type { EndpointName } from '../api/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { sleep } from '../internal/wait.js';
 import { NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';

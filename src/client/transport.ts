@@ -1,7 +1,6 @@
 import { type Dispatcher, Pool, request } from 'undici';
 import type { z } from 'zod';
-import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
-import { parseOrThrow } from '../api/primitives.js';
+import { buildPath, type Endpoint, type EndpointName, endpoints, parseOrThrow } from '../api/index.js';
 import { ApprovalKitError, toIssues } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode, UNSENT_CODES } from '../internal/network-codes.js';

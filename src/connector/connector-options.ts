@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import type { ClientOptions } from '../client/options.js';
+import type { ClientOptions } from '../client/index.js';
 import { parseOptions } from '../internal/options.js';
-import { type KeyRingOptions, keyRingOptionsIssues } from './keys/key-ring.js';
-import type { KeyStore } from './keys/key-store.js';
-import type { Logger, LoggerOptions } from './operations/logger.js';
-import type { ConnectorMetrics } from './operations/metrics.js';
+import { type KeyRingOptions, type KeyStore, keyRingOptionsIssues } from './keys/index.js';
+import type { ConnectorMetrics, Logger, LoggerOptions } from './operations/index.js';
 import type { PushLimits } from './sync/pusher.js';
 import { type Schedule, scheduleProblem } from './sync/schedule.js';
 import type { PollerSettings } from './tasks/poller.js';

@@ -1,9 +1,7 @@
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
-import { IntegrationClient } from '../client/integration-client.js';
-import { resolveClientOptions } from '../client/options.js';
-import { isRetryable, type RetryEvent } from '../client/retry.js';
+import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/index.js';
+import { IntegrationClient, isRetryable, type RetryEvent, resolveClientOptions } from '../client/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
@@ -15,12 +13,15 @@ import {
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { KeyRing } from './keys/key-ring.js';
-import { announceNewKey, KeyRotation } from './keys/key-rotation.js';
-import { FileKeyStore } from './keys/key-store.js';
-import { componentLogger, createLogger, type Logger } from './operations/logger.js';
-import { ConnectorMetrics, type SyncMode } from './operations/metrics.js';
-import { OperationsServer } from './operations/server.js';
+import { announceNewKey, FileKeyStore, KeyRing, KeyRotation } from './keys/index.js';
+import {
+  ConnectorMetrics,
+  componentLogger,
+  createLogger,
+  type Logger,
+  OperationsServer,
+  type SyncMode,
+} from './operations/index.js';
 import { StateStore } from './state.js';
 import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
 import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';

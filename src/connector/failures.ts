@@ -3,11 +3,11 @@
  * `docs/failure-mapping.md`; this file implements it.
  * @module
  */
-import { TaskResultStatus } from '../api/integration.js';
+import { TaskResultStatus } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode } from '../internal/network-codes.js';
-import { redactSecrets, type Secret } from './keys/secret.js';
+import { CredentialsUnreadableError, redactSecrets, type Secret } from './keys/index.js';
 
 /**
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.
@@ -45,16 +45,6 @@ export class TaskDataInvalidError extends ApprovalKitError<'task_data_invalid'> 
     super('task_data_invalid', `Invalid data for task type "${taskType}": ${formatIssues(issues)}`, options);
     this.taskType = taskType;
     this.issues = issues;
-  }
-}
-
-/**
- * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
- * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`.
- */
-export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('credentials_unreadable', message, options);
   }
 }
 

@@ -27,7 +27,6 @@ export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingE
 export {
   AuthenticationError,
   type ClassifyFailureOptions,
-  CredentialsUnreadableError,
   classifyFailure,
   type FailureClassification,
   type FailureMeta,
@@ -36,41 +35,44 @@ export {
   TaskDataInvalidError,
 } from './failures.js';
 export {
+  type Credentials,
+  CredentialsUnreadableError,
+  FileKeyStore,
   generateKeyRingData,
   KeyRing,
-  type KeyRingOptions,
-  KeyRingUnavailableError,
-  type NewKeyReason,
-  type PublicKeyInfo,
-} from './keys/key-ring.js';
-export {
-  FileKeyStore,
   KeyRingData,
   KeyRingInvalidError,
+  type KeyRingOptions,
+  KeyRingUnavailableError,
   type KeyStore,
   KeyStoreReadOnlyError,
   MemoryKeyStore,
+  type NewKeyReason,
+  type PublicKeyInfo,
+  REDACTED,
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
-} from './keys/key-store.js';
-export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './keys/secret.js';
-export { createLogger, type Logger, type LoggerOptions } from './operations/logger.js';
+  redactSecrets,
+  Secret,
+  wrapCredentials,
+} from './keys/index.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
-  type KeyEvent,
-  type RenderedMetrics,
-  type SyncMode,
-  type SyncOutcome,
-} from './operations/metrics.js';
-export {
+  createLogger,
   type HealthReport,
+  type KeyEvent,
+  type Logger,
+  type LoggerOptions,
   OperationsServer,
   OperationsServerClosedError,
   OperationsServerListenError,
   type OperationsServerOptions,
   type ReadinessReport,
-} from './operations/server.js';
+  type RenderedMetrics,
+  type SyncMode,
+  type SyncOutcome,
+} from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 export type { SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { IntegrationClient } from '../client/integration-client.js';
+import type { IntegrationClient } from '../client/index.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 
 /** A position in the source's stream of changes: the last change pushed, by `(lastModified, id)`. */

@@ -3,9 +3,8 @@
  * See `docs/operations.md`, "User mappings".
  * @module
  */
-import type { NewUserMapping } from '../api/management.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../client/errors.js';
-import type { ManagementClient } from '../client/management-client.js';
+import type { NewUserMapping } from '../api/index.js';
+import { BadRequestError, ConflictError, type ManagementClient, NotFoundError } from '../client/index.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 
 /** One user of the source system: its id there and its email. */

@@ -20,17 +20,16 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import '../node-guard.js';
 
-import type { TaskResult } from '../api/integration.js';
-import type { Tenant } from '../backend/index.js';
+import type { TaskResult } from '../api/index.js';
 import {
   type ReferenceBackend,
   type ReferenceBackendOptions,
   ServiceError,
   startReferenceBackend,
+  type Tenant,
 } from '../backend/index.js';
-import type { ClientOptions } from '../client/options.js';
-import type { ConnectorOptions } from '../connector/connector-options.js';
-import { MemoryKeyStore } from '../connector/keys/key-store.js';
+import type { ClientOptions } from '../client/index.js';
+import { type ConnectorOptions, MemoryKeyStore } from '../connector/index.js';
 import { sleep } from '../internal/wait.js';
 import { HarnessTimeoutError } from './errors.js';
 

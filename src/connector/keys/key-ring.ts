@@ -6,11 +6,15 @@
  * @module
  */
 import nacl from 'tweetnacl';
-import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../../api/credentials.js';
-import type { EncryptedCredentials } from '../../api/integration.js';
+import {
+  type EncryptedCredentials,
+  fromBase64,
+  isPublicKey,
+  openCredentials,
+  toBase64,
+} from '../../api/index.js';
 import { ApprovalKitError, ValidationError, type ValidationIssue } from '../../errors.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
-import { CredentialsUnreadableError } from '../failures.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
 
@@ -65,6 +69,17 @@ export interface PublicKeyInfo {
 export class KeyRingUnavailableError extends ApprovalKitError<'key_ring_unavailable'> {
   constructor(message: string) {
     super('key_ring_unavailable', message);
+  }
+}
+
+/**
+ * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
+ * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`
+ * (see `docs/failure-mapping.md`).
+ */
+export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('credentials_unreadable', message, options);
   }
 }
 

@@ -4,8 +4,7 @@
  * @module
  */
 import { type Backoff, backoffDelay } from '../../internal/backoff.js';
-import type { Logger } from '../operations/logger.js';
-import type { ConnectorMetrics } from '../operations/metrics.js';
+import type { ConnectorMetrics, Logger } from '../operations/index.js';
 import type { ScheduledJob } from '../sync/schedule.js';
 import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 

@@ -9,7 +9,7 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import nacl from 'tweetnacl';
 import { z } from 'zod';
-import { fromBase64, toBase64 } from '../../api/credentials.js';
+import { fromBase64, toBase64 } from '../../api/index.js';
 import {
   ApprovalKitError,
   formatIssues,

@@ -10,7 +10,7 @@ import {
   stdSerializers,
   symbols,
 } from 'pino';
-import { REDACTED, redactSecrets, type Secret, secretPattern } from '../keys/secret.js';
+import { REDACTED, redactSecrets, type Secret, secretPattern } from '../keys/index.js';
 
 export type { Logger } from 'pino';
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { TaskResultStatus } from '../../api/integration.js';
+import type { TaskResultStatus } from '../../api/index.js';
 import { ValidationError } from '../../errors.js';
 
 /** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalWrite } from '../../api/integration.js';
-import type { IntegrationClient } from '../../client/integration-client.js';
+import type { ApprovalWrite } from '../../api/index.js';
+import type { IntegrationClient } from '../../client/index.js';
 import { InvalidConnectorError } from '../errors.js';
-import type { Logger } from '../operations/logger.js';
+import type { Logger } from '../operations/index.js';
 import { compareCursors, type StateStore, type SyncCursor } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { ApprovalId } from '../../api/integration.js';
-import { DateTimeInput, JsonObjectInput } from '../../api/primitives.js';
+import { ApprovalId, DateTimeInput, JsonObjectInput } from '../../api/index.js';
 import { toIssues, ValidationError } from '../../errors.js';
-import type { Logger } from '../operations/logger.js';
+import type { Logger } from '../operations/index.js';
 import type { SyncCursor } from '../state.js';
 
 /** An approval as a connector reads it from its source system. */

@@ -1,16 +1,19 @@
 import PQueue from 'p-queue';
-import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
-import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
+import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
+import {
+  BadRequestError,
+  ConflictError,
+  type IntegrationClient,
+  type LeasedTask,
+  NotFoundError,
+} from '../../client/index.js';
 import { toIssues } from '../../errors.js';
 import { backoffDelay } from '../../internal/backoff.js';
 import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
-import { CredentialsUnreadableError, classifyFailure, TaskDataInvalidError } from '../failures.js';
-import type { KeyRing } from '../keys/key-ring.js';
-import { type Credentials, redactSecrets } from '../keys/secret.js';
-import { type Logger, secretScrubbingLogger } from '../operations/logger.js';
-import type { ConnectorMetrics } from '../operations/metrics.js';
+import { classifyFailure, TaskDataInvalidError } from '../failures.js';
+import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
+import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
 
 /** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */
