@@ -42,6 +42,7 @@ export default defineConfig({
   entry: {
     'node-guard': 'src/node-guard.ts',
     index: 'src/index.ts',
+    'client/index': 'src/client/index.ts',
     'backend/index': 'src/backend/index.ts',
     'testing/index': 'src/testing/index.ts',
     'cli/connector': 'src/cli/connector.ts',

@@ -120,10 +120,11 @@ await backend.close();
 const NAMES_SCRIPT = `
 import * as kit from 'approval-connector-kit';
 import * as backend from 'approval-connector-kit/backend';
+import * as client from 'approval-connector-kit/client';
 import * as testing from 'approval-connector-kit/testing';
 
 const renamed = [];
-for (const [entry, exports] of Object.entries({ kit, backend, testing })) {
+for (const [entry, exports] of Object.entries({ kit, backend, client, testing })) {
   for (const [name, value] of Object.entries(exports)) {
     if (typeof value === 'function' && /^[A-Z]/.test(name) && value.name !== name) {
       renamed.push(entry + '.' + name + ' is named ' + value.name);
@@ -138,6 +139,12 @@ let work: string;
 let app: string;
 let tarballFiles: string[];
 let olderNode: { path: string; version: string } | undefined;
+
+interface Manifest {
+  version: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'kit-package-'));
@@ -173,6 +180,7 @@ beforeAll(async () => {
     ['install', tarball!, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
     app,
   );
+
   olderNode = await findOlderNode();
 }, 180_000);
 
@@ -189,6 +197,8 @@ describe('the packed kit', () => {
         'dist/node-guard.js',
         'dist/index.js',
         'dist/index.d.ts',
+        'dist/client/index.js',
+        'dist/client/index.d.ts',
         'dist/backend/index.js',
         'dist/backend/index.d.ts',
         'dist/testing/index.js',
@@ -225,7 +235,7 @@ describe('the packed kit', () => {
     const dist = join(app, 'node_modules', 'approval-connector-kit', 'dist');
     const guard = join(dist, 'node-guard.js');
     // ES modules run in the order they are imported, so only the first import of an entry is sure to run first.
-    for (const entry of ['index.js', 'backend/index.js', 'testing/index.js']) {
+    for (const entry of ['index.js', 'client/index.js', 'backend/index.js', 'testing/index.js']) {
       const [first] = importsOf(join(dist, entry));
       expect(first && resolve(dirname(join(dist, entry)), first), entry).toBe(guard);
     }
@@ -274,7 +284,12 @@ describe(`on a Node.js older than ${MINIMUM_NODE_VERSION}`, () => {
     expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it.for(['approval-connector-kit', 'approval-connector-kit/backend', 'approval-connector-kit/testing'])(
+  it.for([
+    'approval-connector-kit',
+    'approval-connector-kit/client',
+    'approval-connector-kit/backend',
+    'approval-connector-kit/testing',
+  ])(
     'importing %s fails with the clear error, before any dependency fails its own way',
     async (entry, context) => {
       context.skip(olderNode === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
@@ -298,10 +313,12 @@ describe(`on a Node.js older than ${MINIMUM_NODE_VERSION}`, () => {
     );
     const kitPackage = JSON.parse(
       readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
-    ) as { dependencies: Record<string, string> };
+    ) as Manifest;
     // The kit bundled, its dependencies left to node_modules. CommonJS output keeps the modules' order; an ES module
     // bundle hoists the dependencies' imports above every bundled line, so no check inside the kit could run first.
-    const externals = Object.keys(kitPackage.dependencies).map((name) => `--external:${name}`);
+    const externals = Object.keys({ ...kitPackage.dependencies, ...kitPackage.peerDependencies }).map(
+      (name) => `--external:${name}`,
+    );
     await succeed(
       join(root, 'node_modules', '.bin', 'esbuild'),
       [
