@@ -135,10 +135,83 @@ const error = backend.ServiceError.notFound('tasks', 'T-1');
 console.log(JSON.stringify({ renamed, printed: String(error), name: error.name }));
 `;
 
+// The same connector in TypeScript, its task schemas built with the application's own zod, and a client alone.
+const TYPED_CONNECTOR = `
+import { Connector, MemoryKeyStore, type SourceApproval, type TaskHandlers } from 'approval-connector-kit';
+import { startReferenceBackend } from 'approval-connector-kit/backend';
+import { IntegrationClient } from 'approval-connector-kit/client';
+import { z } from 'zod';
+
+const tasks = {
+  approve: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+};
+const decided: string[] = [];
+
+class OneApproval extends Connector<typeof tasks> {
+  readonly tasks = tasks;
+  readonly handlers: TaskHandlers<typeof tasks> = {
+    approve: async ({ approval, approveComments }) => {
+      decided.push(approval.id + ': ' + approveComments);
+    },
+  };
+
+  override async *changes(): AsyncIterable<SourceApproval> {
+    yield {
+      id: 'PR-1',
+      schemaId: 'purchase-request',
+      approver: 'ada',
+      resolved: false,
+      lastModified: new Date('2026-05-01T10:00:00Z'),
+      data: { amount: 420 },
+    };
+  }
+}
+
+const backend = await startReferenceBackend();
+const tenant = backend.createTenant();
+const connector = new OneApproval({
+  service: { baseUrl: backend.url, token: tenant.connectorToken },
+  keyStore: new MemoryKeyStore(),
+  logger: { level: 'warn' },
+  sync: { runOnStart: false, reconcileSchedule: false },
+  tasks: { idleMinMs: 5, idleMaxMs: 20 },
+});
+await connector.start();
+await connector.syncNow();
+const { id } = backend.createTask({
+  systemId: tenant.system.id,
+  type: 'approve',
+  approvalId: 'PR-1',
+  approveComments: 'within budget',
+});
+let result = backend.getTask(id)?.result;
+while (result === undefined) {
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  result = backend.getTask(id)?.result;
+}
+const client = new IntegrationClient({ baseUrl: backend.url, token: tenant.connectorToken });
+const approval = await client.getApproval('PR-1');
+await client.close();
+await connector.stop();
+await backend.close();
+console.log(JSON.stringify({ decided, result, approval: approval.id }));
+`;
+
 let work: string;
 let app: string;
 let tarballFiles: string[];
+let lowest: string;
 let olderNode: { path: string; version: string } | undefined;
+
+/** The lowest zod of the kit's peer range: `^4.1.0` gives `4.1.0`. */
+const LOWEST_ZOD = (() => {
+  const range = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest).peerDependencies
+    ?.zod;
+  const lowest = /^\^(\d+\.\d+\.\d+)$/.exec(range ?? '')?.[1];
+  if (lowest === undefined)
+    throw new Error(`Expected a caret range for the zod peer dependency, got ${range}`);
+  return lowest;
+})();
 
 interface Manifest {
   version: string;
@@ -181,6 +254,27 @@ beforeAll(async () => {
     app,
   );
 
+  // An application on the oldest zod the kit declares it supports.
+  lowest = join(work, 'lowest');
+  mkdirSync(lowest);
+  writeFileSync(
+    join(lowest, 'package.json'),
+    JSON.stringify({ name: 'my-connector-on-old-zod', private: true, type: 'module' }),
+  );
+  await succeed(
+    'npm',
+    [
+      'install',
+      tarball!,
+      `zod@${LOWEST_ZOD}`,
+      '--save-exact',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+    ],
+    lowest,
+  );
   olderNode = await findOlderNode();
 }, 180_000);
 
@@ -260,6 +354,56 @@ describe('the packed kit', () => {
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('Usage: connector <command> [options]');
+  });
+});
+
+describe(`zod as a peer dependency, on the lowest version of its range (${LOWEST_ZOD})`, () => {
+  it('is declared a peer, not a dependency, so that an application has one zod', () => {
+    const manifest = JSON.parse(
+      readFileSync(join(lowest, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(manifest.dependencies).not.toHaveProperty('zod');
+    expect(manifest.peerDependencies).toHaveProperty('zod');
+    expect(existsSync(join(lowest, 'node_modules', 'approval-connector-kit', 'node_modules', 'zod'))).toBe(
+      false,
+    );
+    const zod = JSON.parse(
+      readFileSync(join(lowest, 'node_modules', 'zod', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(zod.version).toBe(LOWEST_ZOD);
+  });
+
+  it("type-checks a connector whose task schemas are the application's zod, and runs it", async () => {
+    writeFileSync(join(lowest, 'connector.ts'), TYPED_CONNECTOR);
+    writeFileSync(
+      join(lowest, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2023',
+          lib: ['ES2024'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          verbatimModuleSyntax: true,
+          typeRoots: [join(root, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['connector.ts'],
+      }),
+    );
+    const checked = await run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: lowest });
+    expect(checked.stdout + checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+    const outcome = await run(process.execPath, ['connector.ts'], { cwd: lowest });
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      decided: ['PR-1: within budget'],
+      result: { status: 'success' },
+      approval: 'PR-1',
+    });
   });
 });
 
