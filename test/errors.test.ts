@@ -1,8 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildPath, sealCredentials } from '../src/api/index.js';
 import { startReferenceBackend } from '../src/backend/index.js';
 import {
@@ -14,9 +10,6 @@ import {
   ReadOnlyKeyStore,
   ValidationError,
 } from '../src/index.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'kit-errors-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What `run` threw, or `undefined`. */
 async function thrown(run: () => unknown): Promise<unknown> {
@@ -70,17 +63,5 @@ describe('every error the kit throws is in its hierarchy', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).toBeInstanceOf(ApprovalKitError);
     expect((error as ValidationError).issues).toHaveLength(1);
-  });
-
-  it('refuses a data file of another schema version with a ValidationError naming the file, not a bare Error', async () => {
-    const dataFile = join(dir, 'future.sqlite');
-    const database = new DatabaseSync(dataFile);
-    database.exec('PRAGMA user_version = 99');
-    database.close();
-    const error = await thrown(() => startReferenceBackend({ dataFile }));
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).message).toBe(
-      `Invalid data file ${dataFile}: has schema version 99; this backend reads version 1`,
-    );
   });
 });

@@ -10,6 +10,7 @@ import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.
 export type ServiceErrorKind =
   | 'Bad Request'
   | 'Unauthorized'
+  | 'Forbidden'
   | 'Not Found'
   | 'Conflict'
   | 'Payload Too Large'
@@ -20,6 +21,8 @@ export type ServiceErrorKind =
 const KINDS: Record<ServiceErrorKind, { status: number; adminCode: string }> = {
   'Bad Request': { status: 400, adminCode: 'bad_request' },
   Unauthorized: { status: 401, adminCode: 'unauthorized' },
+  // Only the console answers it (a CSRF defence failed); the service's own APIs never do.
+  Forbidden: { status: 403, adminCode: 'forbidden' },
   'Not Found': { status: 404, adminCode: 'not_found' },
   Conflict: { status: 409, adminCode: 'conflict' },
   'Payload Too Large': { status: 413, adminCode: 'payload_too_large' },
@@ -80,8 +83,9 @@ export class ServiceError extends ApprovalKitError<'service_refused'> {
 }
 
 /**
- * The code the admin API answers an error with, one per kind (`bad_request`, `unauthorized`, `not_found`,
- * `conflict`, `payload_too_large`, `rate_limited`, `internal`): the admin API's own wire field, not an error class's.
+ * The code the admin API answers an error with, one per kind (`bad_request`, `unauthorized`, `forbidden`,
+ * `not_found`, `conflict`, `payload_too_large`, `rate_limited`, `internal`): the admin API's own wire field, not an
+ * error class's.
  */
 export function adminErrorCode(kind: ServiceErrorKind): string {
   return KINDS[kind].adminCode;

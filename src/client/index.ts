@@ -77,7 +77,9 @@ export {
 export { type ApprovalsQuery, IntegrationClient, type LeasedTask } from './integration-client.js';
 export { type IterateOptions, ManagementClient } from './management-client.js';
 export {
+  CLIENT_SECRET_OPTIONS,
   type ClientOptions,
+  clientOptionsSchema,
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestOptions,
   type ResolvedClientOptions,

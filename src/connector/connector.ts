@@ -1,19 +1,17 @@
-import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Task, TaskResultStatus, UiTemplateWrite } from '../api/index.js';
-import { IntegrationClient, isRetryable, type RetryEvent, resolveClientOptions } from '../client/index.js';
+import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import {
   type ConnectorOptions,
-  DEFAULT_KEY_FILE,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, FileKeyStore, KeyRing, KeyRotation } from './keys/index.js';
+import { announceNewKey, KeyRing, KeyRotation } from './keys/index.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -86,7 +84,6 @@ export abstract class Connector<
   /** The connector's logger. */
   protected readonly logger: Logger;
   readonly metrics: ConnectorMetrics;
-  readonly #options: ConnectorOptions;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppState>;
   /** Aborted as soon as stop() begins: what starts no new work (sync runs, start-up steps). */
@@ -107,19 +104,11 @@ export abstract class Connector<
 
   constructor(options: ConnectorOptions) {
     this.#settings = resolveConnectorOptions(options);
-    this.#options = options;
-    this.logger = isLogger(options.logger)
-      ? createLogger({ logger: options.logger })
-      : createLogger(options.logger);
-    this.metrics = options.metrics ?? new ConnectorMetrics();
-    // Checked as given, before the connector puts its own retry hook in place of the caller's.
-    resolveClientOptions(options.service);
-    const onRetry = retryReporter(
-      this.metrics,
-      componentLogger(this.logger, 'client'),
-      options.service.onRetry,
-    );
-    this.client = new IntegrationClient({ ...options.service, onRetry });
+    const { logger, metrics, service, now } = this.#settings;
+    this.logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
+    this.metrics = new ConnectorMetrics({ ...metrics, now });
+    const onRetry = retryReporter(this.metrics, componentLogger(this.logger, 'client'), service.onRetry);
+    this.client = new IntegrationClient({ ...service, onRetry });
     this.#state = new StateStore<AppState>(this.client);
   }
 
@@ -228,9 +217,8 @@ export abstract class Connector<
       throw new InvalidConnectorError('A connector implements changes() or snapshot() to read its source');
     }
     if (this.authRequired) {
-      const keyStore = this.#options.keyStore ?? new FileKeyStore(resolve(DEFAULT_KEY_FILE));
-      this.#keyRing = await KeyRing.load(keyStore, {
-        ...this.#options.keys,
+      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
+        ...this.#settings.keys,
         now: this.#settings.now,
         onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
       });
@@ -241,9 +229,9 @@ export abstract class Connector<
     await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
     if (signal.aborted) return;
 
-    if (this.#options.operations) {
+    if (this.#settings.operations) {
       this.#operations = new OperationsServer({
-        ...this.#options.operations,
+        ...this.#settings.operations,
         logger: componentLogger(logger, 'operations'),
         metrics: this.metrics,
         health: () => ({
@@ -266,8 +254,8 @@ export abstract class Connector<
     }
     this.#lifecycle = 'running';
     this.#scheduleJobs();
-    const tasks = this.#settings.tasks;
-    if (tasks.enabled) {
+    const poller = this.#settings.poller;
+    if (poller.enabled) {
       this.#poller = new TaskPoller(
         {
           client: this.client,
@@ -280,7 +268,7 @@ export abstract class Connector<
           metrics: this.metrics,
           random: this.#settings.random,
         },
-        tasks,
+        poller,
       );
       this.#poller.start();
     }
@@ -358,7 +346,7 @@ export abstract class Connector<
         ...(this.lookup ? { lookup: this.lookup.bind(this) } : {}),
       },
       state: this.#state as StateStore<object>,
-      limits: this.#settings.sync.limits,
+      limits: this.#settings.sync,
       signal: this.#stopping.signal,
       logger,
       now: this.#settings.now,
@@ -452,7 +440,7 @@ const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
-function isLogger(value: ConnectorOptions['logger']): value is Logger {
+function isLogger(value: ResolvedConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';
 }
 

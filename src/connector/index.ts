@@ -19,9 +19,10 @@
 export { Connector, type LifecycleState, type SyncKind } from './connector.js';
 export {
   type ConnectorOptions,
+  type PollerOptions,
   SHUTDOWN_MARGIN_MS,
+  type ShutdownOptions,
   type SyncOptions,
-  type TaskOptions,
 } from './connector-options.js';
 export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 export {

@@ -165,7 +165,7 @@ describe('tasks that break the contract', () => {
     const connector = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       logger: { level: 'warn', destination },
-      tasks: { idleMinMs: 5, idleMaxMs: 1_000 },
+      poller: { idleMinMs: 5, idleMaxMs: 1_000 },
       random: () => 0,
     });
     await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));
@@ -194,7 +194,7 @@ describe('tasks that break the contract', () => {
 
 describe('never running an action twice', () => {
   it('does not run a task delivered twice while it runs', async () => {
-    const connector = await startSynced({ tasks: { concurrency: 4 } });
+    const connector = await startSynced({ poller: { concurrency: 4 } });
     const gate = deferred();
     connector.gate = gate.promise;
     harness.faults.inject({ method: 'GET', path: '/v2/connector/tasks', fault: { type: 'duplicateTask' } });
@@ -251,7 +251,7 @@ describe('credentials and keys', () => {
     const first = await harness.start((options) => withSeen(new CredentialConnector(options, source)), {
       keyStore,
       now: clock,
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     await first.syncNow();
     const oldKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
@@ -303,7 +303,7 @@ describe('credentials and keys', () => {
     const keyStore = new MemoryKeyStore();
     const connector = await harness.start((options) => new CredentialConnector(options, source), {
       keyStore,
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     await connector.syncNow();
     const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', credentials: { password: 'x' } });

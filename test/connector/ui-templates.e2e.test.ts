@@ -46,7 +46,7 @@ async function runOnce(
         { ...options, service: { ...options.service, dispatcher: recorder.dispatcher } },
         new MemorySource(),
       ),
-    { tasks: { enabled: false }, ...overrides },
+    { poller: { enabled: false }, ...overrides },
   );
   await connector.stop();
   return recorder.requests;

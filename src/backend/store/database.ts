@@ -1,8 +1,16 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { ValidationError } from '../../errors.js';
-import { SCHEMA, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
+
+/**
+ * How Get users' search compares text: both sides lowercased by JavaScript's full Unicode mapping, which SQLite's
+ * `lower()` (ASCII only) does not match.
+ */
+export function foldCase(text: string): string {
+  return text.toLowerCase();
+}
 
 /**
  * The SQLite connection: prepared statements cached by their text, and transactions that nest (an inner one joins
@@ -13,6 +21,7 @@ export class Database {
   readonly #statements = new Map<string, StatementSync>();
   #depth = 0;
   #closed = false;
+  #afterCommit: (() => void)[] = [];
 
   constructor(file?: string) {
     // Loaded here rather than imported: on a Node without `node:sqlite`, a static import fails while the module
@@ -21,10 +30,11 @@ export class Database {
     this.#db = new sqlite.DatabaseSync(file ?? ':memory:');
     this.#db.exec('PRAGMA foreign_keys = ON');
     if (file !== undefined) this.#db.exec('PRAGMA journal_mode = WAL');
-    // Case-insensitive substring match for Get users' search; SQLite's own lower() only folds ASCII.
+    // Get users' search: the case-insensitive substring test, and the folding its index is built from.
     this.#db.function('contains_ci', { deterministic: true }, (haystack, needle) =>
-      String(haystack).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0,
+      foldCase(String(haystack)).includes(foldCase(String(needle))) ? 1 : 0,
     );
+    this.#db.function('fold_case', { deterministic: true }, (text) => foldCase(String(text)));
     try {
       this.#migrate(file);
     } catch (error) {
@@ -38,7 +48,16 @@ export class Database {
       user_version: number;
     };
     if (version === SCHEMA_VERSION) return;
-    if (version !== 0) {
+    if (version === 0) {
+      this.transaction(() => {
+        this.#db.exec(SCHEMA);
+        this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      });
+      return;
+    }
+    const steps: (string | undefined)[] = [];
+    for (let next = version + 1; next <= SCHEMA_VERSION; next++) steps.push(MIGRATIONS[next]);
+    if (steps.length === 0 || steps.includes(undefined)) {
       throw new ValidationError(`data file ${file}`, [
         {
           path: [],
@@ -47,10 +66,16 @@ export class Database {
         },
       ]);
     }
-    this.transaction(() => {
-      this.#db.exec(SCHEMA);
-      this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    });
+    // A migration may rebuild a table that others refer to; SQLite ignores this pragma inside a transaction.
+    this.#db.exec('PRAGMA foreign_keys = OFF');
+    try {
+      this.transaction(() => {
+        for (const step of steps) this.#db.exec(step as string);
+        this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      });
+    } finally {
+      this.#db.exec('PRAGMA foreign_keys = ON');
+    }
   }
 
   #statement(sql: string): StatementSync {
@@ -77,18 +102,30 @@ export class Database {
   /** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(fn: () => T): T {
     if (this.#depth > 0) return fn();
-    this.#db.exec('BEGIN IMMEDIATE');
+    // Prepared like any other statement: every request runs one transaction, and exec() would parse these anew.
+    this.#statement('BEGIN IMMEDIATE').run();
     this.#depth++;
+    let result: T;
     try {
-      const result = fn();
-      this.#db.exec('COMMIT');
-      return result;
+      result = fn();
+      this.#statement('COMMIT').run();
     } catch (error) {
-      this.#db.exec('ROLLBACK');
+      this.#afterCommit = [];
+      this.#statement('ROLLBACK').run();
       throw error;
     } finally {
       this.#depth--;
     }
+    const callbacks = this.#afterCommit;
+    this.#afterCommit = [];
+    for (const callback of callbacks) callback();
+    return result;
+  }
+
+  /** Runs `callback` once the current transaction commits (at once outside one); never if it rolls back. */
+  afterCommit(callback: () => void): void {
+    if (this.#depth === 0) callback();
+    else this.#afterCommit.push(callback);
   }
 
   /** Whether nothing has been stored yet (no organization exists). */

@@ -35,5 +35,6 @@ export class ConnectorStates {
       this.ctx.now(),
       systemId,
     );
+    this.ctx.changed({ kind: 'state', systemId });
   }
 }

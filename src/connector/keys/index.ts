@@ -17,7 +17,8 @@ export {
   KeyRing,
   type KeyRingOptions,
   KeyRingUnavailableError,
-  keyRingOptionsIssues,
+  keyRingOptionsShape,
+  marginUnderLifetime,
   type NewKeyReason,
   type PublicKeyInfo,
 } from './key-ring.js';

@@ -16,13 +16,16 @@ export {
   createLogger,
   type Logger,
   type LoggerOptions,
+  loggerOptionsSchema,
   secretScrubbingLogger,
 } from './logger.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
   type KeyEvent,
+  metricsOptionsShape,
   type RenderedMetrics,
+  registryIsFree,
   type SyncMode,
   type SyncOutcome,
 } from './metrics.js';
@@ -32,5 +35,6 @@ export {
   OperationsServerClosedError,
   OperationsServerListenError,
   type OperationsServerOptions,
+  operationsServerOptionsSchema,
   type ReadinessReport,
 } from './server.js';

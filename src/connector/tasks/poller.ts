@@ -16,7 +16,7 @@ import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecre
 import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
 import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
 
-/** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */
+/** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
   concurrency: number;
   idleMinMs: number;
