@@ -1,4 +1,4 @@
-import { onShutdownSignal, type SignalSource } from '../signals.js';
+import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
 import type { Connector } from './connector.js';
 
 export type { SignalSource };

@@ -20,17 +20,20 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import '../node-guard.js';
 
-import type { TaskResult } from '../api/integration.js';
-import type { Tenant } from '../backend/index.js';
+import type { TaskResult } from '../api/index.js';
 import {
   type ReferenceBackend,
   type ReferenceBackendOptions,
+  ServiceError,
   startReferenceBackend,
+  type Tenant,
 } from '../backend/index.js';
-import type { ClientOptions } from '../client/options.js';
-import type { ConnectorOptions } from '../connector/connector-options.js';
-import { MemoryKeyStore } from '../connector/key-store.js';
-import { ApprovalKitError } from '../errors.js';
+import type { ClientOptions } from '../client/index.js';
+import { type ConnectorOptions, MemoryKeyStore } from '../connector/index.js';
+import { sleep } from '../internal/wait.js';
+import { HarnessTimeoutError } from './errors.js';
+
+export { HarnessTimeoutError } from './errors.js';
 
 /** Options of {@link createTestHarness}. */
 export interface TestHarnessOptions {
@@ -115,22 +118,23 @@ export class TestHarness {
   }
 
   /**
-   * Waits until the connector has reported the task's result, and returns it.
+   * Waits until the connector has reported the task's result, and returns it. Throws a {@link HarnessTimeoutError}
+   * when none comes within `timeoutMs`, and the backend's not-found `ServiceError` for a task it does not hold.
    * @param timeoutMs how long to wait before failing, in milliseconds (default 10000)
    */
   async awaitResult(taskId: string, timeoutMs = 10_000): Promise<TaskResult> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const task = this.backend.getTask(taskId);
-      if (task === undefined) throw new ApprovalKitError('not_found', `No task ${taskId}`);
+      if (task === undefined) throw ServiceError.notFound('tasks', taskId);
       if (task.result !== undefined) return task.result;
       if (Date.now() > deadline) {
-        throw new ApprovalKitError(
-          'timeout',
+        throw new HarnessTimeoutError(
           `Task ${taskId} has no result after ${timeoutMs} ms (status ${task.status})`,
+          timeoutMs,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   }
 

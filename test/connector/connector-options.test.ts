@@ -123,7 +123,7 @@ describe('connector options', () => {
       const error = constructionError(overrides);
       expect(error.code).toBe('validation');
       const message = `Expected \`${name}\` to be ${expected}, got ${shown}`;
-      expect(error.issues).toEqual([{ path: name.split('.'), message }]);
+      expect(error.issues).toEqual([{ path: name.split('.'), message, code: expect.any(String) }]);
       expect(error.message).toBe(`Invalid connector options: ${message}`);
     },
   );
@@ -161,6 +161,7 @@ describe('connector options', () => {
         {
           path: name.split('.'),
           message: expect.stringMatching(new RegExp(`^Unknown option \`${name.replaceAll('.', '\\.')}\`; `)),
+          code: 'unrecognized_keys',
         },
       ]);
       expect(error.message).toContain(hint);
@@ -215,6 +216,7 @@ describe('connector options', () => {
         message: expect.stringContaining(
           'Expected `metrics.registry` to be a registry without the connector',
         ),
+        code: 'custom',
       },
     ]);
   });
@@ -233,6 +235,7 @@ describe('connector options', () => {
         path: ['keys', 'rotationMarginMs'],
         message:
           'Expected `keys.rotationMarginMs` to be an integer from 0 to less than keyLifetimeMs (120000), got `120000` (number)',
+        code: 'too_big',
       },
     ]);
     // Against the default lifetime (30 days) too, and a lifetime that is no duration.

@@ -14,7 +14,7 @@ import {
   type SourceApproval,
   type TaskHandlers,
 } from '../../src/index.js';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 import { VersionedSource } from './source.js';
 
 /** What the driver tells a worker. */

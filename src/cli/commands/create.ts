@@ -4,8 +4,8 @@ import { basename, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
+import { nonEmptyString, parseOptions } from '../../internal/options.js';
 import { packageRoot } from '../../internal/package-root.js';
-import { nonEmptyString, parseOptions } from '../../options.js';
 import { type Prompter, terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
 import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
@@ -113,7 +113,7 @@ export async function runCreateCommand(
     );
     if (positionals.length > 1) {
       throw new ValidationError(SUBJECT, [
-        { path: [], message: `Unexpected argument \`${positionals[1]}\`: give one folder` },
+        { path: [], code: 'custom', message: `Unexpected argument \`${positionals[1]}\`: give one folder` },
       ]);
     }
   } catch (error) {
@@ -146,7 +146,8 @@ export async function runCreateCommand(
       DEFAULT_FOLDER;
     // Refused before anything else is asked.
     const problem = folderProblem(folder);
-    if (problem !== undefined) throw new ValidationError(SUBJECT, [{ path: ['folder'], message: problem }]);
+    if (problem !== undefined)
+      throw new ValidationError(SUBJECT, [{ path: ['folder'], code: 'custom', message: problem }]);
     const templateName =
       options['--template'] ??
       (await prompter?.select(

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { ValidationError } from '../../errors.js';
+import { ValidationError, type ValidationIssue } from '../../errors.js';
 import { BASE_FOLDER, TEMPLATE_FILE, type Template } from './templates.js';
 
 /** What the scaffolder reads of the kit's own package.json. */
@@ -61,7 +61,7 @@ export function packageNameProblem(name: string): string | undefined {
 export function scaffold({ target, name, template, templatesFolder, kit }: ScaffoldOptions): string[] {
   const issues = [targetProblem(target), packageNameProblem(name)]
     .filter((problem) => problem !== undefined)
-    .map((message) => ({ path: ['folder'], message }));
+    .map((message): ValidationIssue => ({ path: ['folder'], code: 'custom', message }));
   if (issues.length > 0) throw new ValidationError(SUBJECT, issues);
 
   const sources = new Map<string, string>();
@@ -98,6 +98,7 @@ function render(text: string, variables: Record<string, string>, file: string): 
       throw new ValidationError(`template file ${file}`, [
         {
           path: [],
+          code: 'custom',
           message: `\`<%= ${variable} %>\` is not a known variable (the known ones: ${Object.keys(variables).join(', ')})`,
         },
       ]);
@@ -131,6 +132,7 @@ function kitRange(dependency: string, kit: KitPackage): string {
   throw new ValidationError('template package.json', [
     {
       path: [dependency],
+      code: 'custom',
       message: `asks for the kit's range of \`${dependency}\` (\`*\`), but the kit does not use that package`,
     },
   ]);

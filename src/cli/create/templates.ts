@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import { parseOptions } from '../../options.js';
+import { parseOptions } from '../../internal/options.js';
 
 /** The template a new project gets when none is chosen. */
 export const DEFAULT_TEMPLATE = 'incremental';
@@ -38,7 +38,7 @@ export function listTemplates(templatesFolder: string): Template[] {
       const file = join(folder, TEMPLATE_FILE);
       if (!existsSync(file)) {
         throw new ValidationError(`template ${entry.name}`, [
-          { path: [TEMPLATE_FILE], message: `is missing from ${folder}` },
+          { path: [TEMPLATE_FILE], code: 'custom', message: `is missing from ${folder}` },
         ]);
       }
       const { description } = parseOptions(

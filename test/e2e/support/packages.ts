@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unsupportedNodeMessage } from '../../../src/node-version.js';
+import { unsupportedNodeMessage } from '../../../src/internal/node-version.js';
 
 // The packages as a user gets them: packed from what a fresh clone holds, as `npm publish` would.
 
