@@ -3,14 +3,13 @@
  *
  * @example
  * ```ts
- * import { Connector, runConnector, type TaskHandlers } from 'approval-connector-kit';
+ * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
  *
- * class MyConnector extends Connector<typeof tasks> {
- *   readonly tasks = tasks;
- *   readonly handlers: TaskHandlers<typeof tasks> = { approve: async ({ approval }) => source.approve(approval.id) };
- *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * class MyConnector extends Connector {
+ *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
+ *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
+ * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
  * ```
  * @module
  */

@@ -63,12 +63,6 @@ export interface SyncOptions {
    */
   overlapMs?: number;
   /**
-   * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
-   * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run.
-   * @default false
-   */
-  ordered?: boolean;
-  /**
    * Approvals per `lookup()` call during reconciliation.
    * @default 100
    */
@@ -123,7 +117,7 @@ export interface TaskOptions {
   timeoutMs?: number;
 }
 
-/** Options of a {@link Connector}. */
+/** Options of a `ConnectorWorker`: where the service is, and how the kit runs the connector. */
 export interface ConnectorOptions {
   /**
    * Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. The
@@ -195,7 +189,6 @@ export interface ResolvedConnectorOptions {
     schedule: Schedule;
     reconcileSchedule: Schedule | false;
     overlapMs: number;
-    ordered: boolean;
     reconcileChunkSize: number;
     limits: PushLimits;
   };
@@ -223,7 +216,6 @@ const Checked = z.object({
       batchBytes: positive.max(5 * 1024 * 1024).optional(),
       concurrency: positive.optional(),
       overlapMs: nonNegative.optional(),
-      ordered: z.boolean().optional(),
       reconcileChunkSize: positive.optional(),
     })
     .optional(),
@@ -267,7 +259,6 @@ export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConn
       schedule: sync.schedule ?? 60_000,
       reconcileSchedule: sync.reconcileSchedule ?? '17 * * * *',
       overlapMs: sync.overlapMs ?? 300_000,
-      ordered: sync.ordered ?? false,
       reconcileChunkSize: sync.reconcileChunkSize ?? 100,
       limits: {
         batchSize: sync.batchSize ?? 100,

@@ -1,6 +1,11 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveConnectorOptions } from '../../src/connector/connector-options.js';
-import { type ConnectorOptions, MemoryKeyStore, SHUTDOWN_MARGIN_MS } from '../../src/connector/index.js';
+import {
+  type ConnectorOptions,
+  ConnectorWorker,
+  MemoryKeyStore,
+  SHUTDOWN_MARGIN_MS,
+} from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
@@ -21,14 +26,18 @@ const options = (overrides: Partial<ConnectorOptions>): ConnectorOptions => ({
   ...overrides,
 });
 
+/** A worker of a connector over an empty source, built with these options. */
+const build = (built: ConnectorOptions) =>
+  new ConnectorWorker(new MemoryConnector(new MemorySource()), built);
+
 function constructionError(overrides: Partial<ConnectorOptions>): ValidationError {
   try {
-    new MemoryConnector(options(overrides), new MemorySource());
+    build(options(overrides));
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     return error as ValidationError;
   }
-  throw new Error('the connector was built');
+  throw new Error('the worker was built');
 }
 
 describe('connector options', () => {
@@ -102,40 +111,30 @@ describe('connector options', () => {
       'keys',
       'keyLifetimeMs',
     ]);
-    expect(
-      () =>
-        new MemoryConnector(
-          options({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 60_000 } }),
-          new MemorySource(),
-        ),
+    expect(() =>
+      build(options({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 60_000 } })),
     ).not.toThrow();
   });
 
   it('checks the client options too, never echoing the token', () => {
-    expect(
-      () =>
-        new MemoryConnector(
-          options({
-            service: { baseUrl: 'not a url', token: 'connector-token', dispatcher: recorder.dispatcher },
-          }),
-          new MemorySource(),
-        ),
+    expect(() =>
+      build(
+        options({
+          service: { baseUrl: 'not a url', token: 'connector-token', dispatcher: recorder.dispatcher },
+        }),
+      ),
     ).toThrow(/baseUrl: must be an absolute URL, got `"not a url"`/);
     const error = (() => {
       try {
-        new MemoryConnector(options({ service: { baseUrl: 'http://x', token: '' } }), new MemorySource());
+        build(options({ service: { baseUrl: 'http://x', token: '' } }));
       } catch (caught) {
         return caught;
       }
     })();
     expect(error).toBeInstanceOf(ValidationError);
     expect(String(error)).toContain('token: must not be empty');
-    expect(
-      () =>
-        new MemoryConnector(
-          options({ service: { baseUrl: 'http://x', token: 'connector-token', timeoutMs: -1 } }),
-          new MemorySource(),
-        ),
+    expect(() =>
+      build(options({ service: { baseUrl: 'http://x', token: 'connector-token', timeoutMs: -1 } })),
     ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('connector-token') }));
   });
 
@@ -145,11 +144,11 @@ describe('connector options', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(recorder.requests).toEqual([]);
 
-    // The same connector with good options does send: the recorder sees it.
-    const connector = new MemoryConnector(options({ sync: { batchSize: 10 } }), new MemorySource());
-    const started = connector.start();
+    // The same worker with good options does send: the recorder sees it.
+    const worker = build(options({ sync: { batchSize: 10 } }));
+    const started = worker.start();
     await vi.waitFor(() => expect(recorder.requests.length).toBeGreaterThan(0));
-    await connector.stop();
+    await worker.stop();
     await started;
   });
 
@@ -161,11 +160,8 @@ describe('connector options', () => {
 
   it('bounds stop() by shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS', () => {
     expect(SHUTDOWN_MARGIN_MS).toBe(1_000);
-    expect(new MemoryConnector(options({}), new MemorySource()).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
-    const short = new MemoryConnector(
-      options({ shutdown: { graceMs: 100, forceMs: 50 } }),
-      new MemorySource(),
-    );
+    expect(build(options({})).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
+    const short = build(options({ shutdown: { graceMs: 100, forceMs: 50 } }));
     expect(short.stopDeadlineMs).toBe(100 + 50 + 1_000);
   });
 
@@ -174,7 +170,7 @@ describe('connector options', () => {
       { schedule: '*/5 * * * *', reconcileSchedule: false as const },
       { schedule: 30_000, reconcileSchedule: '0 * * * *', batchSize: 500, batchBytes: 5 * 1024 * 1024 },
     ]) {
-      expect(() => new MemoryConnector(options({ sync }), new MemorySource())).not.toThrow();
+      expect(() => build(options({ sync }))).not.toThrow();
     }
   });
 });

@@ -82,36 +82,37 @@ function importsOf(file: string): string[] {
 
 // A connector as a user would write it against the installed package, and the reference backend from it.
 const CONNECTOR_SCRIPT = `
-import { Connector, MemoryKeyStore } from 'approval-connector-kit';
+import { Connector, ConnectorWorker, incremental, MemoryKeyStore } from 'approval-connector-kit';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 
 class OneApproval extends Connector {
   tasks = {};
-  handlers = {};
-  async *changes() {
-    yield {
-      id: 'PR-1',
-      schemaId: 'purchase-request',
-      approver: 'ada',
-      resolved: false,
-      lastModified: new Date('2026-05-01T10:00:00Z'),
-      data: { amount: 420 },
-    };
-  }
+  source = incremental({
+    async *changes() {
+      yield {
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      };
+    },
+  });
 }
 
 const backend = await startReferenceBackend();
 const tenant = backend.createTenant();
-const connector = new OneApproval({
+const worker = new ConnectorWorker(new OneApproval(), {
   service: { baseUrl: backend.url, token: tenant.connectorToken },
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
   tasks: { enabled: false },
 });
-await connector.start();
-await connector.syncNow();
-await connector.stop();
+await worker.start();
+await worker.syncNow();
+await worker.stop();
 console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
 `;
