@@ -9,6 +9,7 @@ import {
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 
@@ -158,5 +159,27 @@ describe('runConnector at the stop deadline', () => {
     } finally {
       exit.mockRestore();
     }
+  });
+});
+
+describe('runConnector given a connector and its options', () => {
+  it('builds the worker, runs it until SIGTERM, and resolves with 0 once it stopped', async () => {
+    const signals = new EventEmitter();
+    const options = harness.connectorOptions({ shutdown: { graceMs, forceMs } });
+    const run = runConnector(new MemoryConnector(source), options, { signals: signals as never });
+    await vi.waitFor(() =>
+      expect(harness.backend.getConnector(harness.tenant.system.id).taskTypes).toEqual(['approve', 'reject']),
+    );
+    signals.emit('SIGTERM', 'SIGTERM');
+    expect(await run).toBe(0);
+  });
+
+  it('rejects a bad option with a ValidationError before it handles any signal', async () => {
+    const signals = new EventEmitter();
+    const options = harness.connectorOptions({ sync: { batchSize: 0 } });
+    await expect(
+      runConnector(new MemoryConnector(source), options, { signals: signals as never }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    expect(signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT')).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import {
   incremental,
   type SourceApproval,
   snapshot,
+  type TaskContext,
   task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
@@ -247,6 +248,43 @@ describe('connector state', () => {
     await worker.stop();
     const restarted = await start();
     expect(restarted.readState()).toEqual({ jiraProject: 'OPS' });
+  });
+
+  it('reaches the handlers and the source through their context, and is saved with the kit’s part', async () => {
+    /** Counts its approvals in its state, and notes what its source read of it before each sync. */
+    class Counting extends Connector<{ approved: string[] }> {
+      readonly seenBySource: unknown[] = [];
+      readonly tasks = {
+        approve: task({
+          input: taskInputs.approve,
+          run: async ({ approval }, { state }: TaskContext<{ approved: string[] }>) => {
+            await state.write({ approved: [...(state.read()?.approved ?? []), approval.id] });
+          },
+        }),
+      };
+      readonly source = incremental<{ approved: string[] }>({
+        changes: (window, { state }) => {
+          this.seenBySource.push(state.read());
+          return source.changes(window);
+        },
+      });
+    }
+    source.put('P-1', at(0));
+    source.put('P-2', at(1));
+    const worker = await harness.start(new Counting());
+    await worker.syncNow();
+    for (const approvalId of ['P-1', 'P-2']) {
+      expect(await harness.awaitResult(harness.createTask(worker, { type: 'approve', approvalId }))).toEqual({
+        status: 'success',
+      });
+    }
+    expect(harness.state().state).toMatchObject({
+      app: { approved: ['P-1', 'P-2'] },
+      kit: { sync: { cursor: { id: 'P-2' } } },
+    });
+    await worker.syncNow();
+    expect(worker.connector.seenBySource).toEqual([undefined, { approved: ['P-1', 'P-2'] }]);
+    expect(worker.readState()).toEqual({ approved: ['P-1', 'P-2'] });
   });
 
   it('refuses a write before start, which would replace the saved cursor', async () => {

@@ -1,13 +1,18 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import type { TaskResultStatus } from '../../src/api/index.js';
 import {
+  Connector,
   type ConnectorOptions,
   type ConnectorWorker,
+  incremental,
   MemoryKeyStore,
   runConnector,
   ServiceUnavailableFailure,
   SystemFailure,
+  type TaskContext,
   task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
@@ -121,6 +126,93 @@ describe('running tasks', () => {
       meta: { code: 'task_data_invalid' },
     });
     expect(worker.connector.actions).toEqual([]);
+  });
+});
+
+describe('what a task declaration gets', () => {
+  /** Records what its pre-check and its handler were given; its pre-check refuses PO-1. */
+  class Checked extends Connector {
+    readonly given: { step: string; input: unknown; context: TaskContext }[] = [];
+    readonly source = incremental({ changes: (window) => this.system.changes(window) });
+    readonly tasks = {
+      approve: task({
+        input: z.object({
+          approval: z.object({ id: z.string() }),
+          approveComments: z.string().transform((comments) => comments.toUpperCase()),
+        }),
+        precheck: async (input, context) => {
+          this.given.push({ step: 'precheck', input, context });
+          if (input.approval.id !== 'PO-1') return true;
+          return {
+            status: 'systemError',
+            meta: { code: 'already_decided', message: 'decided in the source' },
+          };
+        },
+        run: async (input, context) => {
+          this.given.push({ step: 'run', input, context });
+        },
+      }),
+    };
+
+    constructor(readonly system: MemorySource) {
+      super();
+    }
+  }
+
+  it('gives precheck the validated input, not the raw task, and the same context as its handler', async () => {
+    const worker = await harness.start(new Checked(source));
+    await worker.syncNow();
+    const refused = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-1',
+      approveComments: 'late',
+    });
+    expect(await harness.awaitResult(refused)).toEqual({
+      status: 'systemError',
+      meta: { code: 'already_decided', message: 'decided in the source' },
+    });
+    const passed = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-2',
+      approveComments: 'fine',
+    });
+    expect(await harness.awaitResult(passed)).toEqual({ status: 'success' });
+
+    const { given } = worker.connector;
+    expect(given.map(({ step, input }) => ({ step, input }))).toEqual([
+      // The schema's output: the approval stripped to what it declares, the comments transformed.
+      { step: 'precheck', input: { approval: { id: 'PO-1' }, approveComments: 'LATE' } },
+      { step: 'precheck', input: { approval: { id: 'PO-2' }, approveComments: 'FINE' } },
+      { step: 'run', input: { approval: { id: 'PO-2' }, approveComments: 'FINE' } },
+    ]);
+    expect(given[0]?.context).toMatchObject({
+      taskId: refused.id,
+      type: 'approve',
+      idempotencyKey: refused.id,
+    });
+    expect(given[2]?.context).toBe(given[1]?.context);
+  });
+
+  it("classifies a handler's failure by the connector's classifyFailure first, then by the kit's table", async () => {
+    class Classifying extends MemoryConnector {
+      override classifyFailure(error: unknown): TaskResultStatus | undefined {
+        return error instanceof RangeError ? 'systemError' : undefined;
+      }
+    }
+    const worker = await harness.start(new Classifying(source));
+    await worker.syncNow();
+    worker.connector.failWith = new RangeError('quantity too large');
+    const own = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(own)).toEqual({
+      status: 'systemError',
+      meta: { code: 'RangeError', message: 'quantity too large' },
+    });
+    worker.connector.failWith = Object.assign(new Error('Unauthorized'), { status: 401 });
+    const kits = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(kits)).toMatchObject({
+      status: 'authenticationError',
+      meta: { code: 'HTTP_401' },
+    });
   });
 });
 
