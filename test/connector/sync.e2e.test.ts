@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Connector,
   type ConnectorOptions,
@@ -285,6 +285,46 @@ describe('connector state', () => {
     await worker.syncNow();
     expect(worker.connector.seenBySource).toEqual([undefined, { approved: ['P-1', 'P-2'] }]);
     expect(worker.readState()).toEqual({ approved: ['P-1', 'P-2'] });
+  });
+
+  it('lets a task finishing in the grace time save the author’s state, and refuses a write once stopped', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const contexts: TaskContext[] = [];
+    class Finishing extends Connector {
+      readonly tasks = {
+        approve: task({
+          input: taskInputs.approve,
+          run: async ({ approval }, context) => {
+            contexts.push(context);
+            await released;
+            await context.state.write({ lastApproved: approval.id });
+          },
+        }),
+      };
+      readonly source = incremental({ changes: (window) => source.changes(window) });
+    }
+    source.put('P-1', at(0));
+    const worker = await harness.start(new Finishing());
+    await worker.syncNow();
+    const created = harness.createTask(worker, { type: 'approve', approvalId: 'P-1' });
+    await vi.waitFor(() => expect(contexts).toHaveLength(1));
+    const stopping = worker.stop();
+    expect(worker.lifecycle).toBe('stopping');
+    release();
+    await stopping;
+    expect(harness.task(created.id)?.result).toEqual({ status: 'success' });
+    expect(harness.state().state).toMatchObject({
+      app: { lastApproved: 'P-1' },
+      kit: { sync: { cursor: { id: 'P-1' } } },
+    });
+    await expect(contexts[0]?.state.write({ lastApproved: 'later' })).rejects.toMatchObject({
+      code: 'lifecycle',
+      message: 'Cannot write the state of a connector that is stopped',
+    });
+    expect(harness.state().state).toMatchObject({ app: { lastApproved: 'P-1' } });
   });
 
   it('refuses a write before start, which would replace the saved cursor', async () => {
