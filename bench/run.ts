@@ -1,19 +1,46 @@
 /**
  * Runs the benchmarks and prints their table. Each speed is a ratio between variants measured in this same run, so
- * it holds from one machine to another better than a raw rate would. Everything runs in this process against the
- * reference backend on 127.0.0.1, logs silent; nothing is written to disk. See docs/benchmarks.md.
+ * it holds from one machine to another better than a raw rate would. The sync, memory and client benchmarks run in
+ * this process against the reference backend on 127.0.0.1; the backend's request rows run it in a process of its
+ * own. Logs are silent; nothing is written to disk. See docs/benchmarks.md.
+ *
+ * Flags: `--quick` runs everything smaller and fewer times (a check that a change did not break or slow anything
+ * grossly, not a measurement); `--only=<group,...>` runs some of the groups: sync, memory, client, backend.
+ *
+ * A full run (neither flag) also writes `bench/RESULTS.md`: the table with the date, the commit, the machine and the
+ * Node version it was measured with. docs/benchmarks.md quotes figures from that file only.
  */
-import { availableParallelism, cpus } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, type as osType, release, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { benchBackend } from './backend.js';
 import { benchClient } from './client-keepalive.js';
 import { benchMemory } from './memory-flatness.js';
 import { collectGarbage } from './support/heap.js';
 import { runSync } from './support/sync.js';
-import { type Row, renderTable } from './support/table.js';
+import { type Row, renderMarkdownTable, renderTable } from './support/table.js';
 import { benchSyncThroughput } from './sync-throughput.js';
 
+const GROUPS = ['sync', 'memory', 'client', 'backend'] as const;
+type Group = (typeof GROUPS)[number];
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
+const quick = flags.quick === true;
+const only = new Set((flags.only ?? GROUPS.join(',')).split(',').map((name) => name.trim()));
+for (const name of only) {
+  if (!(GROUPS as readonly string[]).includes(name)) {
+    console.error(`Unknown group '${name}' in --only; the groups are ${GROUPS.join(', ')}`);
+    process.exit(2);
+  }
+}
+const runs = (group: Group) => only.has(group);
+
 // Ends a hung run; unref'd, so it never keeps a finished run alive.
-const DEADLINE_MS = 10 * 60 * 1000;
+const DEADLINE_MS = (quick ? 3 : 15) * 60 * 1000;
 setTimeout(() => {
   console.error(`The benchmarks did not finish within ${DEADLINE_MS / 60_000} minutes`);
   process.exit(1);
@@ -21,33 +48,105 @@ setTimeout(() => {
 
 async function main(): Promise<void> {
   const started = performance.now();
+  const startedAt = new Date();
+  const loadBefore = loadavg()[0] ?? 0;
   const gc = collectGarbage();
   console.log(
     `Node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ` +
-      `--expose-gc ${gc ? 'on' : 'off'}`,
+      `--expose-gc ${gc ? 'on' : 'off'}${quick ? ', --quick' : ''}`,
   );
-  // Warm-up: the one-request-per-approval path takes some 15,000 requests before V8 has optimized it (its rate
-  // climbs until then), so everything is run well past that before anything is timed.
-  for (let run = 0; run < 8; run += 1) await runSync({ count: 2_500, batchSize: 1, concurrency: 1 });
-  await runSync({ count: 50_000, batchSize: 100, concurrency: 4 });
-
   const rows: Row[] = [];
-  rows.push(
-    ...(await benchSyncThroughput({
-      rounds: 5,
-      scenarios: [
-        { label: 'loopback', latencyMs: 0, unbatchedCount: 5_000, batchedCount: 50_000 },
-        { label: '+2 ms/request', latencyMs: 2, unbatchedCount: 600, batchedCount: 20_000 },
-      ],
-    })),
-  );
-  rows.push(...(await benchMemory({ smallCount: 10_000, largeCount: 100_000, gcEvery: 1_000, sampleMs: 5 })));
-  rows.push(...(await benchClient({ durationMs: 2_000, rounds: 2, inFlight: 4 })));
+  if (runs('sync') || runs('memory') || runs('client')) {
+    // Warm-up: the one-request-per-approval path takes some 15,000 requests before V8 has optimized it (its rate
+    // climbs until then), so everything is run well past that before anything is timed.
+    for (let run = 0; run < (quick ? 2 : 8); run += 1) {
+      await runSync({ count: 2_500, batchSize: 1, concurrency: 1 });
+    }
+    await runSync({ count: quick ? 10_000 : 50_000, batchSize: 100, concurrency: 4 });
+  }
+  if (runs('sync')) {
+    rows.push(
+      ...(await benchSyncThroughput({
+        rounds: quick ? 1 : 5,
+        scenarios: [
+          {
+            label: 'loopback',
+            latencyMs: 0,
+            unbatchedCount: quick ? 1_000 : 5_000,
+            batchedCount: quick ? 10_000 : 50_000,
+          },
+          {
+            label: '+2 ms/request',
+            latencyMs: 2,
+            unbatchedCount: quick ? 150 : 600,
+            batchedCount: quick ? 5_000 : 20_000,
+          },
+        ],
+      })),
+    );
+  }
+  if (runs('memory')) {
+    rows.push(
+      ...(await benchMemory({
+        smallCount: quick ? 2_000 : 10_000,
+        largeCount: quick ? 20_000 : 100_000,
+        gcEvery: 1_000,
+        sampleMs: 5,
+      })),
+    );
+  }
+  if (runs('client')) {
+    rows.push(
+      ...(await benchClient({ durationMs: quick ? 500 : 2_000, rounds: quick ? 1 : 2, inFlight: 4 })),
+    );
+  }
+  if (runs('backend')) {
+    rows.push(
+      ...(await benchBackend({
+        rounds: quick ? 2 : 5,
+        requests: quick ? 300 : 2_000,
+        inFlight: 8,
+        users: quick ? 10_000 : 100_000,
+        leaseDepths: [100, 1_000, 10_000],
+        leases: quick ? 200 : 2_000,
+        starts: quick ? 5 : 20,
+      })),
+    );
+  }
 
   console.log();
   console.log(renderTable(rows));
   console.log();
-  console.log(`Done in ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`Done in ${seconds.toFixed(0)} s.`);
+  if (!quick && flags.only === undefined) {
+    writeResults(rows, { startedAt, seconds, loadBefore, gc });
+    console.log('Wrote bench/RESULTS.md.');
+  }
+}
+
+/** Writes the run to `bench/RESULTS.md`, with what a reader needs to judge it: when, which code, on what. */
+function writeResults(
+  rows: readonly Row[],
+  run: { startedAt: Date; seconds: number; loadBefore: number; gc: boolean },
+): void {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', '--short=12', 'HEAD');
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const text = `# Benchmark results
+
+Written by \`npm run bench\` (a full run); docs/benchmarks.md says what each row measures. Ratios are taken within this
+one run; raw rates depend on the machine and on what else it was doing.
+
+- Date: ${run.startedAt.toISOString().slice(0, 10)} (started ${run.startedAt.toISOString()}, took ${run.seconds.toFixed(0)} s)
+- Commit: ${commit}${dirty ? ' with uncommitted changes' : ''}
+- Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}
+- Node: ${process.version}, --expose-gc ${run.gc ? 'on' : 'off'}
+- Load average (1 min): ${run.loadBefore.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end
+
+${renderMarkdownTable(rows)}
+`;
+  writeFileSync(new URL('./RESULTS.md', import.meta.url), text);
 }
 
 main().catch((error: unknown) => {

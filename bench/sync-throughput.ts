@@ -1,3 +1,4 @@
+import { median } from './support/stats.js';
 import { runSync } from './support/sync.js';
 import { type Row, ratio, whole } from './support/table.js';
 
@@ -31,12 +32,6 @@ const CONFIGS: readonly Config[] = [
   { batchSize: 100, concurrency: 1 },
   { batchSize: 100, concurrency: 4 },
 ];
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 async function benchScenario(scenario: SyncScenario, rounds: number): Promise<Row[]> {
   const countOf = (config: Config) =>

@@ -6,6 +6,26 @@ const START = Date.parse('2026-01-01T00:00:00.000Z');
 /** Called by the source after it has yielded each record, with how many it has yielded so far. */
 export type OnYield = (yielded: number) => void;
 
+/** The approval at `index` of the benchmarks' source: 310 bytes of JSON on average, with nested data. */
+export function sampleApproval(index: number): SourceApproval {
+  return {
+    id: `PO-${String(index).padStart(7, '0')}`,
+    schemaId: 'purchase-order',
+    approver: `approver-${index % 50}`,
+    resolved: index % 10 === 0,
+    lastModified: new Date(START + index * 1000).toISOString(),
+    data: {
+      title: `Purchase order ${index}`,
+      amount: { value: (index % 9973) * 10.5, currency: 'EUR' },
+      requester: `requester-${index % 200}`,
+      lines: [
+        { sku: `SKU-${index % 1000}`, quantity: 1 + (index % 7) },
+        { sku: `SKU-${(index + 1) % 1000}`, quantity: 2 },
+      ],
+    },
+  };
+}
+
 /**
  * A source system of `count` approvals that exist only while they are read: each record is built when the sync loop
  * asks for the next one, in `(lastModified, id)` order, and nothing keeps it afterwards. So whatever memory a run
@@ -13,22 +33,7 @@ export type OnYield = (yielded: number) => void;
  */
 export async function* lazyApprovals(count: number, onYield?: OnYield): AsyncGenerator<SourceApproval> {
   for (let index = 0; index < count; index += 1) {
-    yield {
-      id: `PO-${String(index).padStart(7, '0')}`,
-      schemaId: 'purchase-order',
-      approver: `approver-${index % 50}`,
-      resolved: index % 10 === 0,
-      lastModified: new Date(START + index * 1000).toISOString(),
-      data: {
-        title: `Purchase order ${index}`,
-        amount: { value: (index % 9973) * 10.5, currency: 'EUR' },
-        requester: `requester-${index % 200}`,
-        lines: [
-          { sku: `SKU-${index % 1000}`, quantity: 1 + (index % 7) },
-          { sku: `SKU-${(index + 1) % 1000}`, quantity: 2 },
-        ],
-      },
-    };
+    yield sampleApproval(index);
     onYield?.(index + 1);
   }
 }

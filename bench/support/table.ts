@@ -33,3 +33,13 @@ export function renderTable(rows: readonly Row[]): string {
   const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + 4);
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
+
+/** Renders rows as a Markdown table, for `bench/RESULTS.md`. */
+export function renderMarkdownTable(rows: readonly Row[]): string {
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  return [
+    '| benchmark | measurement | ratio |',
+    '| --- | ---: | ---: |',
+    ...rows.map((row) => `| ${cell(row.name)} | ${cell(row.measurement)} | ${cell(row.ratio)} |`),
+  ].join('\n');
+}

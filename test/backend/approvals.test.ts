@@ -1,5 +1,6 @@
+import { DatabaseSync, StatementSync } from 'node:sqlite';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_APPROVAL_ID_LENGTH } from '../../src/api/index.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
 import { call, type ManualClock, start } from './helpers.js';
@@ -145,6 +146,47 @@ describe('Update approvals (11)', () => {
     expect(answer).toMatchObject({ status: 400, body: { status: 'failure' } });
     expect((await get(tenant, 'A')).body.data.approval.approver).toBe('u');
     expect((await get(tenant, 'B')).status).toBe(404);
+  });
+
+  it('runs a batch as one transaction of one prepared statement per approval, prepared once', async () => {
+    const tenant = backend.createTenant();
+    const batch = (from: number) =>
+      Array.from({ length: 50 }, (_, i) => ({
+        id: `A${from + i}`,
+        schemaId: 's',
+        approver: 'u',
+        lastModified: at(1),
+      }));
+    await putMany(tenant, batch(0));
+    const prepare = vi.spyOn(DatabaseSync.prototype, 'prepare');
+    const spies = (['run', 'get', 'all'] as const).map((method) => vi.spyOn(StatementSync.prototype, method));
+    let statements: string[] = [];
+    let prepared: unknown[] = [];
+    const newer = batch(0).map((approval) => ({ ...approval, lastModified: at(2) }));
+    try {
+      // New approvals, then newer versions of existing ones.
+      expect((await putMany(tenant, batch(50))).status).toBe(200);
+      expect((await putMany(tenant, newer)).status).toBe(200);
+    } finally {
+      // Each statement's first word; run() keeps the order of the writes and of BEGIN and COMMIT.
+      statements = spies.flatMap((spy) =>
+        spy.mock.contexts.map(
+          (statement) => (statement as StatementSync).sourceSQL.trim().split(/\s/, 1)[0]!,
+        ),
+      );
+      prepared = prepare.mock.calls.map(([sql]) => sql);
+      for (const spy of [prepare, ...spies]) spy.mockRestore();
+    }
+    expect(prepared).toEqual([]);
+    expect(statements.filter((statement) => statement === 'INSERT')).toHaveLength(100);
+    expect(statements.filter((statement) => !['INSERT', 'SELECT'].includes(statement))).toEqual([
+      'BEGIN',
+      'COMMIT',
+      'BEGIN',
+      'COMMIT',
+    ]);
+    // Nothing is read per approval (authentication reads the token).
+    expect(statements.filter((statement) => statement === 'SELECT').length).toBeLessThan(50);
   });
 
   it('answers 400 for an empty batch, a missing id, or more than 500 approvals', async () => {

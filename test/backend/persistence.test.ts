@@ -1,8 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReferenceBackend } from '../../src/backend/index.js';
+import { hashToken } from '../../src/backend/store/index.js';
 import { call } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reference-backend-'));
@@ -74,5 +76,140 @@ describe('a data file', () => {
       expect(users.body).toHaveLength(1);
       await backend.close();
     }
+  });
+});
+
+describe('a data file of an earlier schema', () => {
+  const ORG = '6f1c2a4e-0000-4000-8000-000000000001';
+  const SYSTEM = '6f1c2a4e-0000-4000-8000-000000000002';
+  const ADA = '6f1c2a4e-0000-4000-8000-000000000003';
+  const GRACE = '6f1c2a4e-0000-4000-8000-000000000004';
+  const TASK = '6f1c2a4e-0000-4000-8000-000000000005';
+
+  /** A file as a backend of schema version 1 left it: a tenant, two users, a mapping, an approval, a waiting task. */
+  function versionOneFile(file: string): void {
+    const db = new DatabaseSync(file);
+    db.exec(readFileSync(new URL('./fixtures/schema-v1.sql', import.meta.url), 'utf8'));
+    const at = Date.parse('2026-04-01T00:00:00.000Z');
+    const insert = (sql: string, ...values: (string | number | null)[]) => db.prepare(sql).run(...values);
+    insert('INSERT INTO organizations VALUES (?, ?, ?)', ORG, 'Acme', at);
+    insert('INSERT INTO systems VALUES (?, ?, ?, ?)', SYSTEM, ORG, 'Jira', at);
+    insert(
+      'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
+      hashToken('v1-management'),
+      'management',
+      ORG,
+      null,
+      at,
+    );
+    insert(
+      'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
+      hashToken('v1-connector'),
+      'connector',
+      ORG,
+      SYSTEM,
+      at,
+    );
+    insert('INSERT INTO connectors VALUES (?, ?, 0, NULL, NULL, ?)', SYSTEM, '["approve"]', at);
+    insert("INSERT INTO connector_states VALUES (?, ?, ?, ?, '{}')", SYSTEM, TASK, at, at);
+    insert(
+      'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
+      ADA,
+      ORG,
+      'ada@acme.example',
+      'Ada',
+      'Lovelace',
+      at,
+    );
+    insert(
+      'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
+      GRACE,
+      ORG,
+      'grace@acme.example',
+      'Grace',
+      'Hopper',
+      at,
+    );
+    insert('INSERT INTO user_mappings VALUES (?, ?, ?)', SYSTEM, ADA, 'jira-ada');
+    insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
+    insert(
+      `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, created_at)
+       VALUES (?, ?, 'approve', 'PO-1', '', 'waiting', ?, ?)`,
+      TASK,
+      SYSTEM,
+      at,
+      at,
+    );
+    db.exec('PRAGMA user_version = 1');
+    db.close();
+  }
+
+  /** The file's tables, indexes and triggers as SQLite keeps them, and its schema version. */
+  function schemaOf(file: string): { version: unknown; objects: unknown[] } {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const objects = db
+        .prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name')
+        .all()
+        // A table rebuilt under another name and renamed keeps its new name quoted.
+        .map((row) => ({ ...row, sql: String(row.sql).replace(/^CREATE TABLE "(\w+)"/, 'CREATE TABLE $1') }));
+      return { version: db.prepare('PRAGMA user_version').get()?.user_version, objects };
+    } finally {
+      db.close();
+    }
+  }
+
+  it('moves a version 1 file to the current schema, keeping its data, and searches its users', async () => {
+    const dataFile = join(dir, 'version-1.sqlite');
+    versionOneFile(dataFile);
+    const backend = await startReferenceBackend({ dataFile });
+    const management = { token: 'v1-management' };
+    try {
+      const found = await call(
+        backend,
+        'GET',
+        '/v1/users?search=LOVEL&searchableFields=lastName',
+        management,
+      );
+      expect(found.body.map((user: { id: string }) => user.id)).toEqual([ADA]);
+      expect((await call(backend, 'GET', `/v1/users/${ADA}/usermappings`, management)).body).toEqual([
+        { systemUserId: 'jira-ada', systemId: SYSTEM, userId: ADA },
+      ]);
+      const task = await call(backend, 'GET', '/v2/connector/tasks', { token: 'v1-connector' });
+      expect(task.body.data.task.id).toBe(TASK);
+
+      // The rebuilt users table still anchors the mappings (cascade) and the search index (triggers).
+      const deleted = await call(backend, 'DELETE', '/v1/users', { ...management, body: [ADA] });
+      expect(deleted.body).toEqual({ deleted: 1 });
+      expect((await call(backend, 'GET', `/v1/systems/${SYSTEM}/usermappings`, management)).body).toEqual([]);
+      expect(
+        (await call(backend, 'GET', '/v1/users?search=lovel&searchableFields=lastName', management)).body,
+      ).toEqual([]);
+      await call(backend, 'POST', `/v1/orgs/${ORG}/users/bulk`, {
+        ...management,
+        body: [{ email: 'barbara@acme.example', firstName: 'Barbara', lastName: 'Liskov' }],
+      });
+      const added = await call(backend, 'GET', '/v1/users?search=lisk&searchableFields=lastName', management);
+      expect(added.body.map((user: { email: string }) => user.email)).toEqual(['barbara@acme.example']);
+    } finally {
+      await backend.close();
+    }
+
+    const freshFile = join(dir, 'fresh.sqlite');
+    await (await startReferenceBackend({ dataFile: freshFile })).close();
+    const migrated = schemaOf(dataFile);
+    expect(migrated.objects).toContainEqual(expect.objectContaining({ name: 'users_search' }));
+    expect(migrated).toEqual(schemaOf(freshFile));
+  });
+
+  it('refuses a file of a newer schema, and leaves it as it was', async () => {
+    const dataFile = join(dir, 'version-99.sqlite');
+    const db = new DatabaseSync(dataFile);
+    db.exec('CREATE TABLE later (id TEXT); PRAGMA user_version = 99');
+    db.close();
+    await expect(startReferenceBackend({ dataFile })).rejects.toThrow(
+      /The data file has schema version 99; this backend reads version \d+/,
+    );
+    expect(schemaOf(dataFile)).toMatchObject({ version: 99, objects: [{ name: 'later' }] });
   });
 });

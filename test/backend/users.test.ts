@@ -74,6 +74,39 @@ describe('Get users (1)', () => {
     expect((await users(tenant, '?search=hopper&searchableFields=email')).body).toEqual([]);
   });
 
+  it('searches longer terms the same way, letters beyond ASCII folded as toLowerCase folds them', async () => {
+    const tenant = backend.createTenant();
+    const people = [
+      ['ilkay@x.example', 'İlkay', 'Gündoğan'],
+      ['sofia@x.example', 'Σοφία', 'ΠΑΠΑΔΟΠΟΎΛΟΥ'],
+      ['kelvin@x.example', 'Kelvin', 'Strauß'],
+    ];
+    for (const [email, firstName, lastName] of people) {
+      backend.createUser(tenant.organization.id, {
+        email: email!,
+        firstName: firstName!,
+        lastName: lastName!,
+      });
+    }
+    const search = async (term: string, fields = 'firstName,lastName') =>
+      (await users(tenant, `?search=${encodeURIComponent(term)}&searchableFields=${fields}`)).body.map(
+        (u: { email: string }) => u.email,
+      );
+    expect(await search('İLKAY')).toEqual(['ilkay@x.example']);
+    expect(await search('ilkay')).toEqual([]); // İ lowercases to i and a combining dot, not to i
+    expect(await search('ΣΟΦΊ')).toEqual(['sofia@x.example']);
+    expect(await search('πούλου')).toEqual(['sofia@x.example']);
+    expect(await search('πουλου')).toEqual([]);
+    expect(await search('\u212Aelv')).toEqual(['kelvin@x.example']); // the Kelvin sign lowercases to k
+    expect(await search('AUß')).toEqual(['kelvin@x.example']);
+    expect(await search('gündoğan', 'firstName')).toEqual([]);
+    expect(await search('@X.EXAMPLE', 'email')).toEqual([
+      'ilkay@x.example',
+      'kelvin@x.example',
+      'sofia@x.example',
+    ]);
+  });
+
   it('filters an exact, case-sensitive value of the listed fields', async () => {
     expect((await users(tenant, '?filter=Ada&filterFields=firstName')).body).toHaveLength(1);
     expect((await users(tenant, '?filter=ada&filterFields=firstName')).body).toHaveLength(0);

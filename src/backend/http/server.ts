@@ -80,7 +80,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerConnectorRoutes(app, options);
   registerAdminRoutes(app, options);
 
-  const openapi = buildOpenApiDocument();
-  app.get('/openapi.json', async () => openapi);
+  // Built on first request: it takes as long as the rest of the start, and most backends are never asked for it.
+  let openapi: ReturnType<typeof buildOpenApiDocument> | undefined;
+  app.get('/openapi.json', async () => {
+    openapi ??= buildOpenApiDocument();
+    return openapi;
+  });
   return app;
 }

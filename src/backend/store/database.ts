@@ -1,7 +1,15 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { SCHEMA, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
+
+/**
+ * How Get users' search compares text: both sides lowercased by JavaScript's full Unicode mapping, which SQLite's
+ * `lower()` (ASCII only) does not match.
+ */
+export function foldCase(text: string): string {
+  return text.toLowerCase();
+}
 
 /**
  * The SQLite connection: prepared statements cached by their text, and transactions that nest (an inner one joins
@@ -20,11 +28,17 @@ export class Database {
     this.#db = new sqlite.DatabaseSync(file ?? ':memory:');
     this.#db.exec('PRAGMA foreign_keys = ON');
     if (file !== undefined) this.#db.exec('PRAGMA journal_mode = WAL');
-    // Case-insensitive substring match for Get users' search; SQLite's own lower() only folds ASCII.
+    // Get users' search: the case-insensitive substring test, and the folding its index is built from.
     this.#db.function('contains_ci', { deterministic: true }, (haystack, needle) =>
-      String(haystack).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0,
+      foldCase(String(haystack)).includes(foldCase(String(needle))) ? 1 : 0,
     );
-    this.#migrate();
+    this.#db.function('fold_case', { deterministic: true }, (text) => foldCase(String(text)));
+    try {
+      this.#migrate();
+    } catch (error) {
+      this.#db.close();
+      throw error;
+    }
   }
 
   #migrate(): void {
@@ -32,15 +46,30 @@ export class Database {
       user_version: number;
     };
     if (version === SCHEMA_VERSION) return;
-    if (version !== 0) {
+    if (version === 0) {
+      this.transaction(() => {
+        this.#db.exec(SCHEMA);
+        this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      });
+      return;
+    }
+    const steps: (string | undefined)[] = [];
+    for (let next = version + 1; next <= SCHEMA_VERSION; next++) steps.push(MIGRATIONS[next]);
+    if (steps.length === 0 || steps.includes(undefined)) {
       throw new Error(
         `The data file has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
       );
     }
-    this.transaction(() => {
-      this.#db.exec(SCHEMA);
-      this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    });
+    // A migration may rebuild a table that others refer to; SQLite ignores this pragma inside a transaction.
+    this.#db.exec('PRAGMA foreign_keys = OFF');
+    try {
+      this.transaction(() => {
+        for (const step of steps) this.#db.exec(step as string);
+        this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      });
+    } finally {
+      this.#db.exec('PRAGMA foreign_keys = ON');
+    }
   }
 
   #statement(sql: string): StatementSync {
@@ -67,14 +96,15 @@ export class Database {
   /** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(fn: () => T): T {
     if (this.#depth > 0) return fn();
-    this.#db.exec('BEGIN IMMEDIATE');
+    // Prepared like any other statement: every request runs one transaction, and exec() would parse these anew.
+    this.#statement('BEGIN IMMEDIATE').run();
     this.#depth++;
     try {
       const result = fn();
-      this.#db.exec('COMMIT');
+      this.#statement('COMMIT').run();
       return result;
     } catch (error) {
-      this.#db.exec('ROLLBACK');
+      this.#statement('ROLLBACK').run();
       throw error;
     } finally {
       this.#depth--;

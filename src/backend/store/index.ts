@@ -11,7 +11,7 @@ import { UiTemplates } from './templates.js';
 import { hashToken, Tokens } from './tokens.js';
 import { Users } from './users.js';
 
-export type { ApprovalChange, ApprovalListQuery, ApprovalRecord, WriteOutcome } from './approvals.js';
+export type { ApprovalChange, ApprovalListQuery, ApprovalRecord } from './approvals.js';
 export type { ConnectorChange, ConnectorRecord } from './connectors.js';
 export type { NewMapping, UserMappingRecord } from './mappings.js';
 export type { NewOrganization, Organization } from './organizations.js';

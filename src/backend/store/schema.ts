@@ -2,7 +2,51 @@
  * The store's tables. Times are integers (milliseconds since the epoch) so that comparisons are exact and indexes
  * order them; JSON values are text. `PRAGMA user_version` records the version of this schema.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+// users.seq is an explicit INTEGER PRIMARY KEY because users_search refers to users by rowid, and VACUUM may renumber
+// the implicit rowids of a table without one.
+const usersTable = (name: string) => `
+CREATE TABLE ${name} (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  org_id TEXT NOT NULL REFERENCES organizations (id),
+  email TEXT NOT NULL COLLATE NOCASE,
+  first_name TEXT NOT NULL,
+  last_name TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (org_id, email)
+);`;
+
+// Get users' search is a case-insensitive substring match: users_search holds the searchable fields folded by
+// fold_case() (JavaScript's toLowerCase, which SQLite's lower() and FTS5's own folding do not match outside ASCII)
+// and matches trigrams case-sensitively, so it finds a superset of the matches; the query keeps the exact test.
+// Contentless: it stores the index only, and triggers keep it in step with users.
+const USERS_INDEXES = `
+CREATE INDEX users_by_first_name ON users (org_id, first_name);
+CREATE INDEX users_by_last_name ON users (org_id, last_name);
+
+CREATE VIRTUAL TABLE users_search USING fts5 (
+  first_name, last_name, email,
+  content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1'
+);
+CREATE TRIGGER users_search_insert AFTER INSERT ON users BEGIN
+  INSERT INTO users_search (rowid, first_name, last_name, email)
+  VALUES (new.seq, fold_case(new.first_name), fold_case(new.last_name), fold_case(new.email));
+END;
+CREATE TRIGGER users_search_update AFTER UPDATE OF first_name, last_name, email ON users BEGIN
+  DELETE FROM users_search WHERE rowid = old.seq;
+  INSERT INTO users_search (rowid, first_name, last_name, email)
+  VALUES (new.seq, fold_case(new.first_name), fold_case(new.last_name), fold_case(new.email));
+END;
+CREATE TRIGGER users_search_delete AFTER DELETE ON users BEGIN
+  DELETE FROM users_search WHERE rowid = old.seq;
+END;`;
+
+// Get task's queue: the tasks that can still be handed out, in creation order. Leasing reads it from the front, so
+// neither the waiting tasks behind the pick nor the completed ones ever cost anything.
+const TASKS_QUEUE = `
+CREATE INDEX tasks_queue ON tasks (system_id, seq) WHERE state IN ('waiting', 'leased');`;
 
 export const SCHEMA = `
 CREATE TABLE organizations (
@@ -28,15 +72,8 @@ CREATE TABLE tokens (
 );
 
 -- NOCASE makes the unique index reject an email that differs only in (ASCII) case, and orders users by email.
-CREATE TABLE users (
-  id TEXT PRIMARY KEY,
-  org_id TEXT NOT NULL REFERENCES organizations (id),
-  email TEXT NOT NULL COLLATE NOCASE,
-  first_name TEXT NOT NULL,
-  last_name TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (org_id, email)
-);
+${usersTable('users')}
+${USERS_INDEXES}
 
 CREATE TABLE user_mappings (
   system_id TEXT NOT NULL REFERENCES systems (id),
@@ -114,4 +151,24 @@ CREATE TABLE tasks (
   completed_at INTEGER
 );
 CREATE INDEX tasks_by_state ON tasks (system_id, state, available_at);
+${TASKS_QUEUE}
 `;
+
+/**
+ * What turns a data file of the version before each into that version; a file several versions old takes them in
+ * order, all in one transaction. They run with foreign keys off, so that a migration may rebuild a table.
+ */
+export const MIGRATIONS: Readonly<Record<number, string>> = {
+  // Version 2: users get their search index (and the explicit rowid it needs), tasks their queue.
+  2: `
+${usersTable('users_v2')}
+INSERT INTO users_v2 (id, org_id, email, first_name, last_name, created_at)
+  SELECT id, org_id, email, first_name, last_name, created_at FROM users ORDER BY rowid;
+DROP TABLE users;
+ALTER TABLE users_v2 RENAME TO users;
+${USERS_INDEXES}
+INSERT INTO users_search (rowid, first_name, last_name, email)
+  SELECT seq, fold_case(first_name), fold_case(last_name), fold_case(email) FROM users;
+${TASKS_QUEUE}
+`,
+};

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_PAGE_LIMIT, type UserQueryField } from '../../api/index.js';
 import { ServiceError } from '../errors.js';
 import type { StoreContext } from './context.js';
+import { foldCase } from './database.js';
 
 /** A stored user. The wire answer spells the first name `firastName`; see the users routes. */
 export interface UserRecord {
@@ -40,7 +41,7 @@ const COLUMNS: Record<UserQueryField, string> = {
   email: 'email',
 };
 const Email = z.email();
-const SELECT = 'SELECT id, email, first_name AS firstName, last_name AS lastName, org_id AS orgId FROM users';
+const SELECT = 'SELECT id, email, first_name AS firstName, last_name AS lastName, org_id AS orgId';
 
 export class Users {
   constructor(private readonly ctx: StoreContext) {}
@@ -107,7 +108,7 @@ export class Users {
   }
 
   find(id: string): UserRecord | undefined {
-    const row = this.ctx.db.get<UserRecord>(`${SELECT} WHERE id = ?`, id);
+    const row = this.ctx.db.get<UserRecord>(`${SELECT} FROM users WHERE id = ?`, id);
     return row === undefined ? undefined : { ...row };
   }
 
@@ -120,29 +121,64 @@ export class Users {
 
   /** Get users: ordered by email then id, filtered, then paged. */
   list(orgId: string, query: UserListQuery = {}): UserRecord[] {
-    const where = ['org_id = ?'];
-    const params: (string | number)[] = [orgId];
-    if (query.search !== undefined) {
-      where.push(`(${query.search.fields.map((field) => `contains_ci(${COLUMNS[field]}, ?)`).join(' OR ')})`);
-      params.push(...query.search.fields.map(() => query.search?.term ?? ''));
-    }
-    if (query.filter !== undefined) {
-      // BINARY overrides the email column's NOCASE: a filter is an exact, case-sensitive value.
-      where.push(
-        `(${query.filter.fields.map((field) => `${COLUMNS[field]} = ? COLLATE BINARY`).join(' OR ')})`,
-      );
-      params.push(...query.filter.fields.map(() => query.filter?.term ?? ''));
-    }
-    const { limit, offset } = pageWindow(query.page, query.limit);
-    return this.ctx.db
-      .all<UserRecord>(
-        `${SELECT} WHERE ${where.join(' AND ')} ORDER BY email, id LIMIT ? OFFSET ?`,
-        ...params,
-        limit,
-        offset,
-      )
-      .map((row) => ({ ...row }));
+    const { sql, params } = listQuery(orgId, query);
+    return this.ctx.db.all<UserRecord>(sql, ...params).map((row) => ({ ...row }));
   }
+}
+
+/**
+ * The statement of Get users. Its WHERE clause decides what matches; the rows it looks at come from an index when
+ * the query allows (see {@link candidates}), otherwise from all of the organization's users.
+ */
+function listQuery(orgId: string, query: UserListQuery): { sql: string; params: (string | number)[] } {
+  const where = ['org_id = ?'];
+  const params: (string | number)[] = [orgId];
+  if (query.search !== undefined) {
+    const { term, fields } = query.search;
+    where.push(`(${fields.map((field) => `contains_ci(${COLUMNS[field]}, ?)`).join(' OR ')})`);
+    params.push(...fields.map(() => term));
+  }
+  if (query.filter !== undefined) {
+    const { term, fields } = query.filter;
+    // BINARY overrides the email column's NOCASE: a filter is an exact, case-sensitive value.
+    where.push(`(${fields.map((field) => `${COLUMNS[field]} = ? COLLATE BINARY`).join(' OR ')})`);
+    params.push(...fields.map(() => term));
+  }
+  const from = candidates(orgId, query);
+  const { limit, offset } = pageWindow(query.page, query.limit);
+  return {
+    sql: `${SELECT} ${from.sql} WHERE ${where.join(' AND ')} ORDER BY email, id LIMIT ? OFFSET ?`,
+    params: [...from.params, ...params, limit, offset],
+  };
+}
+
+/**
+ * The FROM clause of Get users: a superset of the matching users, found through an index where one applies. A
+ * filter looks its exact values up in the per-field indexes (email through its NOCASE one, the WHERE clause then
+ * tells the case apart). A search term of 3 characters or more is looked up in users_search, whose trigrams hold
+ * every substring that long; a shorter term (or one with a NUL, which ends an FTS5 query) is tested on every user of
+ * the organization. The CROSS JOIN keeps SQLite from scanning users in email order instead.
+ */
+function candidates(orgId: string, query: UserListQuery): { sql: string; params: string[] } {
+  if (query.filter !== undefined) {
+    const { term, fields } = query.filter;
+    const lookups = fields.map((field) => `SELECT seq FROM users WHERE org_id = ? AND ${COLUMNS[field]} = ?`);
+    return {
+      sql: `FROM (${lookups.join(' UNION ')}) AS hits CROSS JOIN users ON users.seq = hits.seq`,
+      params: fields.flatMap(() => [orgId, term]),
+    };
+  }
+  const everyUser = { sql: 'FROM users', params: [] };
+  const { search } = query;
+  if (search === undefined) return everyUser;
+  const term = foldCase(search.term);
+  if ([...term].length < 3 || term.includes('\0')) return everyUser;
+  const columns = search.fields.map((field) => COLUMNS[field]).join(' ');
+  return {
+    sql: `FROM (SELECT rowid AS seq FROM users_search WHERE users_search MATCH ?) AS hits
+          CROSS JOIN users ON users.seq = hits.seq`,
+    params: [`{${columns}} : "${term.replaceAll('"', '""')}"`],
+  };
 }
 
 /** Paging shared by endpoints 1 and 5: pages count from 1, a page without a limit has 10 items. */
