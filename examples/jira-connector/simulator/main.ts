@@ -1,0 +1,82 @@
+/**
+ * Runs the simulated Jira Service Management site on its own, with activity every few seconds, and prints its URL
+ * and the accounts' credentials. Stops on Ctrl+C (SIGINT) or SIGTERM.
+ *
+ *     npx tsx examples/jira-connector/simulator/main.ts [--port 8081] [--seed 1] [--activity-ms 15000]
+ *
+ * The tokens printed are the simulator's own, not secrets of any real site.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { JiraSimulator } from './simulator.js';
+
+const USAGE =
+  'usage: main.ts [--host 127.0.0.1] [--port 0] [--seed 1] [--requests 8] [--activity-ms 15000] (0: no activity)\n';
+
+function wholeNumber(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    process.stderr.write(`--${name} must be a whole number from 0, got ${JSON.stringify(text)}\n${USAGE}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+let values: Record<string, string | undefined>;
+try {
+  ({ values } = parseArgs({
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      seed: { type: 'string' },
+      requests: { type: 'string' },
+      'activity-ms': { type: 'string' },
+    },
+    strict: true,
+  }) as { values: Record<string, string | undefined> });
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+
+const seed = wholeNumber('seed', values.seed, 1);
+const activityMs = wholeNumber('activity-ms', values['activity-ms'], 15_000);
+const simulator = await JiraSimulator.start({
+  host: values.host ?? '127.0.0.1',
+  port: wholeNumber('port', values.port, 0),
+  seed,
+  requests: wholeNumber('requests', values.requests, 8),
+});
+
+const lines = [
+  `Simulated Jira Service Management at ${simulator.url} (seed ${seed})`,
+  `JQL: ${simulator.jql}`,
+  'Accounts (email, API token, time zone):',
+  ...[simulator.syncAccount, ...simulator.approvers].map(
+    (account, index) =>
+      `  ${index === 0 ? 'sync    ' : 'approver'}  ${account.email.padEnd(24)} ${account.apiToken}  ${account.timeZone}`,
+  ),
+  activityMs > 0 ? `Activity every ${activityMs} ms. Ctrl+C stops it.` : 'No activity. Ctrl+C stops it.',
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+
+const activity =
+  activityMs > 0
+    ? setInterval(() => {
+        for (const event of simulator.advance()) process.stdout.write(`${JSON.stringify(event)}\n`);
+      }, activityMs)
+    : undefined;
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(activity);
+  simulator.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

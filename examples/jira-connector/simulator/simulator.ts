@@ -1,0 +1,570 @@
+/**
+ * A simulated Jira Service Management Cloud site on a loopback port: exactly the calls the connector makes, with
+ * Jira's basic-auth checks, permissions and error shapes, and sample data that changes over time.
+ *
+ * @example
+ * ```ts
+ * const jira = await JiraSimulator.start({ seed: 7 });
+ * const client = new JiraClient({ baseUrl: jira.url, ...jira.syncAccount });
+ * jira.advance(); // a new request, an edit, an answer given in Jira, or a deletion
+ * jira.decisions({ via: 'api' }); // what the connector decided
+ * await jira.close();
+ * ```
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  approvalBody,
+  customerRequestBody,
+  myselfBody,
+  pageBody,
+  platformError,
+  SEARCHABLE_FIELDS,
+  searchIssueBody,
+  serviceDeskError,
+} from './answers.js';
+import { compareSortKeys, JqlError, parseJql } from './jql.js';
+import { type Account, type Issue, type SimulatorEvent, SiteState } from './state.js';
+import { minuteStamp } from './time.js';
+
+export type { SimulatorEvent } from './state.js';
+
+/** Options of {@link JiraSimulator.start}. */
+export interface JiraSimulatorOptions {
+  /** Seeds the sample data and the activity: the same seed and calls give the same data. @default 1 */
+  seed?: number;
+  /** The simulated site's clock: every date it writes comes from it. @default Date.now */
+  now?: () => number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** @default 0 (any free port) */
+  port?: number;
+  /** How many requests exist at the start, created in the hours before it. @default 8 */
+  requests?: number;
+  /** The Service Management project's key. @default 'ITSM' */
+  projectKey?: string;
+}
+
+/** An account of the simulated site and its API token. */
+export interface SimulatedAccount {
+  accountId: string;
+  email: string;
+  displayName: string;
+  apiToken: string;
+  timeZone: string;
+}
+
+/** A request as the simulated site holds it, for tests to look at. */
+export interface SimulatedRequest {
+  id: string;
+  key: string;
+  summary: string;
+  requestTypeId: string;
+  status: string;
+  updatedAt: Date;
+  fields: { fieldId: string; label: string; value: string | number }[];
+  approvals: {
+    id: string;
+    name: string;
+    finalDecision: 'approved' | 'declined' | 'pending';
+    approvers: { accountId: string; decision: 'approved' | 'declined' | 'pending' }[];
+  }[];
+}
+
+/** An answer the simulated site gives instead of the next ones: a rate limit or an outage. */
+export interface SimulatedFault {
+  /** `429`, or a `5xx`. */
+  status: number;
+  /** Sent as `Retry-After`, and in `X-RateLimit-Reset` with a 429. */
+  retryAfterSeconds?: number;
+}
+
+type Caller = { kind: 'account'; account: Account } | { kind: 'anonymous' } | { kind: 'refused' };
+type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
+
+const MAX_BODY_BYTES = 64 * 1024;
+const MAX_SEARCH_RESULTS = 5000;
+
+/** The simulated site and its HTTP server. */
+export class JiraSimulator {
+  /** The site's base URL, such as `http://127.0.0.1:38211`. */
+  readonly url: string;
+  readonly #server: Server;
+  readonly #state: SiteState;
+  readonly #now: () => number;
+  readonly #faults: SimulatedFault[] = [];
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: Server, url: string, state: SiteState, now: () => number) {
+    this.#server = server;
+    this.url = url;
+    this.#state = state;
+    this.#now = now;
+  }
+
+  /** Starts a simulated site on a loopback port. */
+  static async start(options: JiraSimulatorOptions = {}): Promise<JiraSimulator> {
+    const {
+      seed = 1,
+      now = Date.now,
+      host = '127.0.0.1',
+      port = 0,
+      requests = 8,
+      projectKey = 'ITSM',
+    } = options;
+    if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be a whole number, got ${seed}`);
+    if (!Number.isSafeInteger(requests) || requests < 0) {
+      throw new RangeError(`requests must be a whole number from 0, got ${requests}`);
+    }
+    if (!/^[A-Z][A-Z0-9]{1,9}$/.test(projectKey)) {
+      throw new RangeError(
+        `projectKey must be 2 to 10 capital letters and digits, got ${JSON.stringify(projectKey)}`,
+      );
+    }
+    const state = new SiteState({ seed, now, projectKey, requests });
+    let simulator: JiraSimulator | undefined;
+    const server = createServer((request, response) => {
+      simulator!.#handle(request, response).catch(() => response.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const hostInUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    simulator = new JiraSimulator(server, `http://${hostInUrl}:${address.port}`, state, now);
+    return simulator;
+  }
+
+  /** The JQL that selects the simulated project's requests. */
+  get jql(): string {
+    return `project = ${this.#state.projectKey}`;
+  }
+
+  /** The Service Management agent the connector syncs as: it may search the project and read every request. */
+  get syncAccount(): SimulatedAccount {
+    return accountView(this.#state.syncAccount);
+  }
+
+  /** The approvers; each may answer the approvals that name them. One of them hides their email. */
+  get approvers(): SimulatedAccount[] {
+    return this.#state.approvers.map(accountView);
+  }
+
+  /** Every account, the customers who raise requests included. */
+  get accounts(): SimulatedAccount[] {
+    return this.#state.accounts.map(accountView);
+  }
+
+  /** Rounds of activity: each is a new request, an edit, an answer given in Jira, or (rarely) a deletion. */
+  advance(rounds = 1): SimulatorEvent[] {
+    return Array.from({ length: rounds }, () => this.#state.advance());
+  }
+
+  /** A customer raises a request (of the given request type: `10` hardware, `11` software, `12` travel, `13` help). */
+  createRequest(requestTypeId?: string): SimulatorEvent {
+    return this.#state.create(requestTypeId);
+  }
+
+  /** One of the request's fields changes. */
+  editRequest(issueKey: string): SimulatorEvent {
+    return this.#state.edit(issueKey);
+  }
+
+  /** An approver answers in Jira itself, not through the connector. */
+  decideInSource(
+    issueKey: string,
+    approvalId: string,
+    accountId: string,
+    decision: 'approved' | 'declined',
+  ): SimulatorEvent {
+    return this.#state.decideInSource(issueKey, approvalId, accountId, decision);
+  }
+
+  /** The request is deleted: gone from search, and a 404 for every call about it. */
+  deleteRequest(issueKey: string): SimulatorEvent {
+    return this.#state.delete(issueKey);
+  }
+
+  /** The account's API token expires: it no longer signs in (`401`). */
+  expireToken(email: string): void {
+    const account = this.#state.accounts.find((candidate) => candidate.email === email);
+    if (account === undefined) throw new RangeError(`no account ${email}`);
+    account.tokenExpired = true;
+  }
+
+  /** The next `times` calls, whoever makes them, get this answer instead. */
+  failNext(fault: SimulatedFault, times = 1): void {
+    if (
+      !Number.isInteger(fault.status) ||
+      (fault.status !== 429 && (fault.status < 500 || fault.status > 599))
+    ) {
+      throw new RangeError(`fault.status must be 429 or a 5xx, got ${fault.status}`);
+    }
+    for (let i = 0; i < times; i++) this.#faults.push(fault);
+  }
+
+  /** The answers given so far, in order: through the API (`via: 'api'`), in Jira itself (`'source'`), or both. */
+  decisions(filter: { via?: 'api' | 'source' } = {}): (SimulatorEvent & { type: 'decided' })[] {
+    return this.#state.decisions
+      .filter(({ via }) => filter.via === undefined || via === filter.via)
+      .map((decision) => ({ ...decision }));
+  }
+
+  /** The request with this key or id as the site holds it now; `undefined` when there is none (or it was deleted). */
+  request(issueIdOrKey: string): SimulatedRequest | undefined {
+    const issue = this.#state.issue(issueIdOrKey);
+    return issue === undefined ? undefined : requestView(issue);
+  }
+
+  /** Every request, oldest first. */
+  requests(): SimulatedRequest[] {
+    return [...this.#state.issues.values()].map(requestView);
+  }
+
+  /** Stops the server; calls in flight are cut. Idempotent. */
+  async close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    await this.#closing;
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let answer: Answer;
+    try {
+      answer = await this.#answer(request);
+    } catch {
+      answer = { status: 500, body: platformError('Internal server error') };
+    }
+    const headers: Record<string, string> = { ...answer.headers };
+    let payload = '';
+    if (answer.body !== undefined) {
+      payload = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+      headers['content-type'] ??= 'application/json;charset=UTF-8';
+    }
+    response.writeHead(answer.status, headers);
+    response.end(payload);
+  }
+
+  async #answer(request: IncomingMessage): Promise<Answer> {
+    const url = new URL(request.url ?? '/', this.url);
+    const path = url.pathname;
+    const fault = this.#faults.shift();
+    if (fault !== undefined) return this.#faultAnswer(fault);
+
+    const caller = this.#authenticate(request.headers.authorization);
+    if (caller.kind === 'refused') {
+      // Jira refuses a wrong or expired token before any resource runs, with an HTML page and this header.
+      return {
+        status: 401,
+        headers: {
+          'x-seraph-loginreason': 'AUTHENTICATED_FAILED',
+          'content-type': 'text/html;charset=UTF-8',
+        },
+        body: '<html><body><h1>Unauthorized (401)</h1><p>Basic Authentication Failure - Reason : AUTHENTICATED_FAILED</p></body></html>',
+      };
+    }
+    const method = request.method ?? 'GET';
+    if (path === '/rest/api/3/myself') {
+      if (method !== 'GET') return methodNotAllowed();
+      if (caller.kind !== 'account') {
+        return {
+          status: 401,
+          body: platformError(
+            'You are not authenticated. Authentication required to perform this operation.',
+          ),
+        };
+      }
+      return { status: 200, body: myselfBody(this.url, caller.account) };
+    }
+    if (path === '/rest/api/3/search/jql') {
+      if (method !== 'GET') return methodNotAllowed();
+      return this.#search(url.searchParams, caller);
+    }
+    const match = /^\/rest\/servicedeskapi\/request\/([^/]+)(\/approval(?:\/([^/]+))?)?$/.exec(path);
+    if (match !== null) {
+      const [, issueIdOrKey, approvals, approvalId] = match;
+      const isPost = approvalId !== undefined && method === 'POST';
+      if (method !== 'GET' && !isPost) return methodNotAllowed();
+      if (caller.kind !== 'account') {
+        return { status: 401, body: serviceDeskError('You are not logged in.', 'sd.security.not.logged.in') };
+      }
+      const issue = this.#state.issue(safeDecode(issueIdOrKey!));
+      if (issue === undefined || !this.#canView(caller.account, issue)) {
+        return {
+          status: 404,
+          body: serviceDeskError(
+            'The request does not exist or you do not have permission to see it.',
+            'sd.request.not.found',
+          ),
+        };
+      }
+      if (approvals === undefined) {
+        const expand = url.searchParams.getAll('expand').flatMap((value) => value.split(','));
+        const body = customerRequestBody(this.url, this.#state, issue, expand.includes('requestType'));
+        return { status: 200, body };
+      }
+      if (approvalId === undefined) return this.#listApprovals(url, issue, caller.account);
+      const approval = issue.approvals.find(({ id }) => String(id) === approvalId);
+      if (approval === undefined) {
+        return {
+          status: 404,
+          body: serviceDeskError('The approval does not exist.', 'sd.approval.not.found'),
+        };
+      }
+      if (!isPost)
+        return { status: 200, body: approvalBody(this.url, this.#state, issue, approval, caller.account) };
+      return this.#answerApproval(request, issue, approval.id, caller.account);
+    }
+    return { status: 404, body: platformError(`null for uri: ${url.href}`) };
+  }
+
+  #search(params: URLSearchParams, caller: Caller): Answer {
+    const reader = caller.kind === 'account' ? caller.account : undefined;
+    // Without Browse projects (anonymous, customers, approvers) the project is not there for the caller.
+    const browses = reader?.role === 'agent';
+    const jql = params.get('jql');
+    if (jql === null || jql.trim() === '') {
+      return { status: 400, body: platformError('The JQL query is required and must be bounded.') };
+    }
+    const maxResults = Number(params.get('maxResults') ?? 50);
+    if (!Number.isInteger(maxResults)) {
+      return {
+        status: 400,
+        body: platformError(`The value '${params.get('maxResults')}' is not a valid number.`),
+      };
+    }
+    const reconcile = params.getAll('reconcileIssues').flatMap((value) => value.split(','));
+    if (reconcile.length > 50) {
+      return { status: 400, body: platformError('reconcileIssues accepts at most 50 issue ids.') };
+    }
+    let query: ReturnType<typeof parseJql>;
+    try {
+      query = parseJql(jql, reader?.timeZone ?? 'UTC', new Set(browses ? [this.#state.projectKey] : []));
+    } catch (error) {
+      if (error instanceof JqlError) return { status: 400, body: platformError(error.message) };
+      throw error;
+    }
+    if (!query.bounded) {
+      return {
+        status: 400,
+        body: platformError(
+          'Unbounded JQL queries are not allowed here. Please add a search restriction to your query.',
+        ),
+      };
+    }
+    let after: readonly (number | string)[] | undefined;
+    const token = params.get('nextPageToken');
+    if (token !== null) {
+      after = readPageToken(token, jql);
+      if (after === undefined) {
+        return { status: 400, body: platformError('The provided next page token is invalid or expired.') };
+      }
+    }
+    const found = [...this.#state.issues.values()]
+      .filter((issue) => browses && query.matches(issue))
+      .filter(
+        (issue) => after === undefined || compareSortKeys(query.sortKey(issue), after, query.directions) > 0,
+      )
+      .sort((a, b) => compareSortKeys(query.sortKey(a), query.sortKey(b), query.directions));
+    const size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS);
+    const page = found.slice(0, size);
+    const fields = params
+      .getAll('fields')
+      .flatMap((value) => value.split(','))
+      .map((field) => field.trim())
+      .flatMap((field) => (field === '*all' || field === '*navigable' ? [...SEARCHABLE_FIELDS] : [field]))
+      .filter((field): field is (typeof SEARCHABLE_FIELDS)[number] =>
+        (SEARCHABLE_FIELDS as readonly string[]).includes(field),
+      );
+    const isLast = found.length <= size;
+    return {
+      status: 200,
+      body: {
+        issues: page.map((issue) => searchIssueBody(this.url, issue, fields, this.#state.timeZone)),
+        ...(isLast ? {} : { nextPageToken: writePageToken(jql, query.sortKey(page.at(-1)!)) }),
+        isLast,
+      },
+    };
+  }
+
+  #listApprovals(url: URL, issue: Issue, reader: Account): Answer {
+    const start = Number(url.searchParams.get('start') ?? 0);
+    const limit = Number(url.searchParams.get('limit') ?? 50);
+    if (!Number.isInteger(start) || start < 0 || !Number.isInteger(limit) || limit < 1) {
+      return {
+        status: 400,
+        body: serviceDeskError('start must be 0 or more and limit 1 or more.', 'sd.paging.invalid'),
+      };
+    }
+    const values = issue.approvals
+      .slice(start, start + limit)
+      .map((approval) => approvalBody(this.url, this.#state, issue, approval, reader));
+    const path = `/rest/servicedeskapi/request/${issue.id}/approval`;
+    return { status: 200, body: pageBody(this.url, path, values, start, limit, issue.approvals.length) };
+  }
+
+  async #answerApproval(
+    request: IncomingMessage,
+    issue: Issue,
+    approvalId: number,
+    caller: Account,
+  ): Promise<Answer> {
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return { status: 415 };
+    const text = await readBody(request);
+    if (text === undefined) return { status: 413 };
+    let decision: unknown;
+    try {
+      decision = (JSON.parse(text) as { decision?: unknown } | null)?.decision;
+    } catch {
+      return {
+        status: 400,
+        body: serviceDeskError('The request body is not valid JSON.', 'sd.request.body.invalid'),
+      };
+    }
+    if (decision !== 'approve' && decision !== 'decline') {
+      return {
+        status: 400,
+        body: serviceDeskError(
+          'The decision must be "approve" or "decline".',
+          'sd.approval.decision.invalid',
+        ),
+      };
+    }
+    // Read again after the body: the request or the approval may have gone meanwhile.
+    const approval = this.#state.issue(String(issue.id))?.approvals.find(({ id }) => id === approvalId);
+    if (approval === undefined) {
+      return { status: 404, body: serviceDeskError('The approval does not exist.', 'sd.approval.not.found') };
+    }
+    if (!approval.approvers.some(({ accountId }) => accountId === caller.accountId)) {
+      return {
+        status: 403,
+        body: serviceDeskError('You are not an approver of this approval.', 'sd.approval.not.approver'),
+      };
+    }
+    if (!this.#state.isPendingFor(approval, caller.accountId)) {
+      return {
+        status: 400,
+        body: serviceDeskError(
+          'The request is not awaiting this approval, or you have already answered it.',
+          'sd.approval.already.answered',
+        ),
+      };
+    }
+    this.#state.answerFromApi(
+      issue,
+      approval,
+      caller.accountId,
+      decision === 'approve' ? 'approved' : 'declined',
+    );
+    return { status: 200, body: approvalBody(this.url, this.#state, issue, approval, caller) };
+  }
+
+  #faultAnswer(fault: SimulatedFault): Answer {
+    const headers: Record<string, string> = {};
+    if (fault.retryAfterSeconds !== undefined) {
+      headers['retry-after'] = String(fault.retryAfterSeconds);
+      if (fault.status === 429) {
+        headers['x-ratelimit-reset'] = minuteStamp(this.#now() + fault.retryAfterSeconds * 1000);
+        headers['ratelimit-reason'] = 'jira-quota-based';
+      }
+    }
+    return { status: fault.status, headers };
+  }
+
+  #authenticate(header: string | undefined): Caller {
+    if (header === undefined) return { kind: 'anonymous' };
+    const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
+    if (match === null) return { kind: 'refused' };
+    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const email = decoded.slice(0, colon).toLowerCase();
+    const token = decoded.slice(colon + 1);
+    const account = this.#state.accounts.find((candidate) => candidate.email === email);
+    if (colon < 0 || account === undefined || account.tokenExpired || account.apiToken !== token) {
+      return { kind: 'refused' };
+    }
+    return { kind: 'account', account };
+  }
+
+  #canView(account: Account, issue: Issue): boolean {
+    return (
+      account.role === 'agent' ||
+      issue.reporterId === account.accountId ||
+      issue.approvals.some(({ approvers }) =>
+        approvers.some(({ accountId }) => accountId === account.accountId),
+      )
+    );
+  }
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // names no request: a 404
+  }
+}
+
+function methodNotAllowed(): Answer {
+  return { status: 405 };
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+// The token carries where the last page ended (its sort key), not an offset: an issue updated while the search
+// is paged moves behind the cursor and is found again, and no other issue is skipped.
+function writePageToken(jql: string, after: readonly (number | string)[]): string {
+  return Buffer.from(JSON.stringify({ jql, after })).toString('base64url');
+}
+
+function readPageToken(token: string, jql: string): readonly (number | string)[] | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+      jql?: unknown;
+      after?: unknown;
+    };
+    if (parsed.jql !== jql || !Array.isArray(parsed.after)) return undefined;
+    return parsed.after as (number | string)[];
+  } catch {
+    return undefined;
+  }
+}
+
+function accountView(account: Account): SimulatedAccount {
+  const { accountId, email, displayName, apiToken, timeZone } = account;
+  return { accountId, email, displayName, apiToken, timeZone };
+}
+
+function requestView(issue: Issue): SimulatedRequest {
+  return {
+    id: String(issue.id),
+    key: issue.key,
+    summary: issue.summary,
+    requestTypeId: issue.requestTypeId,
+    status: issue.status,
+    updatedAt: new Date(issue.updatedAt),
+    fields: issue.fields.map((field) => ({ ...field })),
+    approvals: issue.approvals.map((approval) => ({
+      id: String(approval.id),
+      name: approval.name,
+      finalDecision: approval.finalDecision,
+      approvers: approval.approvers.map((approver) => ({ ...approver })),
+    })),
+  };
+}

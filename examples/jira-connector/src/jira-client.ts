@@ -1,0 +1,433 @@
+/**
+ * A small client of Jira Cloud with exactly the calls the connector makes: the account's own details, the JQL
+ * search, a Service Management request, its approvals, and the answer to one.
+ *
+ * It signs in with basic auth (an Atlassian account's email and an API token), sends every call once (a failed read
+ * is read again at the next sync, a failed action is the task's failure), and throws {@link JiraHttpError} with the
+ * `status` (and `retryAfterMs` from `Retry-After`) for any answer that is not a success.
+ *
+ * @example
+ * ```ts
+ * const jira = new JiraClient({ baseUrl: 'https://your-domain.atlassian.net', email, apiToken });
+ * for await (const issue of jira.changedIssues('project = ITSM', since, { signal })) console.log(issue.key);
+ * await jira.withCredentials(approverCredentials).answerApproval('ITSM-7', '12', 'approve', { signal });
+ * ```
+ * @module
+ */
+import { type Dispatcher, request } from 'undici';
+import type { z } from 'zod';
+import { JiraArgumentError, JiraHttpError, JiraResponseError, JiraTimeoutError } from './errors.js';
+import { changedIssuesJql, checkedJql } from './jql.js';
+import {
+  JiraApproval,
+  JiraApprovalPage,
+  JiraCustomerRequest,
+  JiraErrorBody,
+  type JiraIssue,
+  JiraMyself,
+  JiraSearchPage,
+} from './schemas.js';
+
+/** An Atlassian account's credentials for basic auth. */
+export interface JiraCredentials {
+  /** The account's email address. */
+  email: string;
+  /** An API token of the account (https://id.atlassian.com/manage-profile/security/api-tokens). */
+  apiToken: string;
+}
+
+/** Options of {@link JiraClient}. */
+export interface JiraClientOptions extends JiraCredentials {
+  /** The site, such as `https://your-domain.atlassian.net`. A path after the host is kept as a prefix. */
+  baseUrl: string;
+  /**
+   * Most time one call may take, from sending to the end of the answer; then it fails with a
+   * {@link JiraTimeoutError}.
+   * @default 30_000
+   */
+  timeoutMs?: number;
+  /**
+   * The undici dispatcher that sends the calls: an `Agent` with your own connection settings or proxy, or a
+   * `MockAgent` in tests.
+   * @default undici's global dispatcher
+   */
+  dispatcher?: Dispatcher;
+}
+
+/** What every call accepts. */
+export interface CallOptions {
+  /** Stops the call: it rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link JiraClient.searchIssues}. */
+export interface SearchOptions extends CallOptions {
+  /** The fields to return for each issue. @default ['summary', 'updated'] */
+  fields?: readonly string[];
+  /** Issues per page; Jira may return fewer. @default 100 */
+  pageSize?: number;
+}
+
+/** An issue the incremental search found: its id, key, summary, and when it was last updated. */
+export interface ChangedIssue {
+  id: string;
+  key: string;
+  summary: string;
+  updated: Date;
+}
+
+/** A decision on an approval, as Jira's Answer approval call takes it. */
+export type JiraDecision = 'approve' | 'decline';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const SEARCH_PAGE_SIZE = 100;
+/** Jira's most issues per search page. */
+const MAX_SEARCH_PAGE_SIZE = 5000;
+const APPROVALS_PAGE_SIZE = 50;
+
+/** A typed client of the Jira Cloud calls the connector needs. */
+export class JiraClient {
+  readonly #base: URL;
+  readonly #authorization: string;
+  readonly #timeoutMs: number;
+  readonly #dispatcher: Dispatcher | undefined;
+  /** The time zone of the signed-in account, asked for once; `null` when Jira did not say. */
+  #timeZone: Promise<string | null> | undefined;
+
+  constructor(options: JiraClientOptions) {
+    const { baseUrl, email, apiToken, timeoutMs = DEFAULT_TIMEOUT_MS, dispatcher } = options ?? {};
+    this.#base = parseBaseUrl(baseUrl);
+    this.#authorization = basicAuthorization({ email, apiToken });
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+      throw new JiraArgumentError(
+        `timeoutMs must be a whole number of milliseconds from 1, got ${String(timeoutMs)}`,
+      );
+    }
+    this.#timeoutMs = timeoutMs;
+    this.#dispatcher = dispatcher;
+  }
+
+  /**
+   * The same client signed in as another account: the approver, whose credentials the task carries. Jira answers
+   * an approval only for one of its approvers.
+   */
+  withCredentials(credentials: JiraCredentials): JiraClient {
+    return new JiraClient({
+      baseUrl: this.#base.href,
+      email: credentials?.email,
+      apiToken: credentials?.apiToken,
+      timeoutMs: this.#timeoutMs,
+      dispatcher: this.#dispatcher,
+    });
+  }
+
+  /** `GET /rest/api/3/myself`: the signed-in account. Also the simplest check that the credentials work. */
+  async myself(options: CallOptions = {}): Promise<JiraMyself> {
+    return await this.#call('GET', '/rest/api/3/myself', {}, JiraMyself, options.signal);
+  }
+
+  /**
+   * `GET /rest/api/3/search/jql`, every page: follows `nextPageToken` until Jira says the page is the last.
+   * Jira's search is eventually consistent: an issue changed a moment ago may not be found yet.
+   */
+  async *searchIssues(jql: string, options: SearchOptions = {}): AsyncIterable<JiraIssue> {
+    const query = checkedSearchQuery(jql);
+    const { fields = ['summary', 'updated'], pageSize = SEARCH_PAGE_SIZE, signal } = options;
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_SEARCH_PAGE_SIZE) {
+      throw new JiraArgumentError(
+        `pageSize must be a whole number from 1 to ${MAX_SEARCH_PAGE_SIZE}, got ${pageSize}`,
+      );
+    }
+    const seen = new Set<string>();
+    let nextPageToken: string | undefined;
+    do {
+      const params = { jql: query, fields: fields.join(','), maxResults: String(pageSize), nextPageToken };
+      const page = await this.#call('GET', '/rest/api/3/search/jql', params, JiraSearchPage, signal);
+      yield* page.issues;
+      nextPageToken = page.isLast === true ? undefined : (page.nextPageToken ?? undefined);
+      if (nextPageToken !== undefined) {
+        // A token that comes back would page forever.
+        if (seen.has(nextPageToken)) {
+          throw new JiraResponseError(
+            { method: 'GET', path: '/rest/api/3/search/jql' },
+            'a nextPageToken again',
+          );
+        }
+        seen.add(nextPageToken);
+      }
+    } while (nextPageToken !== undefined);
+  }
+
+  /**
+   * The issues of `jql` updated at or after `since` (every one when `since` is undefined), in the order of their
+   * `updated`: the incremental read. The date-time is written in the signed-in account's time zone, as Jira
+   * reads it (see `jql.ts`).
+   */
+  async *changedIssues(
+    jql: string,
+    since: Date | undefined,
+    options: SearchOptions = {},
+  ): AsyncIterable<ChangedIssue> {
+    const base = checkedJql(jql);
+    const timeZone = since === undefined ? undefined : await this.#accountTimeZone(options.signal);
+    const query = changedIssuesJql(base, since, timeZone);
+    for await (const issue of this.searchIssues(query, { ...options, fields: ['summary', 'updated'] })) {
+      yield changedIssue(issue);
+    }
+  }
+
+  /** The issues with these ids (at most 50), found by JQL with Jira's read-after-write consistency for them. */
+  async *issuesById(ids: readonly string[], options: CallOptions = {}): AsyncIterable<ChangedIssue> {
+    if (ids.length === 0) return;
+    if (ids.length > 50 || !ids.every((id) => /^\d+$/.test(id))) {
+      throw new JiraArgumentError(`ids must be 1 to 50 numeric issue ids, got ${ids.length} ids`);
+    }
+    const jql = `id in (${ids.join(', ')}) ORDER BY updated ASC, key ASC`;
+    const params = {
+      jql,
+      fields: 'summary,updated',
+      maxResults: String(ids.length),
+      reconcileIssues: ids,
+    };
+    const page = await this.#call('GET', '/rest/api/3/search/jql', params, JiraSearchPage, options.signal);
+    for (const issue of page.issues) yield changedIssue(issue);
+  }
+
+  /** `GET /rest/servicedeskapi/request/{issueIdOrKey}?expand=requestType`: the customer request of an issue. */
+  async getRequest(issueIdOrKey: string, options: CallOptions = {}): Promise<JiraCustomerRequest> {
+    const path = `/rest/servicedeskapi/request/${segment('issueIdOrKey', issueIdOrKey)}`;
+    return await this.#call('GET', path, { expand: 'requestType' }, JiraCustomerRequest, options.signal);
+  }
+
+  /** `GET /rest/servicedeskapi/request/{issueIdOrKey}/approval`, every page (`start`, `limit`, `isLastPage`). */
+  async *listApprovals(issueIdOrKey: string, options: CallOptions = {}): AsyncIterable<JiraApproval> {
+    const path = `/rest/servicedeskapi/request/${segment('issueIdOrKey', issueIdOrKey)}/approval`;
+    let start = 0;
+    for (;;) {
+      const params = { start: String(start), limit: String(APPROVALS_PAGE_SIZE) };
+      const page = await this.#call('GET', path, params, JiraApprovalPage, options.signal);
+      yield* page.values;
+      if (page.isLastPage || page.values.length === 0) return;
+      start += page.values.length;
+    }
+  }
+
+  /** `GET /rest/servicedeskapi/request/{issueIdOrKey}/approval/{approvalId}`: one approval, for the precheck. */
+  async getApproval(
+    issueIdOrKey: string,
+    approvalId: string,
+    options: CallOptions = {},
+  ): Promise<JiraApproval> {
+    const path = approvalPath(issueIdOrKey, approvalId);
+    return await this.#call('GET', path, {}, JiraApproval, options.signal);
+  }
+
+  /**
+   * `POST /rest/servicedeskapi/request/{issueIdOrKey}/approval/{approvalId}` with `{"decision": …}`: answers the
+   * approval as the signed-in account, which must be one of its approvers (see {@link withCredentials}). Jira
+   * answers `400` when the approval is no longer waiting for this answer, `403` when the account is not its approver.
+   * Returns the approval as it is after the answer.
+   */
+  async answerApproval(
+    issueIdOrKey: string,
+    approvalId: string,
+    decision: JiraDecision,
+    options: CallOptions = {},
+  ): Promise<JiraApproval> {
+    if (decision !== 'approve' && decision !== 'decline') {
+      throw new JiraArgumentError(`decision must be "approve" or "decline", got ${JSON.stringify(decision)}`);
+    }
+    const path = approvalPath(issueIdOrKey, approvalId);
+    return await this.#call('POST', path, {}, JiraApproval, options.signal, { decision });
+  }
+
+  async #accountTimeZone(signal: AbortSignal | undefined): Promise<string | undefined> {
+    this.#timeZone ??= this.myself({ signal }).then(
+      (account) => account.timeZone ?? null,
+      (error: unknown) => {
+        this.#timeZone = undefined; // ask again next time
+        throw error;
+      },
+    );
+    return (await this.#timeZone) ?? undefined;
+  }
+
+  async #call<Schema extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    params: Record<string, string | readonly string[] | undefined>,
+    schema: Schema,
+    signal: AbortSignal | undefined,
+    body?: unknown,
+  ): Promise<z.output<Schema>> {
+    signal?.throwIfAborted();
+    const target = { method, path };
+    const url = new URL(`${this.#base.pathname.replace(/\/$/, '')}${path}`, this.#base);
+    for (const [name, value] of Object.entries(params)) {
+      for (const one of typeof value === 'string' ? [value] : (value ?? []))
+        url.searchParams.append(name, one);
+    }
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    const headers: Record<string, string> = {
+      authorization: this.#authorization,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    let status: number;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const answer = await request(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
+        dispatcher: this.#dispatcher,
+      });
+      status = answer.statusCode;
+      retryAfter = headerValue(answer.headers['retry-after']);
+      text = await answer.body.text();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (deadline.aborted) throw new JiraTimeoutError(target, this.#timeoutMs, deadline.reason);
+      throw error;
+    }
+
+    if (status < 200 || status > 299) {
+      throw new JiraHttpError(target, status, errorMessagesOf(text), parseRetryAfter(retryAfter, Date.now()));
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new JiraResponseError(target, `${status} with a body that is not JSON`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue === undefined || issue.path.length === 0 ? 'the body' : issue.path.join('.');
+      throw new JiraResponseError(
+        target,
+        `${status} with an unexpected body: ${where}: ${issue?.message ?? ''}`,
+      );
+    }
+    return parsed.data;
+  }
+}
+
+/**
+ * Reads a `Retry-After` header, in seconds or as an HTTP date, into milliseconds from `now`. `undefined` when
+ * absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function changedIssue(issue: JiraIssue): ChangedIssue {
+  const { summary, updated } = issue.fields;
+  const at = typeof updated === 'string' ? parseJiraDateTime(updated) : undefined;
+  if (at === undefined) {
+    throw new JiraResponseError(
+      { method: 'GET', path: '/rest/api/3/search/jql' },
+      `issue ${issue.key} without a readable fields.updated`,
+    );
+  }
+  return { id: issue.id, key: issue.key, summary: typeof summary === 'string' ? summary : '', updated: at };
+}
+
+/** Jira's date-time, `2026-05-01T10:03:07.000+0200`: ISO 8601 with the offset written without a colon. */
+function parseJiraDateTime(value: string): Date | undefined {
+  const iso = value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+function errorMessagesOf(text: string): string[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return []; // Jira answers some failures (a refused sign-in) with an HTML page: the status says enough.
+  }
+  const body = JiraErrorBody.safeParse(json);
+  if (!body.success) return [];
+  const { errorMessages = [], errors = {}, errorMessage } = body.data;
+  return [...errorMessages, ...Object.values(errors), errorMessage].filter(
+    (message): message is string => typeof message === 'string' && message !== '',
+  );
+}
+
+function approvalPath(issueIdOrKey: string, approvalId: string): string {
+  if (typeof approvalId !== 'string' || !/^\d+$/.test(approvalId)) {
+    throw new JiraArgumentError(
+      `approvalId must be a numeric approval id, got ${JSON.stringify(approvalId)}`,
+    );
+  }
+  return `/rest/servicedeskapi/request/${segment('issueIdOrKey', issueIdOrKey)}/approval/${approvalId}`;
+}
+
+function segment(name: string, value: unknown): string {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_-]+$/.test(value)) {
+    throw new JiraArgumentError(
+      `${name} must be an issue id or key, such as ITSM-7, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function checkedSearchQuery(jql: unknown): string {
+  if (typeof jql !== 'string' || jql.trim() === '') {
+    throw new JiraArgumentError('jql must be a non-empty JQL query');
+  }
+  return jql;
+}
+
+function parseBaseUrl(baseUrl: unknown): URL {
+  let url: URL | undefined;
+  try {
+    url = typeof baseUrl === 'string' ? new URL(baseUrl) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.username ||
+    url.password
+  ) {
+    throw new JiraArgumentError(
+      `baseUrl must be an http(s) URL without credentials, such as https://your-domain.atlassian.net, got ${
+        typeof baseUrl === 'string'
+          ? JSON.stringify(baseUrl.replace(/\/\/[^@/]*@/, '//[redacted]@'))
+          : typeof baseUrl
+      }`,
+    );
+  }
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
+function basicAuthorization({ email, apiToken }: Partial<JiraCredentials>): string {
+  if (typeof email !== 'string' || email.trim() === '' || email.includes(':')) {
+    throw new JiraArgumentError(
+      'email must be the Atlassian account email address, a non-empty string without ":"',
+    );
+  }
+  // The token's value is never part of a message.
+  if (typeof apiToken !== 'string' || apiToken === '') {
+    throw new JiraArgumentError(
+      `apiToken must be a non-empty string, got ${apiToken === '' ? 'an empty string' : typeof apiToken}`,
+    );
+  }
+  return `Basic ${Buffer.from(`${email}:${apiToken}`, 'utf8').toString('base64')}`;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,471 @@
+import { inspect } from 'node:util';
+import { classifyFailure } from 'approval-connector-kit';
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { JiraArgumentError, JiraHttpError, JiraResponseError } from '../src/errors.js';
+import { JiraClient } from '../src/jira-client.js';
+import { jqlDateTime } from '../src/jql.js';
+import { fixtureText } from './fixtures.js';
+
+const BASE = 'https://your-domain.atlassian.net';
+const EMAIL = 'fred@example.com';
+const TOKEN = 'ATATT3xFfGF0-unit-test-token-value';
+const BASIC = `Basic ${Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64')}`;
+
+interface Sent {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+let agent: MockAgent;
+let sent: Sent[];
+
+beforeEach(() => {
+  agent = new MockAgent();
+  agent.disableNetConnect();
+  sent = [];
+});
+
+afterEach(async () => {
+  agent.assertNoPendingInterceptors();
+  await agent.close();
+});
+
+function client(): JiraClient {
+  return new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN, dispatcher: agent });
+}
+
+/** Answers the next call to `method pathname` with `status` and `body` (a fixture's text or a value as JSON). */
+function answer(
+  method: string,
+  pathname: string,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  agent
+    .get(BASE)
+    .intercept({ method, path: (path) => path.split('?')[0] === pathname })
+    .reply((request) => {
+      const url = new URL(request.path, BASE);
+      sent.push({
+        method: request.method,
+        path: url.pathname,
+        query: url.searchParams,
+        headers: Object.fromEntries(
+          Object.entries(request.headers as Record<string, string>).map(([name, value]) => [
+            name.toLowerCase(),
+            value,
+          ]),
+        ),
+        body: typeof request.body === 'string' ? request.body : undefined,
+      });
+      const data = typeof body === 'string' ? body : JSON.stringify(body);
+      const type =
+        typeof body === 'string' && !body.startsWith('{') ? 'text/html;charset=UTF-8' : 'application/json';
+      return { statusCode: status, data, responseOptions: { headers: { 'content-type': type, ...headers } } };
+    });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return await promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const list: T[] = [];
+  for await (const item of items) list.push(item);
+  return list;
+}
+
+describe('JiraClient: the calls', () => {
+  it('signs in with basic auth of the email and the API token, and asks for JSON', async () => {
+    answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json'));
+
+    const account = await client().myself();
+
+    expect(account).toMatchObject({ accountId: '5b10a2844c20165700ede21g', timeZone: 'Australia/Sydney' });
+    expect(sent[0]!.headers).toMatchObject({ authorization: BASIC, accept: 'application/json' });
+  });
+
+  it('reads every page of a search, following nextPageToken until isLast', async () => {
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-1.json'));
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+
+    const issues = await all(client().searchIssues('project = ED ORDER BY key', { pageSize: 2 }));
+
+    expect(issues.map(({ key }) => key)).toEqual(['ED-1', 'ED-2', 'ED-3']);
+    expect(sent.map(({ query }) => Object.fromEntries(query))).toEqual([
+      { jql: 'project = ED ORDER BY key', fields: 'summary,updated', maxResults: '2' },
+      {
+        jql: 'project = ED ORDER BY key',
+        fields: 'summary,updated',
+        maxResults: '2',
+        nextPageToken: 'CAEaAggD',
+      },
+    ]);
+  });
+
+  it("searches what changed since an instant, written in the account's time zone, asking for the zone once", async () => {
+    answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json')); // Australia/Sydney
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    const jira = client();
+
+    // 2016-10-05T07:08:59Z is 18:08:59 in Sydney (daylight saving time, UTC+11).
+    const changed = await all(jira.changedIssues('project = ITSM', new Date('2016-10-05T07:08:59.999Z')));
+    await all(jira.changedIssues('project = ITSM', new Date('2016-10-05T07:08:59.999Z')));
+
+    expect(sent.filter(({ path }) => path === '/rest/api/3/myself')).toHaveLength(1);
+    expect(sent[1]!.query.get('jql')).toBe(
+      '(project = ITSM) AND updated >= "2016-10-05 18:08" ORDER BY updated ASC, key ASC',
+    );
+    expect(changed).toEqual([
+      {
+        id: '10004',
+        key: 'ED-3',
+        summary: 'Access to the finance share',
+        updated: new Date('2021-01-19T00:02:07.512Z'), // 10:02:07.512+1000
+      },
+    ]);
+  });
+
+  it('reads a full search without a date restriction and without asking for the time zone', async () => {
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+
+    await all(client().changedIssues('project = ITSM', undefined));
+
+    expect(sent.map(({ path }) => path)).toEqual(['/rest/api/3/search/jql']);
+    expect(sent[0]!.query.get('jql')).toBe('(project = ITSM) ORDER BY updated ASC, key ASC');
+  });
+
+  it('reads issues by id with read-after-write consistency for them', async () => {
+    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+
+    const issues = await all(client().issuesById(['10004', '10010']));
+
+    expect(issues.map(({ key }) => key)).toEqual(['ED-3']);
+    expect(sent[0]!.query.get('jql')).toBe('id in (10004, 10010) ORDER BY updated ASC, key ASC');
+    expect(sent[0]!.query.getAll('reconcileIssues')).toEqual(['10004', '10010']);
+  });
+
+  it("pages a request's approvals with start and limit until isLastPage", async () => {
+    answer(
+      'GET',
+      '/rest/servicedeskapi/request/ITSM-7/approval',
+      200,
+      fixtureText('request-approvals-page-1.json'),
+    );
+    answer(
+      'GET',
+      '/rest/servicedeskapi/request/ITSM-7/approval',
+      200,
+      fixtureText('request-approvals-page-2.json'),
+    );
+
+    const approvals = await all(client().listApprovals('ITSM-7'));
+
+    expect(approvals.map(({ id, finalDecision }) => [id, finalDecision])).toEqual([
+      ['1', 'approved'],
+      ['2', 'declined'],
+      ['3', 'pending'],
+    ]);
+    // The documented page holds two approvals: the next page starts after what came, not after `limit`.
+    expect(sent.map(({ query }) => [query.get('start'), query.get('limit')])).toEqual([
+      ['0', '50'],
+      ['2', '50'],
+    ]);
+  });
+
+  it('reads one approval, for the precheck', async () => {
+    answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
+
+    const approval = await client().getApproval('ITSM-7', '1');
+
+    expect(approval).toMatchObject({
+      id: '1',
+      finalDecision: 'approved',
+      completedDate: { epochMillis: 1475134200000 },
+      approvers: [
+        { approver: { accountId: 'qm:a713c8ea-1075-4e30-9d96-891a7d181739:5ad6d3581db05e2a66fa80b' } },
+      ],
+    });
+  });
+
+  it('reads a customer request with its request type', async () => {
+    answer('GET', '/rest/servicedeskapi/request/107001', 200, fixtureText('customer-request.json'));
+
+    const request = await client().getRequest('107001');
+
+    expect(sent[0]!.query.get('expand')).toBe('requestType');
+    expect(request).toMatchObject({
+      issueKey: 'HELPDESK-1',
+      requestTypeId: '25',
+      requestType: { id: '25', name: 'Get IT Help' },
+      reporter: { displayName: 'Fred F. User' },
+    });
+  });
+
+  it('answers an approval with {"decision": …} as JSON and returns the approval as it is after', async () => {
+    answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
+
+    const approval = await client().answerApproval('ITSM-7', '1', 'approve');
+
+    expect(sent[0]).toMatchObject({ method: 'POST', body: '{"decision":"approve"}' });
+    expect(sent[0]!.headers['content-type']).toBe('application/json');
+    expect(approval.finalDecision).toBe('approved');
+  });
+
+  it('signs in as the approver with withCredentials, keeping the site and the dispatcher', async () => {
+    answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/3', 200, fixtureText('approval.json'));
+
+    await client()
+      .withCredentials({ email: 'ada@example.com', apiToken: 'ada-token' })
+      .answerApproval('ITSM-7', '3', 'decline');
+
+    expect(sent[0]!.headers.authorization).toBe(
+      `Basic ${Buffer.from('ada@example.com:ada-token').toString('base64')}`,
+    );
+    expect(sent[0]!.body).toBe('{"decision":"decline"}');
+  });
+  it('keeps a path after the host as a prefix of every call', async () => {
+    const prefixed = 'https://api.example.com/ex/jira/0a1b2c3d';
+    agent
+      .get('https://api.example.com')
+      .intercept({ method: 'GET', path: '/ex/jira/0a1b2c3d/rest/api/3/myself' })
+      .reply(200, fixtureText('myself.json'), { headers: { 'content-type': 'application/json' } });
+
+    const jira = new JiraClient({
+      baseUrl: `${prefixed}/`,
+      email: EMAIL,
+      apiToken: TOKEN,
+      dispatcher: agent,
+    });
+
+    await expect(jira.myself()).resolves.toMatchObject({ displayName: 'Mia Krystof' });
+  });
+});
+
+describe('JiraClient: failures the kit classifies without more code', () => {
+  it("carries a 404's status and Service Management's errorMessage: a systemError", async () => {
+    answer(
+      'GET',
+      '/rest/servicedeskapi/request/ITSM-7/approval/1',
+      404,
+      fixtureText('service-desk-error.json'),
+    );
+
+    const error = await rejection(client().getApproval('ITSM-7', '1'));
+
+    expect(error).toBeInstanceOf(JiraHttpError);
+    expect(error).toMatchObject({
+      status: 404,
+      errorMessages: ['Here is an error message'],
+      code: 'jira_http_error',
+    });
+    expect(classifyFailure(error)).toMatchObject({ status: 'systemError', meta: { code: 'HTTP_404' } });
+  });
+
+  it('carries a refused sign-in (401 with an HTML page) as an authenticationError', async () => {
+    answer('GET', '/rest/api/3/myself', 401, '<html><body>Unauthorized (401)</body></html>', {
+      'x-seraph-loginreason': 'AUTHENTICATED_FAILED',
+    });
+
+    const error = await rejection(client().myself());
+
+    expect(error).toMatchObject({ status: 401, errorMessages: [] });
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'authenticationError',
+      meta: { code: 'HTTP_401' },
+    });
+  });
+
+  it('carries a 400 of an approval already answered as a systemError, with what Jira said', async () => {
+    answer(
+      'POST',
+      '/rest/servicedeskapi/request/ITSM-7/approval/1',
+      400,
+      fixtureText('service-desk-error.json'),
+    );
+
+    const error = await rejection(client().answerApproval('ITSM-7', '1', 'approve'));
+
+    expect(error).toMatchObject({ status: 400 });
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'systemError',
+      meta: { code: 'HTTP_400', message: expect.stringContaining('Here is an error message') },
+    });
+  });
+
+  it("reads the platform's ErrorCollection", async () => {
+    answer('GET', '/rest/api/3/search/jql', 400, fixtureText('platform-error-collection.json'));
+
+    const error = await rejection(all(client().searchIssues('project = NOPE')));
+
+    expect(error).toMatchObject({
+      status: 400,
+      errorMessages: ["The value 'NOPE' does not exist for the field 'project'."],
+    });
+  });
+
+  it("turns a 429's Retry-After in seconds into retryAfterMs: a serviceUnavailable", async () => {
+    answer('GET', '/rest/api/3/search/jql', 429, '', {
+      'retry-after': '30',
+      'ratelimit-reason': 'jira-quota-based',
+    });
+
+    const error = await rejection(all(client().searchIssues('project = ITSM')));
+
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 30_000 });
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'HTTP_429' },
+    });
+  });
+
+  it("turns a 503's Retry-After as an HTTP date into retryAfterMs", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-05-01T10:00:00Z') });
+    try {
+      answer('GET', '/rest/api/3/myself', 503, '', { 'retry-after': 'Fri, 01 May 2026 10:00:45 GMT' });
+
+      const error = await rejection(client().myself());
+
+      expect(error).toMatchObject({ status: 503, retryAfterMs: 45_000 });
+      expect(classifyFailure(error).status).toBe('serviceUnavailable');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('refuses a success whose body is not JSON, or lacks what the connector reads', async () => {
+    answer('GET', '/rest/api/3/myself', 200, '<html>maintenance</html>');
+    answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, { id: '1', approvers: [] });
+
+    const notJson = await rejection(client().myself());
+    const incomplete = await rejection(client().getApproval('ITSM-7', '1'));
+
+    expect(notJson).toBeInstanceOf(JiraResponseError);
+    expect(notJson).toMatchObject({ code: 'jira_invalid_response' });
+    expect(incomplete).toMatchObject({
+      code: 'jira_invalid_response',
+      message: expect.stringContaining('finalDecision'),
+    });
+    expect(classifyFailure(incomplete).status).toBe('internalError');
+  });
+
+  it('stops paging when Jira hands back a nextPageToken it gave before', async () => {
+    const looping = { isLast: false, issues: [], nextPageToken: 'same' };
+    answer('GET', '/rest/api/3/search/jql', 200, looping);
+    answer('GET', '/rest/api/3/search/jql', 200, looping);
+
+    const error = await rejection(all(client().searchIssues('project = ITSM')));
+
+    expect(error).toMatchObject({
+      code: 'jira_invalid_response',
+      message: expect.stringContaining('nextPageToken'),
+    });
+  });
+
+  it("rejects with the signal's reason when the call is aborted, sending nothing", async () => {
+    const reason = new Error('shutting down');
+
+    const error = await rejection(client().getApproval('ITSM-7', '1', { signal: AbortSignal.abort(reason) }));
+
+    expect(error).toBe(reason);
+    expect(sent).toEqual([]);
+  });
+
+  it("never shows the API token: not in an error, its message or inspection, nor in the client's", async () => {
+    answer('GET', '/rest/api/3/myself', 401, fixtureText('service-desk-error.json'));
+    const jira = client();
+
+    const error = await rejection(jira.myself());
+
+    const base64 = BASIC.slice('Basic '.length);
+    for (const text of [String(error), inspect(error, { depth: 10 }), JSON.stringify(error), inspect(jira)]) {
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(base64);
+    }
+  });
+});
+
+describe('JiraClient: bad input gets a clear error and sends nothing', () => {
+  it.each([
+    ['an empty base URL', { baseUrl: '' }, /baseUrl/],
+    ['a base URL that is not http(s)', { baseUrl: 'ftp://your-domain.atlassian.net' }, /baseUrl/],
+    ['a base URL with credentials', { baseUrl: 'https://fred:secret@your-domain.atlassian.net' }, /baseUrl/],
+    ['an empty email', { email: '' }, /email/],
+    ['an empty API token', { apiToken: '' }, /apiToken/],
+    ['a timeout of 0', { timeoutMs: 0 }, /timeoutMs/],
+  ])('refuses %s', (_, override, message) => {
+    const create = () => new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN, ...override });
+
+    expect(create).toThrow(JiraArgumentError);
+    expect(create).toThrow(message);
+  });
+
+  it('does not repeat the credentials of a refused base URL', () => {
+    const create = () => new JiraClient({ baseUrl: 'ftp://fred:secret@host', email: EMAIL, apiToken: TOKEN });
+
+    expect(create).toThrow(/\[redacted\]/);
+    expect(create).not.toThrow(/secret/);
+  });
+
+  it.each([
+    ['an empty JQL', () => all(client().changedIssues('  ', undefined)), /jql/],
+    [
+      'a JQL with its own ORDER BY',
+      () => all(client().changedIssues('project = X order by key', undefined)),
+      /ORDER BY/,
+    ],
+    [
+      'a page size over 5000',
+      () => all(client().searchIssues('project = X', { pageSize: 5001 })),
+      /pageSize/,
+    ],
+    ['an issue key with a slash', () => client().getApproval('ITSM-7/../1', '1'), /issueIdOrKey/],
+    ['an approval id that is not a number', () => client().getApproval('ITSM-7', 'abc'), /approvalId/],
+    [
+      'a decision Jira does not know',
+      () => client().answerApproval('ITSM-7', '1', 'yes' as 'approve'),
+      /decision/,
+    ],
+    [
+      'more than 50 ids',
+      () => all(client().issuesById(Array.from({ length: 51 }, (_, i) => String(i)))),
+      /ids/,
+    ],
+  ])('refuses %s', async (_, call, message) => {
+    const error = await rejection(call());
+
+    expect(error).toBeInstanceOf(JiraArgumentError);
+    expect((error as Error).message).toMatch(message);
+    expect(sent).toEqual([]);
+  });
+});
+
+describe('jqlDateTime: an instant as JQL reads it, never after the instant', () => {
+  it("writes the account's wall clock, rounded down to the minute", () => {
+    expect(jqlDateTime(new Date('2026-01-15T09:41:59.999Z'), 'Europe/Berlin')).toBe('2026-01-15 10:41');
+    expect(jqlDateTime(new Date('2026-07-15T09:41:00Z'), 'America/New_York')).toBe('2026-07-15 05:41');
+    expect(jqlDateTime(new Date('2026-07-15T09:41:00Z'), 'UTC')).toBe('2026-07-15 09:41');
+  });
+
+  it('writes a time in the hour repeated when clocks go back so that its later reading is not after it', () => {
+    // Berlin goes back from 03:00 CEST to 02:00 CET at 2026-10-25T01:00Z. 00:30Z is 02:30 CEST; "02:30" also
+    // names 02:30 CET (01:30Z), an hour later. "01:30" can only be 01:30 CEST (23:30Z the day before).
+    expect(jqlDateTime(new Date('2026-10-25T00:30:00Z'), 'Europe/Berlin')).toBe('2026-10-25 01:30');
+  });
+
+  it('starts 12 hours early when the time zone is unknown or not a zone', () => {
+    expect(jqlDateTime(new Date('2026-07-15T09:41:00Z'), undefined)).toBe('2026-07-14 21:41');
+    expect(jqlDateTime(new Date('2026-07-15T09:41:00Z'), 'Mars/Olympus_Mons')).toBe('2026-07-14 21:41');
+  });
+});

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { SapDecisionUnavailableError } from '../src/errors.js';
+import { approvalId, chooseDecision, parseApprovalId, toSourceApprovals } from '../src/mapping.js';
+import { DecisionOption, InboxTask, type OpenTask } from '../src/model.js';
+import { fixtureJson } from './support/mock-sap.js';
+
+// The documented answers, parsed as the client parses them.
+const [readyTask, reservedTask] = fixtureJson('task-collection.json').d.results.map((entry: unknown) =>
+  InboxTask.parse(entry),
+) as [InboxTask, InboxTask];
+const options = fixtureJson('decision-options.json').d.results.map((entry: unknown) =>
+  DecisionOption.parse(entry),
+) as DecisionOption[];
+
+describe('toSourceApprovals', () => {
+  it('gives one approval to each potential owner of a ready task, with what the app shows in data', () => {
+    const approvals = toSourceApprovals({ task: readyTask, decisionOptions: options });
+
+    expect(approvals.map(({ id, approver }) => [id, approver])).toEqual([
+      ['LOCAL_TGW~000001750567~AMILLER', 'AMILLER'],
+      ['LOCAL_TGW~000001750567~BCHEN', 'BCHEN'],
+    ]);
+    expect(approvals[0]).toEqual({
+      id: 'LOCAL_TGW~000001750567~AMILLER',
+      schemaId: 'sap-task',
+      approver: 'AMILLER',
+      resolved: false,
+      data: {
+        title: 'Release purchase requisition 10004711',
+        taskName: 'Release of purchase requisition',
+        taskDefinitionId: 'TS00008267',
+        priority: 'HIGH',
+        status: 'READY',
+        createdBy: 'Eva Weber',
+        createdOn: '2026-01-05T08:00:00.000Z',
+        dueOn: '2026-01-12T08:00:00.000Z',
+        attributes: { PURCHASE_REQUISITION: '10004711', TOTAL_VALUE: '12500.00', CURRENCY: 'EUR' },
+        decisions: [
+          { key: '0001', text: 'Release', type: 'approve', commentMandatory: false },
+          { key: '0002', text: 'Reject', type: 'reject', commentMandatory: true },
+        ],
+        sap: { origin: 'LOCAL_TGW', instanceId: '000001750567' },
+      },
+    });
+    // No time of last change in the task collection: a snapshot compares contents instead.
+    expect(approvals[0]).not.toHaveProperty('lastModified');
+  });
+
+  it('gives a reserved task to the user who reserved it only', () => {
+    const approvals = toSourceApprovals({ task: reservedTask, decisionOptions: options });
+
+    expect(approvals.map((approval) => approval.approver)).toEqual(['BCHEN']);
+  });
+
+  it('makes no approver of the users it is told to ignore, whatever their case', () => {
+    const approvals = toSourceApprovals(
+      { task: readyTask, decisionOptions: options },
+      { ignoreUsers: ['bchen'] },
+    );
+
+    expect(approvals.map((approval) => approval.approver)).toEqual(['AMILLER']);
+  });
+
+  it('gives nothing for a task that offers neither an approving nor a rejecting decision', () => {
+    const open: OpenTask = {
+      task: readyTask,
+      decisionOptions: [
+        { DecisionKey: '0003', DecisionText: 'Inquire', CommentMandatory: false, Nature: undefined },
+      ],
+    };
+
+    expect(toSourceApprovals(open)).toEqual([]);
+  });
+
+  it('uses the schema id it is given', () => {
+    expect(
+      toSourceApprovals({ task: readyTask, decisionOptions: options }, { schemaId: 'sap-pr' })[0]?.schemaId,
+    ).toBe('sap-pr');
+  });
+});
+
+describe('approval ids', () => {
+  it.each([
+    [{ origin: 'LOCAL_TGW', instanceId: '000001750567' }, 'AMILLER'],
+    [{ origin: 'ORIGIN~WITH~TILDES', instanceId: '100%' }, 'user%7Ename~'],
+    [
+      { origin: 'bpm://origin', instanceId: 'bpm%3A%2F%2Fbpm.sap.com%2Ftask-instance%2F9851' },
+      'a.b@example.com',
+    ],
+  ])('reads back the task and approver of %j / %s', (ref, approver) => {
+    expect(parseApprovalId(approvalId(ref, approver))).toEqual({ ref, approver });
+  });
+
+  it.each(['', 'LOCAL_TGW~0001', 'a~b~c~d', 'a~~c', 'a~b%zz~c', 'a~b%41~c'])('refuses %j', (id) => {
+    expect(() => parseApprovalId(id)).toThrow(TypeError);
+  });
+});
+
+describe('chooseDecision', () => {
+  it('takes the positive option for approve and the negative one for reject', () => {
+    expect(chooseDecision(options, 'approve', '').DecisionKey).toBe('0001');
+    expect(chooseDecision(options, 'reject', 'over budget').DecisionKey).toBe('0002');
+  });
+
+  it('refuses a decision that needs a comment when the comment is blank, saying so to the approver', () => {
+    const choosing = () => chooseDecision(options, 'reject', '   ');
+
+    expect(choosing).toThrow(SapDecisionUnavailableError);
+    expect(choosing).toThrow('SAP requires a comment for the decision "Reject"; add one and try again');
+    expect(() => chooseDecision(options, 'reject', '')).toThrow(
+      expect.objectContaining({ reason: 'comment_required' }),
+    );
+  });
+
+  it('refuses a task type the task does not offer, naming what it offers', () => {
+    const approveOnly = options.filter((option) => option.Nature === 'POSITIVE');
+
+    expect(() => chooseDecision(approveOnly, 'reject', 'no')).toThrow(
+      'This SAP task cannot be rejected from here; it offers: Release',
+    );
+    expect(() => chooseDecision([], 'approve', '')).toThrow(
+      expect.objectContaining({ reason: 'not_offered' }),
+    );
+  });
+});
