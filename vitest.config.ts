@@ -13,6 +13,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    globalSetup: ['test/setup/console-page.ts'],
     setupFiles: ['test/setup/fail-on-console.ts', 'test/setup/fail-on-unhandled-rejection.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },

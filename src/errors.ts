@@ -37,14 +37,23 @@ export class ValidationError extends ApprovalKitError {
   }
 }
 
-/** Renders issues as `path: message; path: message`, the form used in every validation message. */
+/**
+ * Renders issues as `path: message; path: message`, the form used in every validation message. A message that names
+ * its own path already, as an option's does (``Expected `sync.schedule` to be …``), is shown as it is.
+ */
 export function formatIssues(issues: readonly ValidationIssue[]): string {
   return issues
-    .map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ${issue.message}` : issue.message))
+    .map((issue) => {
+      const path = formatPath(issue.path);
+      return path === '' || issue.message.includes(`\`${path}\``)
+        ? issue.message
+        : `${path}: ${issue.message}`;
+    })
     .join('; ');
 }
 
-function formatPath(path: ReadonlyArray<string | number>): string {
+/** Renders a path as `a.b[0].c`. */
+export function formatPath(path: ReadonlyArray<string | number>): string {
   return path
     .map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? part : `.${part}`))
     .join('');

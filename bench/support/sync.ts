@@ -40,7 +40,7 @@ export async function runSync(run: SyncRun): Promise<SyncResult> {
     const worker = await harness.start(new LazyConnector(run.count, run.onYield), {
       logger: { level: 'silent' },
       sync: { batchSize: run.batchSize, concurrency: run.concurrency },
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     if (run.latencyMs !== undefined && run.latencyMs > 0) {
       harness.faults.inject({

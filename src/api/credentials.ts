@@ -57,12 +57,16 @@ export function isPublicKey(value: string): boolean {
   return /^[A-Za-z0-9+/]{43}=$/.test(value) && fromBase64(value).length === nacl.box.publicKeyLength;
 }
 
+// Without Buffer: the console page seals credentials in the browser with this very module.
 export function toBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('base64');
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
 }
 
+/** Throws on a text that is not base64. */
 export function fromBase64(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, 'base64'));
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }
 
 function decodeKey(text: string, name: string): Uint8Array {

@@ -10,6 +10,7 @@ import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.
 export type ServiceErrorKind =
   | 'Bad Request'
   | 'Unauthorized'
+  | 'Forbidden'
   | 'Not Found'
   | 'Conflict'
   | 'Payload Too Large'
@@ -19,6 +20,8 @@ export type ServiceErrorKind =
 const KINDS: Record<ServiceErrorKind, { status: number; code: string }> = {
   'Bad Request': { status: 400, code: 'bad_request' },
   Unauthorized: { status: 401, code: 'unauthorized' },
+  // Only the console answers it (a CSRF defence failed); the service's own APIs never do.
+  Forbidden: { status: 403, code: 'forbidden' },
   'Not Found': { status: 404, code: 'not_found' },
   Conflict: { status: 409, code: 'conflict' },
   'Payload Too Large': { status: 413, code: 'payload_too_large' },
@@ -31,8 +34,8 @@ const KINDS: Record<ServiceErrorKind, { status: number; code: string }> = {
 export type Collection = 'users' | 'systems' | 'orgs' | 'approvals' | 'tasks';
 
 /**
- * A request the service refuses. `code` is stable (`bad_request`, `unauthorized`, `not_found`, `conflict`,
- * `payload_too_large`, `rate_limited`, `internal`); `message` is the v1 message `<kind>. <detail>`.
+ * A request the service refuses. `code` is stable (`bad_request`, `unauthorized`, `forbidden`, `not_found`,
+ * `conflict`, `payload_too_large`, `rate_limited`, `internal`); `message` is the v1 message `<kind>. <detail>`.
  */
 export class ServiceError extends ApprovalKitError {
   readonly status: number;

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
+import { z } from 'zod';
+import { func, host, integer, nonEmptyString, parseOptions, pinoLogger, port } from '../options.js';
 import type { SeedInput } from './seed/schema.js';
 
 /** Options of {@link startReferenceBackend}. Every field is optional. */
@@ -36,7 +38,8 @@ export interface ReferenceBackendOptions {
    */
   now?: () => number;
   /**
-   * Token of the admin API (`/admin/...`). Never opens v1 or v2, and no service token opens the admin API.
+   * Token of the admin API (`/admin/...`), at least 8 characters. Never opens v1 or v2, and no service token opens
+   * the admin API.
    * @default a random token, readable as the handle's `adminToken`
    */
   adminToken?: string;
@@ -47,36 +50,36 @@ export interface ReferenceBackendOptions {
   logger?: Logger;
 }
 
-/** Options with every default applied. */
-export type CompiledOptions = Required<Omit<ReferenceBackendOptions, 'dataFile' | 'seed'>> &
-  Pick<ReferenceBackendOptions, 'dataFile' | 'seed'>;
+/** The schema of {@link ReferenceBackendOptions}: checks them and applies every default. */
+export const backendOptionsSchema = z.strictObject({
+  port: port().default(0),
+  host: host().default('127.0.0.1'),
+  dataFile: nonEmptyString().optional(),
+  seed: z
+    .union(
+      [
+        nonEmptyString(),
+        z.custom<SeedInput>((value) => typeof value === 'object' && value !== null && !Array.isArray(value)),
+      ],
+      { error: 'a seed object or the path of a seed file' },
+    )
+    .optional(),
+  leaseMs: integer(1).default(60_000),
+  now: func<() => number>().default(() => Date.now),
+  adminToken: z
+    .string({ error: 'a string of at least 8 characters' })
+    .min(8, { error: 'a string of at least 8 characters' })
+    .default(() => randomBytes(24).toString('base64url')),
+  logger: pinoLogger().default(() => pino({ level: 'silent' })),
+});
 
-/** Applies defaults and checks every option, naming the option and the value received when one is wrong. */
+/** Options with every default applied. */
+export type CompiledOptions = z.output<typeof backendOptionsSchema>;
+
+/**
+ * Checks every option and applies the defaults: a bad option is a `ValidationError` naming it and what was received
+ * (never the admin token's value).
+ */
 export function compileOptions(options: ReferenceBackendOptions = {}): CompiledOptions {
-  const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TypeError(
-      `Expected \`port\` to be an integer from 0 to 65535, got \`${String(port)}\` (${typeof port})`,
-    );
-  }
-  const leaseMs = options.leaseMs ?? 60_000;
-  if (!Number.isInteger(leaseMs) || leaseMs < 1) {
-    throw new TypeError(
-      `Expected \`leaseMs\` to be an integer from 1 and up, got \`${String(leaseMs)}\` (${typeof leaseMs})`,
-    );
-  }
-  const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
-  if (adminToken.length < 8) {
-    throw new TypeError(`Expected \`adminToken\` to be at least 8 characters long, got ${adminToken.length}`);
-  }
-  return {
-    port,
-    host: options.host ?? '127.0.0.1',
-    dataFile: options.dataFile,
-    seed: options.seed,
-    leaseMs,
-    now: options.now ?? Date.now,
-    adminToken,
-    logger: options.logger ?? pino({ level: 'silent' }),
-  };
+  return parseOptions(backendOptionsSchema, options, 'reference backend options', ['adminToken']);
 }

@@ -1,7 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { ValidationError } from '../errors.js';
-import { parseOptions } from '../options.js';
+import { func, integer, nonEmptyString, parseOptions, withMethods } from '../options.js';
 import type { RetryEvent, RetryPolicy } from './retry.js';
 
 /**
@@ -20,7 +19,10 @@ export interface ClientOptions {
   baseUrl: string | URL;
   /** The credential: a connector token for the Integration API, a management token for the Management API. */
   token: TokenSource;
-  /** How the credential is sent. The spec does not show it; see `docs/api-contract.md`. */
+  /**
+   * How the credential is sent. The spec does not show it; see `docs/api-contract.md`.
+   * @default {} (`Authorization: Bearer <token>`)
+   */
   auth?: {
     /**
      * Header that carries the credential.
@@ -46,7 +48,10 @@ export interface ClientOptions {
    * @default 33554432 (32 MiB)
    */
   maxResponseBytes?: number;
-  /** Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries". */
+  /**
+   * Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries".
+   * @default {} (4 retries within 60 s)
+   */
   retry?: {
     /**
      * Retries after the first attempt. `0` turns retries off.
@@ -123,72 +128,75 @@ export interface ResolvedClientOptions {
   headers: Record<string, string>;
 }
 
-const positiveInt = z.number().int().positive();
-const nonNegativeInt = z.number().int().nonnegative();
-
-const OptionsSchema = z.object({
-  baseUrl: z.union([
-    z.instanceof(URL),
-    z.string().refine((value) => URL.canParse(value), { message: 'must be an absolute URL' }),
-  ]),
-  token: z.union([z.string().min(1, 'must not be empty'), z.function()]),
-  auth: z
-    .object({
-      header: z
-        .string()
-        .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
-        .optional(),
-      scheme: z.string().min(1).nullable().optional(),
-    })
-    .optional(),
-  timeoutMs: positiveInt.optional(),
-  maxResponseBytes: positiveInt.optional(),
-  retry: z
-    .object({
-      retries: nonNegativeInt.optional(),
-      baseDelayMs: nonNegativeInt.optional(),
-      maxDelayMs: nonNegativeInt.optional(),
-      maxRetryTimeMs: nonNegativeInt.optional(),
-      random: z.function().optional(),
-    })
-    .optional(),
-  onRetry: z.function().optional(),
-  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null).optional(),
-  connections: positiveInt.optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-});
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+const TOKEN = 'a non-empty string or a function that returns one';
 
 /**
- * Validates client options and applies the defaults, in one place. A bad option is a {@link ValidationError} naming
- * the option and what was received; the token's value is never echoed.
+ * The client options' schema: it checks them and applies every default. The connector checks its `service` option
+ * with it too. Its output is itself valid client options.
+ */
+export const clientOptionsSchema = z.strictObject({
+  baseUrl: z.union([z.instanceof(URL), z.string()], { error: 'an absolute http or https URL' }).refine(
+    (value) => {
+      const url = URL.parse(String(value));
+      return url !== null && (url.protocol === 'http:' || url.protocol === 'https:');
+    },
+    { error: 'an absolute http or https URL' },
+  ),
+  token: z.union(
+    [z.string({ error: TOKEN }).min(1, { error: TOKEN }), func<() => string | Promise<string>>()],
+    { error: TOKEN },
+  ),
+  auth: z
+    .strictObject({
+      header: z
+        .string({ error: 'a header name' })
+        .regex(HEADER_NAME, { error: 'a header name' })
+        .default('authorization'),
+      scheme: nonEmptyString().nullable().default('Bearer'),
+    })
+    .prefault({}),
+  timeoutMs: integer(1).default(30_000),
+  maxResponseBytes: integer(1).default(DEFAULT_MAX_RESPONSE_BYTES),
+  retry: z
+    .strictObject({
+      retries: integer(0).default(4),
+      baseDelayMs: integer(0).default(250),
+      maxDelayMs: integer(0).default(10_000),
+      maxRetryTimeMs: integer(0).default(60_000),
+      random: func<() => number>().default(() => Math.random),
+    })
+    .prefault({}),
+  onRetry: func<(event: RetryEvent) => void>().optional(),
+  dispatcher: withMethods<Dispatcher>('an undici Dispatcher', 'dispatch').optional(),
+  connections: integer(1).default(16),
+  headers: z
+    .record(z.string(), z.string(), { error: 'an object of header names and string values' })
+    .default(() => ({})),
+});
+
+/** The options that are secrets: their values are never shown in an error. */
+export const CLIENT_SECRET_OPTIONS: readonly string[] = ['token', 'headers'];
+
+/**
+ * Validates client options and applies the defaults, in one place. A bad option is a `ValidationError` naming
+ * the option and what was received; the values of the token and the headers are never shown.
  */
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  // The token is a secret: its value is never echoed.
-  parseOptions(OptionsSchema, options, 'client options', ['token']);
-  const baseUrl = new URL(String(options.baseUrl));
-  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') {
-    throw new ValidationError('client options', [
-      { path: ['baseUrl'], message: `must be an http or https URL, got \`${baseUrl.protocol}\`` },
-    ]);
-  }
+  const compiled = parseOptions(clientOptionsSchema, options, 'client options', CLIENT_SECRET_OPTIONS);
+  const baseUrl = new URL(String(compiled.baseUrl));
   if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
   return {
     baseUrl,
-    token: options.token,
-    authHeader: (options.auth?.header ?? 'authorization').toLowerCase(),
-    authScheme: options.auth?.scheme === undefined ? 'Bearer' : options.auth.scheme,
-    timeoutMs: options.timeoutMs ?? 30_000,
-    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-    retry: {
-      retries: options.retry?.retries ?? 4,
-      baseDelayMs: options.retry?.baseDelayMs ?? 250,
-      maxDelayMs: options.retry?.maxDelayMs ?? 10_000,
-      maxRetryTimeMs: options.retry?.maxRetryTimeMs ?? 60_000,
-      random: options.retry?.random ?? Math.random,
-    },
-    onRetry: options.onRetry,
-    dispatcher: options.dispatcher,
-    connections: options.connections ?? 16,
-    headers: options.headers ?? {},
+    token: compiled.token,
+    authHeader: compiled.auth.header.toLowerCase(),
+    authScheme: compiled.auth.scheme,
+    timeoutMs: compiled.timeoutMs,
+    maxResponseBytes: compiled.maxResponseBytes,
+    retry: compiled.retry,
+    onRetry: compiled.onRetry,
+    dispatcher: compiled.dispatcher,
+    connections: compiled.connections,
+    headers: compiled.headers,
   };
 }

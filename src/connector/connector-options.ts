@@ -1,13 +1,13 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { ClientOptions } from '../client/options.js';
-import { parseOptions } from '../options.js';
-import type { KeyStore } from './key-store.js';
-import { type KeyRingOptions, keyRingOptionsIssues } from './keys.js';
-import type { Logger, LoggerOptions } from './logger.js';
-import type { ConnectorMetrics } from './metrics.js';
-import type { PushLimits } from './sync/pusher.js';
-import { type Schedule, scheduleProblem } from './sync/schedule.js';
-import type { PollerSettings } from './tasks/poller.js';
+import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/options.js';
+import { func, integer, parseOptions, pinoLogger, withMethods } from '../options.js';
+import { FileKeyStore, type KeyStore } from './key-store.js';
+import { type KeyRingOptions, keyRingOptionsShape, marginUnderLifetime } from './keys.js';
+import { type Logger, type LoggerOptions, loggerOptionsSchema } from './logger.js';
+import { type ConnectorMetricsOptions, metricsOptionsShape, registryIsFree } from './metrics.js';
+import { type OperationsServerOptions, operationsServerOptionsSchema } from './operations-server.js';
+import { type Schedule, scheduleSchema } from './sync/schedule.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
 export const DEFAULT_KEY_FILE = '.connector/keys.json';
@@ -70,7 +70,7 @@ export interface SyncOptions {
 }
 
 /** Options of the task poller. */
-export interface TaskOptions {
+export interface PollerOptions {
   /**
    * Run the task poller in this worker.
    * @default true
@@ -117,14 +117,36 @@ export interface TaskOptions {
   timeoutMs?: number;
 }
 
-/** Options of a `ConnectorWorker`: where the service is, and how the kit runs the connector. */
+/** Options of the graceful shutdown. */
+export interface ShutdownOptions {
+  /**
+   * How long running tasks may take to finish after a stop, in milliseconds, before their `signal` is aborted.
+   * @default 30000
+   */
+  graceMs?: number;
+  /**
+   * How long aborted tasks may take to settle and report, in milliseconds, after the grace time. At its end, calls
+   * still in flight are cut short and the ids of the tasks whose outcome is unknown are logged.
+   * @default 5000
+   */
+  forceMs?: number;
+}
+
+/**
+ * Options of a `ConnectorWorker`: where the service is, and how the kit runs the connector. Every option, at every
+ * level, is checked when the worker is built: a bad value or an unknown key is a `ValidationError` that names the
+ * option (see `docs/connector.md`, "Options").
+ */
 export interface ConnectorOptions {
   /**
    * Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. The
    * connector counts each retry in `client_retries_total` and logs it at debug, then calls `onRetry` when given.
    */
   service: ClientOptions;
-  /** A pino logger to log through (the kit adds its redaction), or options for the one the kit creates. */
+  /**
+   * A pino logger to log through (the kit adds its redaction), or options for the one the kit creates.
+   * @default {} (a new logger at level `info`, writing JSON lines to stdout)
+   */
   logger?: Logger | LoggerOptions;
   /**
    * Where the key pairs are kept, when the connector has `authRequired`. In a container, mount a volume there, or
@@ -133,44 +155,46 @@ export interface ConnectorOptions {
    */
   keyStore?: KeyStore;
   /**
-   * Key lifetime and rotation margin; the margin must be less than the lifetime. A running connector rotates its
-   * key when the margin begins (see `docs/keys.md`).
+   * Key lifetime and rotation margin (each documented, with its default, on `KeyRingOptions`); the margin must be
+   * less than the lifetime. A running connector rotates its key when the margin begins (see `docs/keys.md`).
+   * @default {}
    */
   keys?: Pick<KeyRingOptions, 'keyLifetimeMs' | 'rotationMarginMs'>;
+  /**
+   * The sync loop.
+   * @default {}
+   */
   sync?: SyncOptions;
-  tasks?: TaskOptions;
+  /**
+   * The task poller: how many tasks run at once, how it polls, a task's deadline. (Named `tasks` before 0.2; the
+   * connector's `tasks` are the task types it declares.)
+   * @default {}
+   */
+  poller?: PollerOptions;
   /**
    * The graceful shutdown. `stop()` resolves at most `graceMs + forceMs + SHUTDOWN_MARGIN_MS` (1 s) after it began,
    * whatever the service and the handlers do: every call it makes carries that deadline. Under Kubernetes, set
    * `terminationGracePeriodSeconds` above it (with the defaults, 36 s: the default of 30 s is too short).
+   * @default {}
    */
-  shutdown?: {
-    /**
-     * How long running tasks may take to finish after a stop, in milliseconds, before their `signal` is aborted.
-     * @default 30000
-     */
-    graceMs?: number;
-    /**
-     * How long aborted tasks may take to settle and report, in milliseconds, after the grace time. At its end, calls
-     * still in flight are cut short and the ids of the tasks whose outcome is unknown are logged.
-     * @default 5000
-     */
-    forceMs?: number;
-  };
+  shutdown?: ShutdownOptions;
   /**
-   * The operations HTTP port (`/healthz`, `/readyz`, `/metrics`), or `false` for none.
+   * The operations HTTP endpoints (`/healthz`, `/readyz`, `/metrics`): their port and host (each documented, with
+   * its default, on `OperationsServerOptions`: port 9464 on 127.0.0.1), or `false` for none. Checked when the
+   * worker is built; opened once it has started.
    * @default false
    */
-  operations?: { port?: number; host?: string } | false;
+  operations?: Pick<OperationsServerOptions, 'port' | 'host'> | false;
   /**
-   * Where the connector records its metrics.
-   * @default a new `ConnectorMetrics` with its own registry
+   * Where the worker records its metrics: the registry and the task duration buckets (each documented, with its
+   * default, on `ConnectorMetricsOptions`). The metrics are read from the worker's `metrics` member.
+   * @default {} (a registry of the worker's own)
    */
-  metrics?: ConnectorMetrics;
+  metrics?: Pick<ConnectorMetricsOptions, 'registry' | 'taskDurationBuckets'>;
   /**
-   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran. Durations (a task's
-   * deadline and time taken, the task poller's watchdog, the shutdown's grace and force times) are read from the
-   * monotonic clock instead, so a step of this one changes none of them.
+   * The wall clock, in milliseconds since the epoch: key lifetimes, the time a sync ran, the metrics' sync lag and
+   * key expiry. Durations (a task's deadline and time taken, the task poller's watchdog, the shutdown's grace and
+   * force times) are read from the monotonic clock instead, so a step of this one changes none of them.
    * @default Date.now
    */
   now?: () => number;
@@ -181,103 +205,82 @@ export interface ConnectorOptions {
   random?: () => number;
 }
 
-/** Connector options with every default applied. */
-export interface ResolvedConnectorOptions {
-  sync: {
-    enabled: boolean;
-    runOnStart: boolean;
-    schedule: Schedule;
-    reconcileSchedule: Schedule | false;
-    overlapMs: number;
-    reconcileChunkSize: number;
-    limits: PushLimits;
-  };
-  tasks: { enabled: boolean } & PollerSettings;
-  shutdown: { graceMs: number; forceMs: number };
-  now: () => number;
-  random: () => number;
-}
-
-const positive = z.number().int().positive();
-const nonNegative = z.number().int().nonnegative();
-const schedule = z.union([z.string(), z.number()]).superRefine((value, ctx) => {
-  const problem = scheduleProblem(value);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+const syncOptionsSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  schedule: scheduleSchema.default(60_000),
+  runOnStart: z.boolean().default(true),
+  reconcileSchedule: z
+    .union([z.literal(false), scheduleSchema], {
+      error: 'a cron expression, a number of milliseconds from 1 and up, or false',
+    })
+    .default('17 * * * *'),
+  batchSize: integer(1, 500).default(100),
+  batchBytes: integer(1, 5 * 1024 * 1024).default(1024 * 1024),
+  concurrency: integer(1).default(4),
+  overlapMs: integer(0).default(300_000),
+  reconcileChunkSize: integer(1).default(100),
 });
 
-const Checked = z.object({
-  sync: z
-    .object({
-      enabled: z.boolean().optional(),
-      runOnStart: z.boolean().optional(),
-      schedule: schedule.optional(),
-      reconcileSchedule: z.union([schedule, z.literal(false)]).optional(),
-      batchSize: positive.max(500).optional(),
-      batchBytes: positive.max(5 * 1024 * 1024).optional(),
-      concurrency: positive.optional(),
-      overlapMs: nonNegative.optional(),
-      reconcileChunkSize: positive.optional(),
+const pollerOptionsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    concurrency: integer(1).default(4),
+    idleMinMs: integer(1).default(250),
+    idleMaxMs: integer(1).default(10_000),
+    recentResults: integer(1).default(10_000),
+    recentResultTtlMs: integer(1).default(86_400_000),
+    watchdogMs: integer(1).default(120_000),
+    timeoutMs: integer(1).default(30_000),
+  })
+  // The wait starts at idleMinMs whatever the ceiling: a floor above the default ceiling raises it.
+  .transform((poller) => ({ ...poller, idleMaxMs: Math.max(poller.idleMaxMs, poller.idleMinMs) }));
+
+/** The schema of {@link ConnectorOptions}: checks them and applies every default. */
+export const connectorOptionsSchema = z.strictObject({
+  service: clientOptionsSchema,
+  logger: z
+    .union([pinoLogger(), loggerOptionsSchema], {
+      error: 'a pino logger, or options of the logger to create',
     })
-    .optional(),
-  tasks: z
-    .object({
-      enabled: z.boolean().optional(),
-      concurrency: positive.optional(),
-      idleMinMs: positive.optional(),
-      idleMaxMs: positive.optional(),
-      recentResults: positive.optional(),
-      recentResultTtlMs: positive.optional(),
-      watchdogMs: positive.optional(),
-      timeoutMs: positive.optional(),
+    .prefault({}),
+  // Resolved now, so that the key file does not move if the working directory changes after the build.
+  keyStore: withMethods<KeyStore>('a KeyStore (an object with load() and save())', 'load', 'save').default(
+    () => new FileKeyStore(resolve(DEFAULT_KEY_FILE)),
+  ),
+  keys: keyRingOptionsShape
+    .pick({ keyLifetimeMs: true, rotationMarginMs: true })
+    .check(marginUnderLifetime)
+    .prefault({}),
+  sync: syncOptionsSchema.prefault({}),
+  poller: pollerOptionsSchema.prefault({}),
+  shutdown: z
+    .strictObject({ graceMs: integer(0).default(30_000), forceMs: integer(0).default(5_000) })
+    .prefault({}),
+  operations: z
+    .union([z.literal(false), operationsServerOptionsSchema.pick({ port: true, host: true })], {
+      error: 'false, or an object with the port and host of the operations endpoints',
     })
-    .optional(),
-  shutdown: z.object({ graceMs: nonNegative.optional(), forceMs: nonNegative.optional() }).optional(),
-  // Checked here rather than when the key ring loads at start, where a bad margin would stop a deployed worker.
-  keys: z
-    .looseObject({})
-    .superRefine((keys, ctx) => {
-      for (const { path, message } of keyRingOptionsIssues(keys)) {
-        ctx.addIssue({ code: 'custom', path: [...path], message });
-      }
-    })
-    .optional(),
+    .default(false),
+  metrics: metricsOptionsShape
+    .pick({ registry: true, taskDurationBuckets: true })
+    .check(registryIsFree)
+    .prefault({}),
+  now: func<() => number>().default(() => Date.now),
+  random: func<() => number>().default(() => Math.random),
 });
 
-/** Validates the connector's own options and applies their defaults, in one place. */
+/** Connector options with every default applied: what the worker runs with. */
+export type ResolvedConnectorOptions = z.output<typeof connectorOptionsSchema>;
+
+/**
+ * Validates the connector's options, at every level (the service's client options, the keys, the operations port and
+ * the metrics among them), and applies their defaults, in one place. The token's value is never shown.
+ */
 export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
-  parseOptions(
-    Checked,
-    { sync: options.sync, tasks: options.tasks, shutdown: options.shutdown, keys: options.keys },
+  return parseOptions(
+    connectorOptionsSchema,
+    options,
     'connector options',
+    CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
   );
-  const sync = options.sync ?? {};
-  const tasks = options.tasks ?? {};
-  return {
-    sync: {
-      enabled: sync.enabled ?? true,
-      runOnStart: sync.runOnStart ?? true,
-      schedule: sync.schedule ?? 60_000,
-      reconcileSchedule: sync.reconcileSchedule ?? '17 * * * *',
-      overlapMs: sync.overlapMs ?? 300_000,
-      reconcileChunkSize: sync.reconcileChunkSize ?? 100,
-      limits: {
-        batchSize: sync.batchSize ?? 100,
-        batchBytes: sync.batchBytes ?? 1024 * 1024,
-        concurrency: sync.concurrency ?? 4,
-      },
-    },
-    tasks: {
-      enabled: tasks.enabled ?? true,
-      concurrency: tasks.concurrency ?? 4,
-      idleMinMs: tasks.idleMinMs ?? 250,
-      idleMaxMs: Math.max(tasks.idleMaxMs ?? 10_000, tasks.idleMinMs ?? 250),
-      recentResults: tasks.recentResults ?? 10_000,
-      recentResultTtlMs: tasks.recentResultTtlMs ?? 86_400_000,
-      watchdogMs: tasks.watchdogMs ?? 120_000,
-      timeoutMs: tasks.timeoutMs ?? 30_000,
-    },
-    shutdown: { graceMs: options.shutdown?.graceMs ?? 30_000, forceMs: options.shutdown?.forceMs ?? 5_000 },
-    now: options.now ?? Date.now,
-    random: options.random ?? Math.random,
-  };
 }

@@ -26,9 +26,10 @@ export {
 } from './connector.js';
 export {
   type ConnectorOptions,
+  type PollerOptions,
   SHUTDOWN_MARGIN_MS,
+  type ShutdownOptions,
   type SyncOptions,
-  type TaskOptions,
 } from './connector-options.js';
 export {
   AuthenticationFailure,

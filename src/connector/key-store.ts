@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { fromBase64, toBase64 } from '../api/credentials.js';
 import { toIssues } from '../api/primitives.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+import { nonEmptyString, parseOptions } from '../options.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 const Key = z.string().regex(KEY_PATTERN, 'must be a 32-byte key in standard base64');
@@ -115,6 +116,8 @@ export interface KeyStore {
   save(data: KeyRingData): Promise<void>;
 }
 
+const fileKeyStoreOptionsSchema = z.strictObject({ path: nonEmptyString() });
+
 /**
  * Keeps the key ring in a JSON file readable by its owner only (mode 0600). A save writes a temporary file in the
  * same directory, flushes it to disk and renames it over the old file, so a crash never leaves a partial ring.
@@ -128,7 +131,7 @@ export class FileKeyStore implements KeyStore {
   readonly description: string;
 
   constructor(path: string) {
-    if (path === '') throw new TypeError('Expected `path` to be a file path, got an empty string');
+    parseOptions(fileKeyStoreOptionsSchema, { path }, 'FileKeyStore options');
     this.path = path;
     this.description = `file ${path}`;
   }
@@ -179,6 +182,22 @@ export type ReadOnlyKeyStoreSource =
       file: string;
     };
 
+const readOnlySourceSchema = z.union(
+  [
+    z.strictObject({
+      variable: nonEmptyString(),
+      env: z
+        .custom<Readonly<Record<string, string | undefined>>>(
+          (value) => typeof value === 'object' && value !== null,
+          { error: 'an object of environment variables' },
+        )
+        .optional(),
+    }),
+    z.strictObject({ file: nonEmptyString() }),
+  ],
+  { error: 'either `{ variable }` or `{ file }`' },
+);
+
 /**
  * Reads a key ring the operator provides, for containers whose file system is ephemeral or shared by replicas.
  * Saving is impossible, so the kit never rotates these keys: the operator adds a new key before the current one
@@ -191,14 +210,11 @@ export class ReadOnlyKeyStore implements KeyStore {
   readonly #source: ReadOnlyKeyStoreSource;
 
   constructor(source: ReadOnlyKeyStoreSource) {
-    if ('variable' in source) {
-      if (source.variable === '') throw new TypeError('Expected `variable` to be a variable name, got ""');
-      this.description = `environment variable ${source.variable}`;
-    } else {
-      if (source.file === '') throw new TypeError('Expected `file` to be a file path, got ""');
-      this.description = `file ${source.file}`;
-    }
-    this.#source = source;
+    this.#source = parseOptions(readOnlySourceSchema, source, 'ReadOnlyKeyStore options');
+    this.description =
+      'variable' in this.#source
+        ? `environment variable ${this.#source.variable}`
+        : `file ${this.#source.file}`;
   }
 
   async load(): Promise<KeyRingData | undefined> {

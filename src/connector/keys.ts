@@ -6,9 +6,11 @@
  * @module
  */
 import nacl from 'tweetnacl';
+import { z } from 'zod';
 import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
 import type { EncryptedCredentials } from '../api/integration.js';
-import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
+import { ApprovalKitError } from '../errors.js';
+import { crossCheck, func, integer, parseOptions } from '../options.js';
 import { CredentialsUnreadable } from './failures.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
@@ -389,55 +391,40 @@ function describeKey(publicKey: unknown): string {
     : 'an unknown key';
 }
 
-type CompiledKeyRingOptions = Required<Omit<KeyRingOptions, 'onNewKey'>> & Pick<KeyRingOptions, 'onNewKey'>;
+/**
+ * The schema of {@link KeyRingOptions} without the rule that ties the margin to the lifetime (see
+ * {@link keyRingOptionsSchema}), so that the connector can take two of its options.
+ */
+export const keyRingOptionsShape = z.strictObject({
+  keyLifetimeMs: integer(1).default(DEFAULT_KEY_LIFETIME_MS),
+  rotationMarginMs: integer(0).default(DEFAULT_ROTATION_MARGIN_MS),
+  // Looked up at each call, so fake timers installed later are honoured.
+  now: func<() => number>().default(() => () => Date.now()),
+  onNewKey: func<(key: PublicKeyInfo, reason: NewKeyReason) => void>().optional(),
+});
+
+/** The rotation margin must be less than the key lifetime, or every key would be due as soon as it is made. */
+export const marginUnderLifetime = crossCheck<{ keyLifetimeMs: number; rotationMarginMs: number }>(
+  (keys, context) => {
+    if (keys.rotationMarginMs >= keys.keyLifetimeMs) {
+      context.addIssue({
+        code: 'too_big',
+        origin: 'number',
+        maximum: keys.keyLifetimeMs,
+        inclusive: false,
+        path: ['rotationMarginMs'],
+        input: keys.rotationMarginMs,
+        message: `an integer from 0 to less than keyLifetimeMs (${keys.keyLifetimeMs})`,
+      });
+    }
+  },
+);
+
+/** The schema of {@link KeyRingOptions}: checks them and applies every default. */
+export const keyRingOptionsSchema = keyRingOptionsShape.check(marginUnderLifetime);
+
+type CompiledKeyRingOptions = z.output<typeof keyRingOptionsSchema>;
 
 function compileKeyRingOptions(options: KeyRingOptions): CompiledKeyRingOptions {
-  const issues = keyRingOptionsIssues(options).map((issue) => ({
-    ...issue,
-    message: `${issue.message}, got ${received(options[issue.path[0] as keyof KeyRingOptions])}`,
-  }));
-  if (issues.length > 0) throw new ValidationError('key ring options', issues);
-  return {
-    keyLifetimeMs: options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS,
-    rotationMarginMs: options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS,
-    // Looked up at each call, so fake timers installed later are honoured.
-    now: options.now ?? (() => Date.now()),
-    ...(options.onNewKey === undefined ? {} : { onNewKey: options.onNewKey }),
-  };
-}
-
-/**
- * What is wrong with key ring options, each issue naming the option but not the value received (the caller adds
- * it in its own words). The connector checks its `keys` option with it when it is built.
- */
-export function keyRingOptionsIssues(options: KeyRingOptions): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  const keyLifetimeMs = options.keyLifetimeMs ?? DEFAULT_KEY_LIFETIME_MS;
-  const rotationMarginMs = options.rotationMarginMs ?? DEFAULT_ROTATION_MARGIN_MS;
-  if (!Number.isSafeInteger(keyLifetimeMs) || keyLifetimeMs < 1) {
-    issues.push({
-      path: ['keyLifetimeMs'],
-      message: 'Expected a whole number of milliseconds from 1 and up',
-    });
-  } else if (
-    !Number.isSafeInteger(rotationMarginMs) ||
-    rotationMarginMs < 0 ||
-    rotationMarginMs >= keyLifetimeMs
-  ) {
-    issues.push({
-      path: ['rotationMarginMs'],
-      message: `Expected a whole number of milliseconds from 0 to less than keyLifetimeMs (${keyLifetimeMs})`,
-    });
-  }
-  for (const name of ['now', 'onNewKey'] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== 'function') {
-      issues.push({ path: [name], message: 'Expected a function' });
-    }
-  }
-  return issues;
-}
-
-function received(value: unknown): string {
-  return `\`${String(value)}\` (${typeof value})`;
+  return parseOptions(keyRingOptionsSchema, options, 'key ring options');
 }

@@ -10,6 +10,8 @@ import {
   stdSerializers,
   symbols,
 } from 'pino';
+import { z } from 'zod';
+import { logLevel, parseOptions, pinoLogger, withMethods } from '../options.js';
 import { REDACTED, redactSecrets, type Secret, secretPattern } from './secret.js';
 
 export type { Logger } from 'pino';
@@ -41,6 +43,17 @@ export interface LoggerOptions {
    */
   redact?: readonly string[];
 }
+
+/** The schema of {@link LoggerOptions}: checks them and applies every default but the logger's. */
+export const loggerOptionsSchema = z.strictObject({
+  logger: pinoLogger().optional(),
+  level: logLevel().default('info'),
+  destination: withMethods<DestinationStream>('a stream with a write() method', 'write').optional(),
+  redact: z
+    .array(z.string(), { error: 'a list of paths' })
+    .readonly()
+    .default(() => []),
+});
 
 /** Field names whose values are redacted wherever they appear in a log line's object, up to {@link REDACT_DEPTH}. */
 export const SECRET_FIELDS: readonly string[] = Object.freeze([
@@ -96,16 +109,22 @@ export function redactPaths(extra: readonly string[] = []): string[] {
  * ```
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const redact = { paths: redactPaths(options.redact), censor: REDACTED };
+  const {
+    logger,
+    level,
+    destination,
+    redact: extra,
+  } = parseOptions(loggerOptionsSchema, options, 'logger options');
+  const redact = { paths: redactPaths(extra), censor: REDACTED };
   const serializers = { err: serializeError };
-  if (options.logger !== undefined) return options.logger.child({}, { redact, serializers });
+  if (logger !== undefined) return logger.child({}, { redact, serializers });
   const settings = {
-    level: options.level ?? 'info',
+    level,
     redact,
     serializers,
     hooks: { logMethod: scrubMessage },
   };
-  return options.destination === undefined ? pino(settings) : pino(settings, options.destination);
+  return destination === undefined ? pino(settings) : pino(settings, destination);
 }
 
 // `logger.error(error)` makes the error's message the line's `msg`, out of reach of `redact` and serializers.

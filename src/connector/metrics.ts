@@ -4,8 +4,9 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
 import type { TaskResultStatus } from '../api/integration.js';
-import { ValidationError } from '../errors.js';
+import { crossCheck, func, parseOptions } from '../options.js';
 
 /** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */
 export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';
@@ -90,20 +91,11 @@ export class ConnectorMetrics {
   #keyExpiresAt: number | undefined;
 
   constructor(options: ConnectorMetricsOptions = {}) {
-    const registry = options.registry ?? new Registry();
-    const buckets = [...(options.taskDurationBuckets ?? DEFAULT_TASK_DURATION_BUCKETS)];
-    validateBuckets(buckets);
-    const taken = METRIC_NAMES.filter((name) => registry.getSingleMetric(name) !== undefined);
-    if (taken.length > 0) {
-      throw new ValidationError('metrics options', [
-        {
-          path: ['registry'],
-          message: `already holds ${taken.join(', ')}; give each connector its own registry`,
-        },
-      ]);
-    }
+    const compiled = parseOptions(metricsOptionsSchema, options, 'metrics options');
+    const { registry } = compiled;
+    const buckets = [...compiled.taskDurationBuckets];
     this.registry = registry;
-    this.#now = options.now ?? Date.now;
+    this.#now = compiled.now;
     const registers = [registry];
 
     this.#approvalsPushed = new Counter({
@@ -263,16 +255,45 @@ function timeOf(value: Date | undefined): number | undefined {
   return Number.isNaN(time) ? undefined : time;
 }
 
-function validateBuckets(buckets: readonly number[]): void {
-  const sorted = buckets.every(
-    (bound, index) => Number.isFinite(bound) && (index === 0 || bound > (buckets[index - 1] as number)),
+function isIncreasing(buckets: unknown): buckets is readonly number[] {
+  return (
+    Array.isArray(buckets) &&
+    buckets.length > 0 &&
+    buckets.every(
+      (bound, index) =>
+        typeof bound === 'number' && Number.isFinite(bound) && (index === 0 || bound > buckets[index - 1]),
+    )
   );
-  if (buckets.length === 0 || !sorted) {
-    throw new ValidationError('metrics options', [
-      {
-        path: ['taskDurationBuckets'],
-        message: `must be finite numbers in increasing order, got \`${JSON.stringify(buckets)}\``,
-      },
-    ]);
-  }
 }
+
+/**
+ * The schema of {@link ConnectorMetricsOptions} without the check that the registry is free, which the connector
+ * applies to its `metrics` option too (with {@link registryIsFree}).
+ */
+export const metricsOptionsShape = z.strictObject({
+  // A fresh registry per instance: a default one shared between instances would refuse the second.
+  registry: z
+    .custom<Registry>((value) => value instanceof Registry, { error: 'a prom-client Registry' })
+    .default(() => new Registry()),
+  taskDurationBuckets: z
+    .custom<readonly number[]>(isIncreasing, {
+      error: 'a non-empty list of finite numbers in increasing order',
+    })
+    .default(DEFAULT_TASK_DURATION_BUCKETS),
+  now: func<() => number>().default(() => Date.now),
+});
+
+/** A registry that holds the connector's metrics already would make two connectors count into one. */
+export const registryIsFree = crossCheck<{ registry: Registry }>((options, context) => {
+  const taken = METRIC_NAMES.filter((name) => options.registry.getSingleMetric(name) !== undefined);
+  if (taken.length > 0) {
+    context.addIssue({
+      code: 'custom',
+      path: ['registry'],
+      input: options.registry,
+      message: `a registry without the connector's metrics (it holds ${taken.join(', ')} already: give each connector its own)`,
+    });
+  }
+});
+
+const metricsOptionsSchema = metricsOptionsShape.check(registryIsFree);

@@ -5,7 +5,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApprovalKitError, ValidationError, type ValidationIssue } from '../errors.js';
+import { z } from 'zod';
+import { ApprovalKitError } from '../errors.js';
+import { func, host, parseOptions, pinoLogger, port, withMethods } from '../options.js';
 import type { Logger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 
@@ -69,7 +71,16 @@ export class OperationsServerListenFailed extends ApprovalKitError {
   }
 }
 
-const DEFAULT_PORT = 9464;
+/** The schema of {@link OperationsServerOptions}: checks them and applies every default. */
+export const operationsServerOptionsSchema = z.strictObject({
+  port: port().default(9464),
+  host: host().default('127.0.0.1'),
+  health: func<OperationsServerOptions['health']>(),
+  isReady: func<OperationsServerOptions['isReady']>(),
+  metrics: withMethods<OperationsServerOptions['metrics']>('an object with a render() method', 'render'),
+  logger: pinoLogger().optional(),
+});
+
 const ALLOWED_METHODS = 'GET, HEAD';
 
 /**
@@ -89,31 +100,13 @@ const ALLOWED_METHODS = 'GET, HEAD';
  * ```
  */
 export class OperationsServer {
-  readonly #options: Required<Omit<OperationsServerOptions, 'logger'>> &
-    Pick<OperationsServerOptions, 'logger'>;
+  readonly #options: z.output<typeof operationsServerOptionsSchema>;
   readonly #server: Server;
   #starting: Promise<{ url: string }> | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: OperationsServerOptions) {
-    const port = options.port ?? DEFAULT_PORT;
-    const issues: ValidationIssue[] = [];
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      issues.push({
-        path: ['port'],
-        message: `must be an integer from 0 to 65535, got \`${String(port)}\` (${typeof port})`,
-      });
-    }
-    for (const name of ['health', 'isReady'] as const) {
-      if (typeof options[name] !== 'function') {
-        issues.push({ path: [name], message: `must be a function, got ${typeof options[name]}` });
-      }
-    }
-    if (typeof options.metrics?.render !== 'function') {
-      issues.push({ path: ['metrics'], message: 'must have a render() method' });
-    }
-    if (issues.length > 0) throw new ValidationError('operations server options', issues);
-    this.#options = { ...options, port, host: options.host ?? '127.0.0.1' };
+    this.#options = parseOptions(operationsServerOptionsSchema, options, 'operations server options');
     this.#server = createServer((request, response) => {
       this.#handle(request, response).catch((error: unknown) => this.#fail(request, response, error));
     });

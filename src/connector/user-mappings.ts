@@ -3,10 +3,12 @@
  * See `docs/operations.md`, "User mappings".
  * @module
  */
+
+import { z } from 'zod';
 import type { NewUserMapping } from '../api/management.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../client/errors.js';
 import type { ManagementClient } from '../client/management-client.js';
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import { integer, parseOptions } from '../options.js';
 
 /** One user of the source system: its id there and its email. */
 export interface UserMappingEntry {
@@ -17,14 +19,15 @@ export interface UserMappingEntry {
 /** Options of {@link syncUserMappings}. */
 export interface SyncUserMappingsOptions {
   /**
-   * Mappings per Add user mappings request. A request is all or nothing on the service; a refused one is split
+   * Mappings per Add user mappings request, 1 to 1000. A request is all or nothing on the service; a refused one is split
    * in halves and sent again until each refused mapping is alone, so that one bad mapping does not hold back the
    * others.
    * @default 100
    */
   batchSize?: number;
   /**
-   * Items per page when reading the organization's users and the system's mappings (the service allows 1000).
+   * Items per page when reading the organization's users and the system's mappings, 1 to 1000 (what the service
+   * allows).
    * @default 1000
    */
   pageSize?: number;
@@ -33,7 +36,10 @@ export interface SyncUserMappingsOptions {
    * @default 100
    */
   maxListed?: number;
-  /** Stops the work: nothing more is sent, and the call rejects with `signal.reason`. */
+  /**
+   * Stops the work: nothing more is sent, and the call rejects with `signal.reason`.
+   * @default none
+   */
   signal?: AbortSignal;
 }
 
@@ -218,28 +224,14 @@ function isRefusal(error: unknown): error is ConflictError | NotFoundError | Bad
   return error instanceof ConflictError || error instanceof NotFoundError || error instanceof BadRequestError;
 }
 
-function compileOptions(options: SyncUserMappingsOptions) {
-  const issues: ValidationIssue[] = [];
-  const batchSize = checkInteger(issues, 'batchSize', options.batchSize ?? 100, 1, 1000);
-  const pageSize = checkInteger(issues, 'pageSize', options.pageSize ?? 1000, 1, 1000);
-  const maxListed = checkInteger(issues, 'maxListed', options.maxListed ?? 100, 0);
-  if (issues.length > 0) throw new ValidationError('user mapping options', issues);
-  return { batchSize, pageSize, maxListed, signal: options.signal };
-}
+/** The schema of {@link SyncUserMappingsOptions}: checks them and applies every default. */
+export const userMappingsOptionsSchema = z.strictObject({
+  batchSize: integer(1, 1000).default(100),
+  pageSize: integer(1, 1000).default(1000),
+  maxListed: integer(0).default(100),
+  signal: z.instanceof(AbortSignal, { error: 'an AbortSignal' }).optional(),
+});
 
-function checkInteger(
-  issues: ValidationIssue[],
-  name: string,
-  value: number,
-  min: number,
-  max?: number,
-): number {
-  if (!Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
-    const range = max === undefined ? `from ${min} and up` : `from ${min} to ${max}`;
-    issues.push({
-      path: [name],
-      message: `must be an integer ${range}, got \`${String(value)}\` (${typeof value})`,
-    });
-  }
-  return value;
+function compileOptions(options: SyncUserMappingsOptions) {
+  return parseOptions(userMappingsOptionsSchema, options, 'user mapping options');
 }

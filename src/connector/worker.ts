@@ -1,22 +1,18 @@
-import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { IntegrationClient } from '../client/integration-client.js';
-import { resolveClientOptions } from '../client/options.js';
 import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
 import { ApprovalKitError } from '../errors.js';
-import { parseOptions } from '../options.js';
+import { func, parseOptions } from '../options.js';
 import type { Connector } from './connector.js';
 import {
   type ConnectorOptions,
-  DEFAULT_KEY_FILE,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { abortAfter, settlesWithin } from './deadline.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
-import { FileKeyStore } from './key-store.js';
 import { KeyRing } from './keys.js';
 import { componentLogger, createLogger, type Logger } from './logger.js';
 import { ConnectorMetrics, type SyncMode } from './metrics.js';
@@ -63,7 +59,6 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   readonly metrics: ConnectorMetrics;
   readonly #client: IntegrationClient;
   readonly #logger: Logger;
-  readonly #options: ConnectorOptions;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppStateOf<C>>;
   /** The author's part of the state, as the connector's methods get it in their context. */
@@ -91,19 +86,11 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     parseOptions(DeclaredConnector, connector, 'connector');
     this.connector = connector;
     this.#settings = resolveConnectorOptions(options);
-    this.#options = options;
-    this.#logger = isLogger(options.logger)
-      ? createLogger({ logger: options.logger })
-      : createLogger(options.logger);
-    this.metrics = options.metrics ?? new ConnectorMetrics();
-    // Checked as given, before the worker puts its own retry hook in place of the caller's.
-    resolveClientOptions(options.service);
-    const onRetry = retryReporter(
-      this.metrics,
-      componentLogger(this.#logger, 'client'),
-      options.service.onRetry,
-    );
-    this.#client = new IntegrationClient({ ...options.service, onRetry });
+    const { logger, metrics, service, now } = this.#settings;
+    this.#logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
+    this.metrics = new ConnectorMetrics({ ...metrics, now });
+    const onRetry = retryReporter(this.metrics, componentLogger(this.#logger, 'client'), service.onRetry);
+    this.#client = new IntegrationClient({ ...service, onRetry });
     this.#state = new StateStore<AppStateOf<C>>(this.#client);
     this.#appState = {
       read: () => this.#state.app,
@@ -226,9 +213,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     const signal = this.#stopping.signal;
     const { connector } = this;
     if (connector.authRequired) {
-      const keyStore = this.#options.keyStore ?? new FileKeyStore(resolve(DEFAULT_KEY_FILE));
-      this.#keyRing = await KeyRing.load(keyStore, {
-        ...this.#options.keys,
+      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
+        ...this.#settings.keys,
         now: this.#settings.now,
         onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
       });
@@ -239,9 +225,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
     if (signal.aborted) return;
 
-    if (this.#options.operations) {
+    if (this.#settings.operations) {
       this.#operations = new OperationsServer({
-        ...this.#options.operations,
+        ...this.#settings.operations,
         logger: componentLogger(logger, 'operations'),
         metrics: this.metrics,
         health: () => ({
@@ -264,8 +250,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     }
     this.#lifecycle = 'running';
     this.#scheduleJobs();
-    const tasks = this.#settings.tasks;
-    if (tasks.enabled) {
+    const poller = this.#settings.poller;
+    if (poller.enabled) {
       this.#poller = new TaskPoller(
         {
           client: this.#client,
@@ -277,7 +263,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
           metrics: this.metrics,
           random: this.#settings.random,
         },
-        tasks,
+        poller,
       );
       this.#poller.start();
     }
@@ -373,7 +359,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       },
       state: this.#state as StateStore<object>,
       appState: this.#appState as StateAccess<object>,
-      limits: this.#settings.sync.limits,
+      limits: this.#settings.sync,
       signal: this.#stopping.signal,
       logger,
       now: this.#settings.now,
@@ -475,18 +461,17 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
-const isFunction = (value: unknown) => typeof value === 'function';
-const fn = z.custom<(...args: never[]) => unknown>(isFunction, { error: 'must be a function' });
+const fn = func();
 const schema = z.custom<z.ZodType>(
   (value) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function',
-  { error: 'must be a zod schema' },
+  { error: 'a zod schema' },
 );
 const lookup = fn.optional();
 
 /** What a worker checks of a connector: the declarations the compiler checks, for code it did not see. */
 const DeclaredConnector = z.object({
   tasks: z.record(z.string(), z.object({ input: schema, precheck: fn.optional(), run: fn }), {
-    error: 'must be an object of task types, each declared with task({ input, run })',
+    error: 'an object of task types, each declared with task({ input, run })',
   }),
   source: z.discriminatedUnion(
     'kind',
@@ -494,13 +479,13 @@ const DeclaredConnector = z.object({
       z.object({ kind: z.literal('incremental'), ordered: z.boolean(), changes: fn, lookup }),
       z.object({ kind: z.literal('snapshot'), snapshot: fn, lookup }),
     ],
-    { error: 'must be declared with incremental({ changes }) or snapshot({ snapshot })' },
+    { error: 'declared with incremental({ changes }) or snapshot({ snapshot })' },
   ),
   authRequired: z.boolean(),
   classifyFailure: fn.optional(),
 });
 
-function isLogger(value: ConnectorOptions['logger']): value is Logger {
+function isLogger(value: ResolvedConnectorOptions['logger']): value is Logger {
   return typeof (value as Logger | undefined)?.child === 'function';
 }
 

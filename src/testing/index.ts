@@ -114,7 +114,7 @@ export class TestHarness {
       keyStore: new MemoryKeyStore(),
       ...overrides,
       sync: { runOnStart: false, schedule: 3_600_000, reconcileSchedule: false, ...overrides.sync },
-      tasks: { idleMinMs: 5, idleMaxMs: 20, ...overrides.tasks },
+      poller: { idleMinMs: 5, idleMaxMs: 20, ...overrides.poller },
       shutdown: { graceMs: 2_000, forceMs: 1_000, ...overrides.shutdown },
     };
   }

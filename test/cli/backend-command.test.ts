@@ -91,6 +91,30 @@ describe('connector backend', () => {
     expect((await once(child, 'exit'))[0]).toBe(0);
   });
 
+  it('prints a console link that signs a browser in once, and keeps the login token out of its logs', async () => {
+    const { child, stdout } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json']);
+    const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+    const [, link, token] = await waitFor(stdout, /console: +(http:\/\/\S+\/console\/#login=(\S+))/, child);
+    expect(link?.startsWith(`${url}/console/`)).toBe(true);
+    const exchange = () =>
+      request(`${url}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
+    const first = await exchange();
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['set-cookie']).toMatch(/HttpOnly; SameSite=Strict/);
+    await first.body.dump();
+    const second = await exchange();
+    expect(second.statusCode).toBe(401);
+    await second.body.dump();
+    child.kill('SIGTERM');
+    expect((await once(child, 'exit'))[0]).toBe(0);
+    // Printed once, in the banner; never in a log line.
+    expect(stdout().split(token!).length).toBe(2);
+  });
+
   it('stops cleanly on SIGINT', async () => {
     const { child, stdout } = run(['backend', '--port', '0']);
     await waitFor(stdout, /listening on/, child);
@@ -105,9 +129,42 @@ describe('connector backend', () => {
     expect(bad.stderr()).toMatch(/^Invalid seed file package\.json: /);
     const port = run(['backend', '--port', 'eighty']);
     expect((await once(port.child, 'exit'))[0]).toBe(1);
-    expect(port.stderr()).toContain('--port');
+    expect(port.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n\nUsage: connector backend /,
+    );
     const unknown = run(['nope']);
     expect((await once(unknown.child, 'exit'))[0]).toBe(1);
+  });
+
+  it('refuses an unknown flag with the nearest known one, rather than a bare parse error', async () => {
+    const typo = run(['backend', '--prot', '8080']);
+    expect((await once(typo.child, 'exit'))[0]).toBe(1);
+    expect(typo.stderr()).toMatch(
+      /^Invalid options of connector backend: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: /,
+    );
+    const stray = run(['backend', 'extra']);
+    expect((await once(stray.child, 'exit'))[0]).toBe(1);
+    expect(stray.stderr()).toMatch(/^Invalid options of connector backend: Unexpected argument `extra`/);
+  });
+
+  it('answers an unknown LOG_LEVEL with a readable message naming it, not a stack trace', async () => {
+    const loud = run(['backend', '--port', '0'], { LOG_LEVEL: 'loud' });
+    expect((await once(loud.child, 'exit'))[0]).toBe(1);
+    expect(loud.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `LOG_LEVEL` to be one of `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`, got `"loud"` \(string\)\n/,
+    );
+    expect(loud.stdout()).toBe('');
+  });
+
+  it('names APPROVAL_ADMIN_TOKEN, not adminToken, when it is too short, and never prints it', async () => {
+    const token = 'short7';
+    const short = run(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
+    expect((await once(short.child, 'exit'))[0]).toBe(1);
+    expect(short.stderr()).toMatch(
+      /^Invalid options of connector backend: Expected `APPROVAL_ADMIN_TOKEN` to be a string of at least 8 characters, got a string \(not shown: it is secret\)\n/,
+    );
+    expect(short.stderr()).not.toContain(token);
+    expect(short.stdout()).toBe('');
   });
 
   it('prints its usage with --help', async () => {

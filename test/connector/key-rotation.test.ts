@@ -186,7 +186,7 @@ describe('a running connector', () => {
       keyStore: new MemoryKeyStore(),
       keys: { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
       sync: { enabled: false },
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     const registered = () =>
       server.requests

@@ -7,6 +7,7 @@ import {
   generateKeyRingData,
   KeyRing,
   type KeyRingData,
+  type KeyRingOptions,
   KeyRingUnavailable,
   type KeyStore,
   KeyStoreReadOnly,
@@ -61,10 +62,13 @@ describe('KeyRing.load', () => {
   it('validates its options, naming the option and what it received', async () => {
     const load = (options: Parameters<typeof KeyRing.load>[1]) => KeyRing.load(new MemoryKeyStore(), options);
     await expect(load({ keyLifetimeMs: DAY, rotationMarginMs: DAY })).rejects.toThrow(
-      /rotationMarginMs: .*less than keyLifetimeMs \(86400000\), got `86400000` \(number\)/,
+      'Invalid key ring options: Expected `rotationMarginMs` to be an integer from 0 to less than keyLifetimeMs (86400000), got `86400000` (number)',
     );
     await expect(load({ keyLifetimeMs: 0 })).rejects.toBeInstanceOf(ValidationError);
     await expect(load({ keyLifetimeMs: 1.5 })).rejects.toMatchObject({ code: 'validation' });
+    await expect(load({ keyLifeTimeMs: DAY } as KeyRingOptions)).rejects.toThrow(
+      'Invalid key ring options: Unknown option `keyLifeTimeMs`; did you mean `keyLifetimeMs`?',
+    );
   });
 });
 

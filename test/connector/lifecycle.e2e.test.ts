@@ -121,7 +121,7 @@ describe('start', () => {
       code: 'validation',
       issues: [expect.objectContaining({ path: ['source'] })],
       message:
-        'Invalid connector: source: must be declared with incremental({ changes }) or snapshot({ snapshot }), got `undefined` (undefined)',
+        'Invalid connector: Expected `source` to be declared with incremental({ changes }) or snapshot({ snapshot }), got `undefined` (undefined)',
     });
     await new Promise((resolve) => setImmediate(resolve));
     expect(recorder.requests).toEqual([]);
@@ -192,15 +192,18 @@ describe('stop', () => {
     const logs = capturedLogs();
     let stopping: Promise<void> | undefined;
     const built: ConnectorWorker<MemoryConnector> = connector({
-      logger: { level: 'info', destination: logs.destination },
-      sync: { runOnStart: true, schedule: 1 },
-      // Stops the connector at the moment its operations server is set up: the last step of start().
-      operations: {
-        get port() {
-          stopping ??= built.stop();
-          return 0;
+      logger: {
+        level: 'info',
+        // Stops the worker at the moment its operations port has opened: the last step of start().
+        destination: {
+          write(line: string) {
+            logs.destination.write(line);
+            if (line.includes('"msg":"operations endpoints listening"')) stopping ??= built.stop();
+          },
         },
       },
+      sync: { runOnStart: true, schedule: 1 },
+      operations: { port: 0 },
     });
     await built.start();
     expect(stopping).toBeDefined();

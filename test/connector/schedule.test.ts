@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runOnSchedule, type ScheduledJob, scheduleProblem } from '../../src/connector/sync/schedule.js';
+import { z } from 'zod';
+import { runOnSchedule, type ScheduledJob, scheduleSchema } from '../../src/connector/sync/schedule.js';
+import { ValidationError } from '../../src/errors.js';
+import { parseOptions } from '../../src/options.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 30);
 
@@ -171,28 +174,42 @@ describe('a cron schedule', () => {
   });
 });
 
-describe('scheduleProblem', () => {
+describe('scheduleSchema', () => {
+  const problem = (value: unknown) => {
+    try {
+      parseOptions(z.strictObject({ schedule: scheduleSchema }), { schedule: value }, 'options');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      return (error as ValidationError).issues.map((issue) => issue.message).join('; ');
+    }
+    return undefined;
+  };
+
   it.each([
-    [0, 'must be a positive whole number of milliseconds'],
-    [-1_000, 'must be a positive whole number of milliseconds'],
-    [1.5, 'must be a positive whole number of milliseconds'],
-    [Number.NaN, 'must be a positive whole number of milliseconds'],
-    [Number.POSITIVE_INFINITY, 'must be a positive whole number of milliseconds'],
-  ])('rejects the interval %s', (value, message) => {
-    expect(scheduleProblem(value)).toBe(message);
+    [0, '`0` (number)'],
+    [-1_000, '`-1000` (number)'],
+    [1.5, '`1.5` (number)'],
+    [Number.NaN, '`NaN` (number)'],
+    [Number.POSITIVE_INFINITY, '`Infinity` (number)'],
+  ])('rejects the interval %s', (value, shown) => {
+    expect(problem(value)).toBe(
+      `Expected \`schedule\` to be a cron expression or a number of milliseconds from 1 and up, got ${shown}`,
+    );
   });
 
   it.each(['not cron', '61 * * * *', '* * 32 * *', '', '* * * *'])(
     'rejects the cron expression %j',
     (value) => {
-      expect(scheduleProblem(value)).toMatch(/^is not a valid cron expression \(.+\)$/);
+      const message = problem(value);
+      expect(message).toMatch(/^Expected `schedule` to be a valid cron expression \(.+\), got /);
+      expect(message?.endsWith(`, got \`${JSON.stringify(value)}\` (string)`)).toBe(true);
     },
   );
 
   it.each([1, 60_000, '*/1 * * * *', '0 * * * *', '17 * * * *', '0 6 * * 1-5', '*/30 * * * * *'])(
     'accepts %j',
     (value) => {
-      expect(scheduleProblem(value)).toBeUndefined();
+      expect(problem(value)).toBeUndefined();
     },
   );
 });

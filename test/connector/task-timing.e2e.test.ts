@@ -63,7 +63,7 @@ function logs() {
 
 describe('a task deadline', () => {
   it('aborts a handler slower than the lease at tasks.timeoutMs and reports before the lease ends, so a second worker never runs it', async () => {
-    const first = await startScripted({ tasks: { timeoutMs: 200 } });
+    const first = await startScripted({ poller: { timeoutMs: 200 } });
     // An action slower than the service's lease (60 s), which stops when its signal says so.
     first.connector.approve = ({ signal }) => sleep(120_000, signal);
     const task = harness.createTask(first, { type: 'approve', approvalId: 'PO-1' });
@@ -95,7 +95,7 @@ describe('a task deadline', () => {
   it('reports a result that comes after the deadline, and logs it as late', async () => {
     const log = logs();
     const worker = await startScripted({
-      tasks: { timeoutMs: 100 },
+      poller: { timeoutMs: 100 },
       logger: { level: 'warn', destination: log.destination },
     });
     // A source call that ignores the abort and succeeds a little later.

@@ -260,7 +260,7 @@ describe('tasks that break the contract', () => {
     const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       logger: { level: 'warn', destination },
-      tasks: { idleMinMs: 5, idleMaxMs: 1_000 },
+      poller: { idleMinMs: 5, idleMaxMs: 1_000 },
       random: () => 0,
     });
     await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));
@@ -289,7 +289,7 @@ describe('tasks that break the contract', () => {
 
 describe('never running an action twice', () => {
   it('does not run a task delivered twice while it runs', async () => {
-    const worker = await startSynced({ tasks: { concurrency: 4 } });
+    const worker = await startSynced({ poller: { concurrency: 4 } });
     const gate = deferred();
     worker.connector.gate = gate.promise;
     harness.faults.inject({ method: 'GET', path: '/v2/connector/tasks', fault: { type: 'duplicateTask' } });
@@ -341,7 +341,7 @@ describe('credentials and keys', () => {
     const first = await harness.start(new CredentialConnector(source), {
       keyStore,
       now: clock,
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     await first.syncNow();
     const oldKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
@@ -393,7 +393,7 @@ describe('credentials and keys', () => {
     const keyStore = new MemoryKeyStore();
     const worker = await harness.start(new CredentialConnector(source), {
       keyStore,
-      tasks: { enabled: false },
+      poller: { enabled: false },
     });
     await worker.syncNow();
     const task = harness.createTask(worker, {

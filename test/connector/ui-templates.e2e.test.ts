@@ -41,7 +41,7 @@ async function runOnce(
   const recorder = recordingDispatcher();
   recorders.push(recorder);
   const worker = await harness.start(new Templated(new MemorySource()), {
-    tasks: { enabled: false },
+    poller: { enabled: false },
     ...overrides,
     service: harness.serviceOptions({ dispatcher: recorder.dispatcher }),
   });

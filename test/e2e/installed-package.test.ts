@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   cpSync,
   existsSync,
@@ -108,7 +109,7 @@ const worker = new ConnectorWorker(new OneApproval(), {
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
-  tasks: { enabled: false },
+  poller: { enabled: false },
 });
 await worker.start();
 await worker.syncNow();
@@ -177,6 +178,8 @@ describe('the packed kit', () => {
         'dist/testing/index.js',
         'dist/testing/index.d.ts',
         'dist/cli/connector.js',
+        'dist/console/app.js',
+        'dist/console/app.css',
       ]),
     );
     expect(tarballFiles.filter((file) => !file.startsWith('dist/') || file.endsWith('.map'))).toEqual([
@@ -213,6 +216,40 @@ describe('the packed kit', () => {
     };
     visit(guard);
     expect(packages).toEqual([]);
+  });
+
+  it('serves the console page that the connector backend command links to', async () => {
+    const child = spawn(join(app, 'node_modules', '.bin', 'connector'), ['backend', '--port', '0'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      const link = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /console: +(\S+#login=\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      const { origin } = new URL(link);
+      const script = await fetch(`${origin}/console/app.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(1000);
+      const session = await fetch(`${origin}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: new URL(link).hash.replace('#login=', '') }),
+      });
+      expect(session.status).toBe(200);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
   });
 
   it('installs the connector command', async () => {

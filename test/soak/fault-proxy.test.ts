@@ -200,14 +200,16 @@ describe('the fault proxy', () => {
   it('refuses a target off this machine and options out of range, naming them', async () => {
     await expect(FaultProxy.start({ target: 'http://example.com', seed: 1 })).rejects.toMatchObject({
       code: 'validation',
-      message: expect.stringContaining('target: must be an http URL on a loopback address'),
+      message: expect.stringContaining(
+        'Expected `target` to be an http URL on a loopback address (127.0.0.1, localhost, [::1]), got `"http://example.com"` (string)',
+      ),
     });
     await expect(FaultProxy.start({ target: 'https://127.0.0.1:1', seed: 1 })).rejects.toMatchObject({
       code: 'validation',
     });
     await expect(FaultProxy.start({ target, seed: 1, faultRate: 2 })).rejects.toMatchObject({
       code: 'validation',
-      message: expect.stringContaining('faultRate'),
+      message: expect.stringContaining('Expected `faultRate` to be a number up to 1, got `2` (number)'),
     });
   });
 });

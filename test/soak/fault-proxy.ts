@@ -129,7 +129,7 @@ const OptionsSchema = z.object({
       const url = URL.canParse(value) ? new URL(value) : undefined;
       return url?.protocol === 'http:' && LOOPBACK.has(url.hostname);
     },
-    { message: 'must be an http URL on a loopback address (127.0.0.1, localhost, [::1])' },
+    { message: 'an http URL on a loopback address (127.0.0.1, localhost, [::1])' },
   ),
   seed: z.number().int(),
   faultRate: z.number().min(0).max(1).optional(),

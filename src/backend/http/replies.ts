@@ -7,11 +7,16 @@ import { headersTooLarge } from './head.js';
 /** Which error shape a request is answered in, chosen by its path. */
 export type Api = 'v1' | 'v2' | 'admin';
 
-/** `/v1` and below answer in the v1 shape, `/admin` and below in the admin shape, every other path in the v2 shape. */
+/**
+ * `/v1` and below answer in the v1 shape, `/admin` and `/console` and below in the admin shape, every other path in
+ * the v2 shape.
+ */
 export function apiOf(url: string): Api {
   const path = url.split('?', 1)[0] ?? '';
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
-  if (path === '/admin' || path.startsWith('/admin/')) return 'admin';
+  for (const prefix of ['/admin', '/console']) {
+    if (path === prefix || path.startsWith(`${prefix}/`)) return 'admin';
+  }
   return 'v2';
 }
 

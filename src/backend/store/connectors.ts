@@ -118,5 +118,6 @@ export class Connectors {
       db.run('DELETE FROM connector_keys WHERE system_id = ? AND expires_at <= ?', systemId, now);
     }
     db.run('UPDATE connectors SET updated_at = ? WHERE system_id = ?', now, systemId);
+    this.ctx.changed({ kind: 'connector', systemId });
   }
 }

@@ -20,6 +20,7 @@ export class Database {
   readonly #statements = new Map<string, StatementSync>();
   #depth = 0;
   #closed = false;
+  #afterCommit: (() => void)[] = [];
 
   constructor(file?: string) {
     // Loaded here rather than imported: on a Node without `node:sqlite`, a static import fails while the module
@@ -99,16 +100,27 @@ export class Database {
     // Prepared like any other statement: every request runs one transaction, and exec() would parse these anew.
     this.#statement('BEGIN IMMEDIATE').run();
     this.#depth++;
+    let result: T;
     try {
-      const result = fn();
+      result = fn();
       this.#statement('COMMIT').run();
-      return result;
     } catch (error) {
+      this.#afterCommit = [];
       this.#statement('ROLLBACK').run();
       throw error;
     } finally {
       this.#depth--;
     }
+    const callbacks = this.#afterCommit;
+    this.#afterCommit = [];
+    for (const callback of callbacks) callback();
+    return result;
+  }
+
+  /** Runs `callback` once the current transaction commits (at once outside one); never if it rolls back. */
+  afterCommit(callback: () => void): void {
+    if (this.#depth === 0) callback();
+    else this.#afterCommit.push(callback);
   }
 
   /** Whether nothing has been stored yet (no organization exists). */

@@ -33,5 +33,6 @@ export class ConnectorStates {
       this.ctx.now(),
       systemId,
     );
+    this.ctx.changed({ kind: 'state', systemId });
   }
 }

@@ -1,18 +1,22 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { z } from 'zod';
 import {
   type ReferenceBackend,
   readSeedFile,
   type Seed,
   startReferenceBackend,
 } from '../../backend/index.js';
-import { ApprovalKitError } from '../../errors.js';
+import { backendOptionsSchema } from '../../backend/options.js';
+import { ApprovalKitError, ValidationError } from '../../errors.js';
+import { host, logLevel, nonEmptyString, parseOptions, port } from '../../options.js';
 import { onShutdownSignal } from '../../signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
 Runs the reference backend: the Approval Service's Management API (v1) and Integration API (v2), an admin API
-under /admin, and the OpenAPI document at /openapi.json.
+under /admin, a console page at /console, and the OpenAPI document at /openapi.json. The start banner prints a
+link that signs a browser in to the console once.
 
 Options:
   --port N       TCP port (default 8080; 0 picks a free one)
@@ -25,40 +29,75 @@ Environment:
   APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
   LOG_LEVEL             pino level (default info)`;
 
+const PORT = 'an integer from 0 to 65535';
+
+// The flags under the names the user typed, and the two environment variables the command reads.
+const commandOptionsSchema = z.strictObject({
+  '--port': z
+    .string({ error: PORT })
+    .regex(/^\d+$/, { error: PORT })
+    .transform(Number)
+    .pipe(port())
+    .default(8080),
+  '--host': host().default('127.0.0.1'),
+  '--data': nonEmptyString().optional(),
+  '--seed': nonEmptyString().optional(),
+  '--help': z.boolean().default(false),
+  APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
+  LOG_LEVEL: logLevel().default('info'),
+});
+
 /** `connector backend`: runs until SIGINT or SIGTERM, then closes and resolves with the exit code. */
 export async function runBackendCommand(argv: readonly string[]): Promise<number> {
-  let values: { port?: string; host?: string; data?: string; seed?: string; help?: boolean };
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      seed: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    // Unknown flags reach the options' check, which names the nearest known one.
+    strict: false,
+    allowPositionals: true,
+  });
+  let options: z.output<typeof commandOptionsSchema>;
   try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        data: { type: 'string' },
-        seed: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
+    options = parseOptions(
+      commandOptionsSchema,
+      {
+        ...Object.fromEntries(
+          Object.entries(values).map(([name, value]) => [
+            name.length === 1 ? `-${name}` : `--${name}`,
+            value,
+          ]),
+        ),
+        // An empty variable is an unset one, as a shell's `VAR=` means.
+        APPROVAL_ADMIN_TOKEN: process.env.APPROVAL_ADMIN_TOKEN || undefined,
+        LOG_LEVEL: process.env.LOG_LEVEL,
       },
-      strict: true,
-      allowPositionals: false,
-    }));
+      'options of connector backend',
+      ['APPROVAL_ADMIN_TOKEN'],
+    );
+    if (positionals.length > 0) {
+      throw new ValidationError('options of connector backend', [
+        { path: [], message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag` },
+      ]);
+    }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 1;
   }
-  if (values.help === true) {
+  if (options['--help']) {
     console.log(USAGE);
     return 0;
   }
-  const port = values.port === undefined ? 8080 : Number(values.port);
-  if (!/^\d+$/.test(values.port ?? '0') || port > 65535) {
-    console.error(`Expected --port to be a number from 0 to 65535, got \`${values.port}\``);
-    return 1;
-  }
 
   // An admin token the operator chose is theirs to know: only a generated one is printed.
-  const chosenAdminToken = process.env.APPROVAL_ADMIN_TOKEN || undefined;
+  const chosenAdminToken = options.APPROVAL_ADMIN_TOKEN;
   const logger = pino({
-    level: process.env.LOG_LEVEL ?? 'info',
+    level: options.LOG_LEVEL,
     redact: ['req.headers.authorization', 'headers.authorization', 'token'],
   });
   // Listening before the server starts, so a signal that comes during start-up still stops it cleanly.
@@ -66,11 +105,11 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
   let seed: Seed | undefined;
   let backend: ReferenceBackend;
   try {
-    seed = values.seed === undefined ? undefined : readSeedFile(values.seed);
+    seed = options['--seed'] === undefined ? undefined : readSeedFile(options['--seed']);
     backend = await startReferenceBackend({
-      port,
-      host: values.host ?? '127.0.0.1',
-      ...(values.data === undefined ? {} : { dataFile: values.data }),
+      port: options['--port'],
+      host: options['--host'],
+      ...(options['--data'] === undefined ? {} : { dataFile: options['--data'] }),
       ...(seed === undefined ? {} : { seed }),
       ...(chosenAdminToken === undefined ? {} : { adminToken: chosenAdminToken }),
       logger,
@@ -82,7 +121,7 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     return 1;
   }
 
-  console.log(banner(backend, seed, values.data, chosenAdminToken === undefined));
+  console.log(banner(backend, seed, options['--data'], chosenAdminToken === undefined));
   logger.info({ signal: await signal }, 'shutting down');
   await backend.close();
   logger.info('stopped');
@@ -99,6 +138,8 @@ function banner(
   const lines = [
     '',
     `Reference backend listening on ${backend.url}`,
+    `  console:  ${backend.createConsoleLink()}`,
+    '            (the link signs one browser in, once, within an hour)',
     `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
     `  openapi:  ${backend.url}/openapi.json`,
     `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,

@@ -1,4 +1,5 @@
 import { CronJob, validateCronExpression } from 'cron';
+import { z } from 'zod';
 
 /** When a job runs: a cron expression (`'0 6 * * 1-5'`, evaluated in UTC) or an interval in milliseconds between runs. */
 export type Schedule = string | number;
@@ -8,16 +9,25 @@ export interface ScheduledJob {
   stop(): void;
 }
 
-/** Why a schedule is not valid, or `undefined` when it is. */
-export function scheduleProblem(schedule: Schedule): string | undefined {
-  if (typeof schedule === 'number') {
-    return Number.isInteger(schedule) && schedule > 0
-      ? undefined
-      : 'must be a positive whole number of milliseconds';
-  }
-  const { valid, error } = validateCronExpression(schedule);
-  return valid ? undefined : `is not a valid cron expression (${String(error?.message ?? error)})`;
-}
+const SCHEDULE = 'a cron expression or a number of milliseconds from 1 and up';
+
+/** A {@link Schedule} option: a valid cron expression, or a whole number of milliseconds from 1 and up. */
+export const scheduleSchema = z
+  .union([z.string(), z.number({ error: SCHEDULE }).int({ error: SCHEDULE }).min(1, { error: SCHEDULE })], {
+    error: SCHEDULE,
+  })
+  .superRefine((schedule, context) => {
+    if (typeof schedule !== 'string') return;
+    const { valid, error } = validateCronExpression(schedule);
+    if (!valid) {
+      context.addIssue({
+        code: 'invalid_format',
+        format: 'cron',
+        input: schedule,
+        message: `a valid cron expression (${String(error?.message ?? error)})`,
+      });
+    }
+  });
 
 /**
  * Runs `tick` on a schedule. An interval counts from the end of the previous run, so runs never overlap; a cron

@@ -16,7 +16,7 @@ export interface TaskContext<AppState extends object = Record<string, unknown>> 
    */
   readonly idempotencyKey: string;
   /**
-   * Aborted at the task's deadline (`tasks.timeoutMs` after its receipt, with a `TimeoutError`) or when the worker is
+   * Aborted at the task's deadline (`poller.timeoutMs` after its receipt, with a `TimeoutError`) or when the worker is
    * shutting down and the grace time is over, whichever comes first; pass it to the source's calls.
    */
   readonly signal: AbortSignal;

@@ -14,7 +14,7 @@ import { type Credentials, redactSecrets } from '../secret.js';
 import type { StateAccess } from '../state.js';
 import type { TaskContext, TaskDeclarations } from './definition.js';
 
-/** How the poller runs. Every field is required here; `TaskOptions` documents the defaults. */
+/** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
   concurrency: number;
   idleMinMs: number;

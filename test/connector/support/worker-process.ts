@@ -37,7 +37,7 @@ process.exitCode = await runConnector(new Stuck(system), {
   service: { baseUrl: process.env.APPROVAL_URL ?? '', token: process.env.CONNECTOR_TOKEN ?? '' },
   logger: { level: 'info' },
   sync: { runOnStart: true, reconcileSchedule: false },
-  tasks: worker === 'sync-only' ? { enabled: false } : { idleMinMs: 5, idleMaxMs: 20 },
+  poller: worker === 'sync-only' ? { enabled: false } : { idleMinMs: 5, idleMaxMs: 20 },
   shutdown: {
     graceMs: Number(process.env.GRACE_MS ?? 1_000),
     forceMs: Number(process.env.FORCE_MS ?? 1_000),
