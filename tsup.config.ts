@@ -63,6 +63,7 @@ export default defineConfig([
     entry: {
       'node-guard': 'src/node-guard.ts',
       index: 'src/index.ts',
+      'client/index': 'src/client/index.ts',
       'backend/index': 'src/backend/index.ts',
       'testing/index': 'src/testing/index.ts',
       'cli/connector': 'src/cli/connector.ts',
@@ -78,6 +79,9 @@ export default defineConfig([
     clean: ['!console/**'],
     splitting: true,
     treeshake: true,
+    // Errors are named after their class (`this.name = new.target.name`); esbuild would otherwise rename a class
+    // that refers to itself, and a ServiceError would print as `_ServiceError`.
+    keepNames: true,
     esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
     plugins: [nodeGuardFirst.tsupPlugin],
   },

@@ -7,7 +7,10 @@ export default defineConfig({
   // Examples import the package by its name, as a user would; inside the repo that is the source.
   resolve: {
     alias: [
-      { find: /^approval-connector-kit\/(backend|testing)$/, replacement: source('./src/$1/index.ts') },
+      {
+        find: /^approval-connector-kit\/(backend|client|testing)$/,
+        replacement: source('./src/$1/index.ts'),
+      },
       { find: /^approval-connector-kit$/, replacement: source('./src/index.ts') },
     ],
   },

@@ -18,13 +18,13 @@ import {
   ReadOnlyKeyStore,
   syncUserMappings,
 } from '../src/connector/index.js';
-import { keyRingOptionsSchema } from '../src/connector/keys.js';
-import { loggerOptionsSchema } from '../src/connector/logger.js';
-import { metricsOptionsShape } from '../src/connector/metrics.js';
-import { operationsServerOptionsSchema } from '../src/connector/operations-server.js';
+import { keyRingOptionsSchema } from '../src/connector/keys/key-ring.js';
+import { loggerOptionsSchema } from '../src/connector/operations/logger.js';
+import { metricsOptionsShape } from '../src/connector/operations/metrics.js';
+import { operationsServerOptionsSchema } from '../src/connector/operations/server.js';
 import { userMappingsOptionsSchema } from '../src/connector/user-mappings.js';
 import { ValidationError } from '../src/errors.js';
-import { func, integer, nearestKey, parseOptions } from '../src/options.js';
+import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
 import { MemoryConnector, MemorySource } from './connector/support/memory-source.js';
 
 function refusal(build: () => unknown): ValidationError {
@@ -94,6 +94,7 @@ describe('parseOptions', () => {
       {
         path: ['retry', 'retries'],
         message: 'Expected `retry.retries` to be an integer from 0 and up, got `-1` (number)',
+        code: 'too_small',
       },
     ]);
     expect(error.message).toBe(
@@ -109,6 +110,7 @@ describe('parseOptions', () => {
       {
         path: ['retry', 'retires'],
         message: 'Unknown option `retry.retires`; did you mean `retry.retries`?',
+        code: 'unrecognized_keys',
       },
     ]);
   });
@@ -124,6 +126,7 @@ describe('parseOptions', () => {
       {
         path: ['target', 'port'],
         message: 'Expected `target.port` to be an integer from 0 to 65535, got `70000` (number)',
+        code: 'too_big',
       },
     ]);
     expect(refusal(() => parse({ target: { hots: 'h', port: 1 } })).message).toContain(

@@ -3,6 +3,7 @@
  * one-time key pair to the connector's public key. See `docs/api-contract.md`, "Encrypted credentials in a task".
  */
 import nacl from 'tweetnacl';
+import { ValidationError } from '../errors.js';
 import type { EncryptedCredentials } from './integration.js';
 
 const ALGORITHM = 'x25519-xsalsa20-poly1305';
@@ -70,6 +71,10 @@ export function fromBase64(text: string): Uint8Array {
 }
 
 function decodeKey(text: string, name: string): Uint8Array {
-  if (!isPublicKey(text)) throw new TypeError(`${name} must be a 32-byte key in base64`);
+  if (!isPublicKey(text)) {
+    throw new ValidationError('key', [
+      { path: [name], message: 'must be a 32-byte key in standard base64', code: 'invalid_format' },
+    ]);
+  }
   return fromBase64(text);
 }

@@ -1,12 +1,24 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/options.js';
-import { func, integer, parseOptions, pinoLogger, withMethods } from '../options.js';
-import { FileKeyStore, type KeyStore } from './key-store.js';
-import { type KeyRingOptions, keyRingOptionsShape, marginUnderLifetime } from './keys.js';
-import { type Logger, type LoggerOptions, loggerOptionsSchema } from './logger.js';
-import { type ConnectorMetricsOptions, metricsOptionsShape, registryIsFree } from './metrics.js';
-import { type OperationsServerOptions, operationsServerOptionsSchema } from './operations-server.js';
+import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/index.js';
+import { func, integer, parseOptions, pinoLogger, withMethods } from '../internal/options.js';
+import {
+  FileKeyStore,
+  type KeyRingOptions,
+  type KeyStore,
+  keyRingOptionsShape,
+  marginUnderLifetime,
+} from './keys/index.js';
+import {
+  type ConnectorMetricsOptions,
+  type Logger,
+  type LoggerOptions,
+  loggerOptionsSchema,
+  metricsOptionsShape,
+  type OperationsServerOptions,
+  operationsServerOptionsSchema,
+  registryIsFree,
+} from './operations/index.js';
 import { type Schedule, scheduleSchema } from './sync/schedule.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { TaskResultStatus, UiTemplateWrite } from '../api/integration.js';
+import type { TaskResultStatus, UiTemplateWrite } from '../api/index.js';
 import type { ConnectorSource, IncrementalSource, SnapshotSource } from './sync/source.js';
 import type { TaskDeclaration, TaskDeclarations } from './tasks/definition.js';
 

@@ -31,54 +31,57 @@ export {
   type ShutdownOptions,
   type SyncOptions,
 } from './connector-options.js';
+export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 export {
-  AuthenticationFailure,
+  AuthenticationError,
   type ClassifyFailureOptions,
-  CredentialsUnreadable,
   classifyFailure,
   type FailureClassification,
   type FailureMeta,
-  ServiceUnavailableFailure,
-  SystemFailure,
-  TaskDataInvalid,
+  ServiceUnavailableError,
+  SystemError,
+  TaskDataInvalidError,
 } from './failures.js';
 export {
+  type Credentials,
+  CredentialsUnreadableError,
   FileKeyStore,
-  KeyRingData,
-  KeyRingInvalid,
-  type KeyStore,
-  KeyStoreReadOnly,
-  MemoryKeyStore,
-  ReadOnlyKeyStore,
-  type ReadOnlyKeyStoreSource,
-} from './key-store.js';
-export {
   generateKeyRingData,
   KeyRing,
+  KeyRingData,
+  KeyRingInvalidError,
   type KeyRingOptions,
-  KeyRingUnavailable,
+  KeyRingUnavailableError,
+  type KeyStore,
+  KeyStoreReadOnlyError,
+  MemoryKeyStore,
   type NewKeyReason,
   type PublicKeyInfo,
-} from './keys.js';
-export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+  REDACTED,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+  redactSecrets,
+  Secret,
+  wrapCredentials,
+} from './keys/index.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
+  createLogger,
+  type HealthReport,
   type KeyEvent,
+  type Logger,
+  type LoggerOptions,
+  OperationsServer,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  type OperationsServerOptions,
+  type ReadinessReport,
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,
-} from './metrics.js';
-export {
-  type HealthReport,
-  OperationsServer,
-  OperationsServerClosed,
-  OperationsServerListenFailed,
-  type OperationsServerOptions,
-  type ReadinessReport,
-} from './operations-server.js';
+} from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
-export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
 export type { StateAccess, SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
 export type { Schedule } from './sync/schedule.js';
@@ -104,4 +107,4 @@ export {
   type UserMappingFailure,
   type UserMappingsReport,
 } from './user-mappings.js';
-export { type AppStateOf, ConnectorWorker, LifecycleError, type LifecycleState } from './worker.js';
+export { type AppStateOf, ConnectorWorker, type LifecycleState } from './worker.js';

@@ -1,4 +1,4 @@
-import { onShutdownSignal, type SignalSource } from '../signals.js';
+import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
 import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { ConnectorWorker } from './worker.js';

@@ -1,6 +1,6 @@
-import PQueue from 'p-queue';
 import { z } from 'zod';
-import type { IntegrationClient } from '../client/integration-client.js';
+import type { IntegrationClient } from '../client/index.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
 
 /** A position in the source's stream of changes: the last change pushed, by `(lastModified, id)`. */
 export const SyncCursor = z.object({
@@ -44,7 +44,7 @@ export const APP_STATE_KEY = 'app';
  */
 export class StateStore<AppState extends object> {
   readonly #client: IntegrationClient;
-  readonly #writes = new PQueue({ concurrency: 1 });
+  readonly #writes = new OneAtATime();
   #kit: KitState = { version: 1, sync: {} };
   #app: AppState | undefined;
   #dirty = false;
@@ -94,7 +94,7 @@ export class StateStore<AppState extends object> {
     const options = signal ? { signal } : {};
     // Not given to the queue: it would start the next write while this one is still being cut short, and that one
     // would find nothing to write.
-    return this.#writes.add(async () => {
+    return this.#writes.run(async () => {
       if (!this.#dirty) return;
       this.#dirty = false;
       try {

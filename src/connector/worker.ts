@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { IntegrationClient } from '../client/integration-client.js';
-import { isRetryable, type RetryEvent, sleep } from '../client/retry.js';
-import { ApprovalKitError } from '../errors.js';
-import { func, parseOptions } from '../options.js';
+import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
+import { backoffDelay } from '../internal/backoff.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
+import { func, parseOptions } from '../internal/options.js';
+import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import type { Connector } from './connector.js';
 import {
   type ConnectorOptions,
@@ -11,12 +12,16 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
-import { abortAfter, settlesWithin } from './deadline.js';
-import { announceNewKey, KeyRotation } from './key-rotation.js';
-import { KeyRing } from './keys.js';
-import { componentLogger, createLogger, type Logger } from './logger.js';
-import { ConnectorMetrics, type SyncMode } from './metrics.js';
-import { OperationsServer } from './operations-server.js';
+import { LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
+import { announceNewKey, KeyRing, KeyRotation } from './keys/index.js';
+import {
+  ConnectorMetrics,
+  componentLogger,
+  createLogger,
+  type Logger,
+  OperationsServer,
+  type SyncMode,
+} from './operations/index.js';
 import { type StateAccess, StateStore } from './state.js';
 import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
 import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';
@@ -27,13 +32,6 @@ import { TaskPoller } from './tasks/poller.js';
  * starting met an error that retrying cannot mend (a rejected token, an invalid registration).
  */
 export type LifecycleState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
-
-/** The worker was asked to do something its lifecycle state does not allow. */
-export class LifecycleError extends ApprovalKitError {
-  constructor(action: string, state: LifecycleState) {
-    super('lifecycle', `Cannot ${action} a connector that is ${state}`);
-  }
-}
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
 export type AppStateOf<C extends Connector<object>> = C extends Connector<infer AppState> ? AppState : never;
@@ -74,7 +72,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #jobs: ScheduledJob[] = [];
   #operations: OperationsServer | undefined;
   #operationsUrl: string | undefined;
-  #runs: Promise<unknown> = Promise.resolve();
+  /** Sync runs, one at a time. */
+  readonly #runs = new OneAtATime();
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -277,16 +276,12 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   async #stop(): Promise<void> {
     this.#lifecycle = 'stopping';
     this.metrics.ready(false);
-    this.#stopping.abort(new ApprovalKitError('stopping', 'The connector is stopping'));
+    this.#stopping.abort(new StoppingError());
     for (const job of this.#jobs) job.stop();
     const { graceMs, forceMs } = this.#settings.shutdown;
     const startedAt = performance.now();
     const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
-    const deadline = abortAfter(
-      graceMs + forceMs,
-      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
-      this.#deadline,
-    );
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const drained = (async () => {
       await this.#started?.catch(() => {});
       await Promise.all([this.#poller?.stop(graceMs, forceMs), this.#saveState()]);
@@ -306,7 +301,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
   /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
   async #saveState(): Promise<void> {
-    await this.#runs.catch(() => {});
+    await this.#runs.idle();
     await this.#state
       .flush(this.#deadline.signal)
       .catch((error: unknown) => this.#logger.error({ err: error }, 'saving the connector state failed'));
@@ -393,9 +388,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
     // Before start the state is not loaded, and a run's state write would replace the author's part.
     if (this.#lifecycle !== 'running') return Promise.reject(new LifecycleError('sync', this.#lifecycle));
-    const next = this.#runs.catch(() => {}).then(run);
-    this.#runs = next.catch(() => {});
-    return next;
+    return this.#runs.run(run);
   }
 
   async #register(): Promise<void> {
@@ -446,12 +439,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       } catch (error) {
         if (signal.aborted) return;
         if (!isRetryable(error, 'safe')) throw error;
-        const delay =
-          Math.min(60_000, 1000 * 2 ** Math.min(attempt, 6)) * (0.5 + this.#settings.random() / 2);
-        this.#logger.warn(
-          { err: error, attempt, retryInMs: Math.round(delay) },
-          `cannot ${what} yet; retrying`,
-        );
+        const delay = backoffDelay(attempt, { ...START_BACKOFF, random: this.#settings.random });
+        this.#logger.warn({ err: error, attempt, retryInMs: delay }, `cannot ${what} yet; retrying`);
         await sleep(delay, signal).catch(() => {});
       }
     }
@@ -460,6 +449,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
+
+// While the service cannot be reached at start: from a second, doubling, up to a minute.
+const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const;
 
 const fn = func();
 const schema = z.custom<z.ZodType>(

@@ -21,19 +21,25 @@
 import '../node-guard.js';
 
 import type { z } from 'zod';
-import type { TaskResult } from '../api/integration.js';
-import type { Tenant } from '../backend/index.js';
+import type { TaskResult } from '../api/index.js';
 import {
   type ReferenceBackend,
   type ReferenceBackendOptions,
+  ServiceError,
   startReferenceBackend,
+  type Tenant,
 } from '../backend/index.js';
-import type { ClientOptions } from '../client/options.js';
-import type { Connector } from '../connector/connector.js';
-import type { ConnectorOptions } from '../connector/connector-options.js';
-import { MemoryKeyStore } from '../connector/key-store.js';
-import { ConnectorWorker } from '../connector/worker.js';
-import { ApprovalKitError } from '../errors.js';
+import type { ClientOptions } from '../client/index.js';
+import {
+  type Connector,
+  type ConnectorOptions,
+  ConnectorWorker,
+  MemoryKeyStore,
+} from '../connector/index.js';
+import { sleep } from '../internal/wait.js';
+import { HarnessTimeoutError } from './errors.js';
+
+export { HarnessTimeoutError } from './errors.js';
 
 /** Options of {@link createTestHarness}. */
 export interface TestHarnessOptions {
@@ -147,22 +153,24 @@ export class TestHarness {
   }
 
   /**
-   * Waits until the worker has reported the result of a task {@link createTask} created, and returns it.
+   * Waits until the worker has reported the result of a task {@link createTask} created, and returns it. Throws a
+   * {@link HarnessTimeoutError} when none comes within `timeoutMs`, and the backend's not-found `ServiceError` for a
+   * task it does not hold.
    * @param timeoutMs how long to wait before failing, in milliseconds (default 10000)
    */
   async awaitResult(task: CreatedTask, timeoutMs = 10_000): Promise<TaskResult> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const held = this.backend.getTask(task.id);
-      if (held === undefined) throw new ApprovalKitError('not_found', `No task ${task.id}`);
+      if (held === undefined) throw ServiceError.notFound('tasks', task.id);
       if (held.result !== undefined) return held.result;
       if (Date.now() > deadline) {
-        throw new ApprovalKitError(
-          'timeout',
+        throw new HarnessTimeoutError(
           `Task ${task.id} has no result after ${timeoutMs} ms (status ${held.status})`,
+          timeoutMs,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   }
 

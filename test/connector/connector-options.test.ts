@@ -128,7 +128,7 @@ describe('connector options', () => {
       const error = constructionError(overrides);
       expect(error.code).toBe('validation');
       const message = `Expected \`${name}\` to be ${expected}, got ${shown}`;
-      expect(error.issues).toEqual([{ path: name.split('.'), message }]);
+      expect(error.issues).toEqual([{ path: name.split('.'), message, code: expect.any(String) }]);
       expect(error.message).toBe(`Invalid connector options: ${message}`);
     },
   );
@@ -166,6 +166,7 @@ describe('connector options', () => {
         {
           path: name.split('.'),
           message: expect.stringMatching(new RegExp(`^Unknown option \`${name.replaceAll('.', '\\.')}\`; `)),
+          code: 'unrecognized_keys',
         },
       ]);
       expect(error.message).toContain(hint);
@@ -181,7 +182,11 @@ describe('connector options', () => {
   it('refuses a 0.1 `sync.ordered` option: the source declares it now, with incremental({ ordered })', () => {
     const error = constructionError({ sync: { ordered: true } } as Partial<ConnectorOptions>);
     expect(error.issues).toEqual([
-      { path: ['sync', 'ordered'], message: expect.stringMatching(/^Unknown option `sync\.ordered`; /) },
+      {
+        path: ['sync', 'ordered'],
+        message: expect.stringMatching(/^Unknown option `sync\.ordered`; /),
+        code: 'unrecognized_keys',
+      },
     ]);
   });
 
@@ -227,6 +232,7 @@ describe('connector options', () => {
         message: expect.stringContaining(
           'Expected `metrics.registry` to be a registry without the connector',
         ),
+        code: 'custom',
       },
     ]);
   });
@@ -245,6 +251,7 @@ describe('connector options', () => {
         path: ['keys', 'rotationMarginMs'],
         message:
           'Expected `keys.rotationMarginMs` to be an integer from 0 to less than keyLifetimeMs (120000), got `120000` (number)',
+        code: 'too_big',
       },
     ]);
     // Against the default lifetime (30 days) too, and a lifetime that is no duration.

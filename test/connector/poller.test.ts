@@ -303,7 +303,13 @@ describe('tasks that break the contract', () => {
         valid: false,
         id: 'T-1',
         type: undefined,
-        issues: [{ path: ['type'], message: 'Invalid input: expected string, received number' }],
+        issues: [
+          {
+            path: ['type'],
+            message: 'Invalid input: expected string, received number',
+            code: 'invalid_type',
+          },
+        ],
       },
     ];
     const { reports, handled } = startPoller({ leaseTask: async () => answers.shift() ?? null, metrics });

@@ -1,12 +1,15 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { sleep } from '../../src/client/retry.js';
+
 import {
   type ConnectorOptions,
   type ConnectorWorker,
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
+
+import { sleep } from '../../src/internal/wait.js';
+
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { ManualClock } from '../backend/helpers.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';

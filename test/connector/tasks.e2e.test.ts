@@ -10,11 +10,12 @@ import {
   incremental,
   MemoryKeyStore,
   runConnector,
-  ServiceUnavailableFailure,
-  SystemFailure,
+  ServiceUnavailableError,
+  SystemError,
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
+
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';
@@ -57,17 +58,17 @@ describe('running tasks', () => {
   });
 
   it.each([
-    ['the kit’s AuthenticationFailure', undefined, 'locked', 'authenticationError', 'authentication_failure'],
+    ['the kit’s AuthenticationError', undefined, 'locked', 'authenticationError', 'authentication_failure'],
     [
-      'the kit’s ServiceUnavailableFailure',
-      new ServiceUnavailableFailure('SAP is down'),
+      'the kit’s ServiceUnavailableError',
+      new ServiceUnavailableError('SAP is down'),
       'PO-1',
       'serviceUnavailable',
       'service_unavailable_failure',
     ],
     [
-      'the kit’s SystemFailure',
-      new SystemFailure('PO locked by another user'),
+      'the kit’s SystemError',
+      new SystemError('PO locked by another user'),
       'PO-1',
       'systemError',
       'system_failure',

@@ -17,7 +17,7 @@ import {
   type SourceApproval,
   task,
 } from '../../src/index.js';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 import { VersionedSource } from './source.js';
 
 /** What the driver tells a worker. */

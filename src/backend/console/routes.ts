@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { EncryptedCredentials, toIssues } from '../../api/index.js';
+import { EncryptedCredentials } from '../../api/index.js';
+import { toIssues } from '../../errors.js';
 import type { AdminOperations } from '../admin/operations.js';
 import { ServiceError } from '../errors.js';
 import type { FaultInjector } from '../faults/injector.js';

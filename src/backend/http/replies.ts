@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { adminErrorCode, ServiceError } from '../errors.js';
 import { headersTooLarge } from './head.js';
 
 /** Which error shape a request is answered in, chosen by its path. */
@@ -23,7 +23,7 @@ export function apiOf(url: string): Api {
 /** The body of an error in the shape of its API: v1 `{Error}`, v2 `{status: 'failure'}`, admin `{error: {code, message}}`. */
 export function errorBody(api: Api, error: ServiceError): Record<string, unknown> {
   if (api === 'v1') return { Error: error.message };
-  if (api === 'admin') return { error: { code: error.code, message: error.message } };
+  if (api === 'admin') return { error: { code: adminErrorCode(error.kind), message: error.message } };
   return { status: 'failure' };
 }
 

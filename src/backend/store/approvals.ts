@@ -100,7 +100,11 @@ export class Approvals {
     const merged = db.run(MERGE, ...values);
     if (merged === 0 && this.find(systemId, id, 'shallow') === undefined) {
       throw ServiceError.invalid([
-        { path: where, message: 'schemaId and approver are required for a new approval' },
+        {
+          path: where,
+          message: 'schemaId and approver are required for a new approval',
+          code: 'invalid_type',
+        },
       ]);
     }
     this.#changed(systemId, id, change, merged > 0);

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { ValidationError } from '../../errors.js';
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
@@ -35,14 +36,14 @@ export class Database {
     );
     this.#db.function('fold_case', { deterministic: true }, (text) => foldCase(String(text)));
     try {
-      this.#migrate();
+      this.#migrate(file);
     } catch (error) {
       this.#db.close();
       throw error;
     }
   }
 
-  #migrate(): void {
+  #migrate(file: string | undefined): void {
     const { user_version: version } = this.#db.prepare('PRAGMA user_version').get() as {
       user_version: number;
     };
@@ -57,9 +58,13 @@ export class Database {
     const steps: (string | undefined)[] = [];
     for (let next = version + 1; next <= SCHEMA_VERSION; next++) steps.push(MIGRATIONS[next]);
     if (steps.length === 0 || steps.includes(undefined)) {
-      throw new Error(
-        `The data file has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
-      );
+      throw new ValidationError(`data file ${file}`, [
+        {
+          path: [],
+          message: `has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
+          code: 'custom',
+        },
+      ]);
     }
     // A migration may rebuild a table that others refer to; SQLite ignores this pragma inside a transaction.
     this.#db.exec('PRAGMA foreign_keys = OFF');

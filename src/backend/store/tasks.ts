@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  EncryptedCredentials,
-  isPublicKey,
-  sealCredentials,
-  type TaskResult,
-  toIssues,
-} from '../../api/index.js';
-import type { ValidationIssue } from '../../errors.js';
+import { EncryptedCredentials, isPublicKey, sealCredentials, type TaskResult } from '../../api/index.js';
+import { toIssues, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Approvals } from './approvals.js';
 import type { Connectors } from './connectors.js';
@@ -122,7 +116,11 @@ export class Tasks {
       }
       if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
         throw ServiceError.invalid([
-          { path: ['sealedCredentials'], message: 'comes instead of credentials, not with them' },
+          {
+            path: ['sealedCredentials'],
+            message: 'comes instead of credentials, not with them',
+            code: 'custom',
+          },
         ]);
       }
       if (input.sealedCredentials !== undefined) {
@@ -131,7 +129,11 @@ export class Tasks {
         sealed = sealCredentials(input.credentials, connector.publicKey);
       } else {
         throw ServiceError.invalid([
-          { path: ['credentials'], message: 'is required: the connector registered authRequired' },
+          {
+            path: ['credentials'],
+            message: 'is required: the connector registered authRequired',
+            code: 'invalid_type',
+          },
         ]);
       }
     }
@@ -266,13 +268,22 @@ function checkSealed(input: unknown, currentKey: string): EncryptedCredentials {
     problems.push({
       path: ['ephemeralPublicKey'],
       message: 'must be a 32-byte x25519 key in standard base64',
+      code: 'invalid_format',
     });
   }
   if (base64Length(nonce) !== NONCE_BYTES) {
-    problems.push({ path: ['nonce'], message: `must be ${NONCE_BYTES} bytes in standard base64` });
+    problems.push({
+      path: ['nonce'],
+      message: `must be ${NONCE_BYTES} bytes in standard base64`,
+      code: 'invalid_format',
+    });
   }
   if ((base64Length(ciphertext) ?? 0) <= BOX_OVERHEAD_BYTES) {
-    problems.push({ path: ['ciphertext'], message: 'must be a sealed box in standard base64' });
+    problems.push({
+      path: ['ciphertext'],
+      message: 'must be a sealed box in standard base64',
+      code: 'invalid_format',
+    });
   }
   if (problems.length > 0) {
     throw ServiceError.invalid(

@@ -2,15 +2,15 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import {
+  backendOptionsSchema,
   type ReferenceBackend,
   readSeedFile,
   type Seed,
   startReferenceBackend,
 } from '../../backend/index.js';
-import { backendOptionsSchema } from '../../backend/options.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { host, logLevel, nonEmptyString, parseOptions, port } from '../../options.js';
-import { onShutdownSignal } from '../../signals.js';
+import { host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
+import { onShutdownSignal } from '../../internal/signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
@@ -82,7 +82,11 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     );
     if (positionals.length > 0) {
       throw new ValidationError('options of connector backend', [
-        { path: [], message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag` },
+        {
+          path: [],
+          message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag`,
+          code: 'unrecognized_keys',
+        },
       ]);
     }
   } catch (error) {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalWrite } from '../../api/integration.js';
-import type { IntegrationClient } from '../../client/integration-client.js';
-import type { Logger } from '../logger.js';
+import type { ApprovalWrite } from '../../api/index.js';
+import type { IntegrationClient } from '../../client/index.js';
+import { InvalidConnectorError } from '../errors.js';
+import type { Logger } from '../operations/index.js';
 import { compareCursors, type StateAccess, type StateStore, type SyncCursor } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
@@ -198,6 +199,6 @@ function stableJson(value: unknown): string {
 }
 
 function requireMethod<T>(method: T | undefined, name: string): T {
-  if (method === undefined) throw new TypeError(`The connector does not implement ${name}()`);
+  if (method === undefined) throw new InvalidConnectorError(`The connector does not implement ${name}()`);
   return method;
 }

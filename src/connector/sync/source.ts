@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { ApprovalId } from '../../api/integration.js';
-import { DateTimeInput, JsonObjectInput, toIssues } from '../../api/primitives.js';
-import { ValidationError } from '../../errors.js';
-import type { Logger } from '../logger.js';
+import { ApprovalId, DateTimeInput, JsonObjectInput } from '../../api/index.js';
+import { toIssues, ValidationError } from '../../errors.js';
+import type { Logger } from '../operations/index.js';
 import type { StateAccess, SyncCursor } from '../state.js';
 
 /** An approval as a connector reads it from its source system. */
@@ -93,7 +92,7 @@ export function parseSourceApproval(
   if (!parsed.success) throw new ValidationError(subject, toIssues(parsed.error));
   if (requireLastModified && parsed.data.lastModified === undefined) {
     throw new ValidationError(subject, [
-      { path: ['lastModified'], message: 'is required for incremental sync' },
+      { path: ['lastModified'], message: 'is required for incremental sync', code: 'invalid_type' },
     ]);
   }
   return parsed.data;

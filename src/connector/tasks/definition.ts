@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Task, TaskResult } from '../../api/integration.js';
-import type { Logger } from '../logger.js';
-import type { Credentials } from '../secret.js';
+import type { Task, TaskResult } from '../../api/index.js';
+import type { Credentials } from '../keys/index.js';
+import type { Logger } from '../operations/index.js';
 import type { StateAccess } from '../state.js';
 
 /** What a task's `precheck` and `run` get besides its validated input. */

@@ -1,16 +1,19 @@
 import PQueue from 'p-queue';
-import type { TaskResult, TaskResultStatus } from '../../api/integration.js';
-import { toIssues } from '../../api/primitives.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
-import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
-import { sleep } from '../../client/retry.js';
-import { ApprovalKitError } from '../../errors.js';
-import { abortAfter, settlesWithin } from '../deadline.js';
-import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
-import type { KeyRing } from '../keys.js';
-import { type Logger, secretScrubbingLogger } from '../logger.js';
-import type { ConnectorMetrics } from '../metrics.js';
-import { type Credentials, redactSecrets } from '../secret.js';
+import type { TaskResult, TaskResultStatus } from '../../api/index.js';
+import {
+  BadRequestError,
+  ConflictError,
+  type IntegrationClient,
+  type LeasedTask,
+  NotFoundError,
+} from '../../client/index.js';
+import { toIssues } from '../../errors.js';
+import { backoffDelay } from '../../internal/backoff.js';
+import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
+import { ShutdownDeadlineError, StoppingError } from '../errors.js';
+import { classifyFailure, TaskDataInvalidError } from '../failures.js';
+import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
+import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
 import type { StateAccess } from '../state.js';
 import type { TaskContext, TaskDeclarations } from './definition.js';
 
@@ -101,11 +104,7 @@ export class TaskPoller {
    * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
    */
   async stop(graceMs: number, forceMs: number): Promise<void> {
-    const deadline = abortAfter(
-      graceMs + forceMs,
-      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
-      this.#deadline,
-    );
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const startedAt = performance.now();
     const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
@@ -124,7 +123,7 @@ export class TaskPoller {
       { inFlight: this.#running.size },
       'tasks still running after the grace time; aborting them',
     );
-    this.#force.abort(new ApprovalKitError('stopping', 'The connector is shutting down'));
+    this.#force.abort(new StoppingError('The connector is shutting down'));
     if (await settlesWithin(drained, left())) {
       deadline.cancel();
       return;
@@ -175,8 +174,13 @@ export class TaskPoller {
 
   /** Adaptive idle wait: doubles while no task comes, with jitter, back to the minimum as soon as one does. */
   #idleDelay(idle: number): number {
-    const ceiling = Math.min(this.#settings.idleMaxMs, this.#settings.idleMinMs * 2 ** Math.min(idle, 30));
-    return Math.round(ceiling / 2 + (this.#parts.random() * ceiling) / 2);
+    const { idleMinMs, idleMaxMs } = this.#settings;
+    return backoffDelay(idle, {
+      baseMs: idleMinMs,
+      maxMs: idleMaxMs,
+      jitter: 'equal',
+      random: this.#parts.random,
+    });
   }
 
   /** Waits until fewer than `concurrency` tasks run, so that a task is never leased only to wait for a slot. */
@@ -264,19 +268,19 @@ export class TaskPoller {
     let taskLogger = logger;
     try {
       // Answered like data that fails its type's schema: the service would otherwise offer the task forever.
-      if (!leased.valid) throw new TaskDataInvalid(leased.type ?? '(unreadable)', leased.issues);
+      if (!leased.valid) throw new TaskDataInvalidError(leased.type ?? '(unreadable)', leased.issues);
       const { task } = leased;
       const declared = Object.hasOwn(tasks, task.type) ? tasks[task.type] : undefined;
       if (declared === undefined) {
-        throw new TaskDataInvalid(task.type, [
-          { path: ['type'], message: `no handler for task type "${task.type}"` },
+        throw new TaskDataInvalidError(task.type, [
+          { path: ['type'], message: `no handler for task type "${task.type}"`, code: 'invalid_value' },
         ]);
       }
       const input = declared.input.safeParse(task.data);
-      if (!input.success) throw new TaskDataInvalid(task.type, toIssues(input.error));
+      if (!input.success) throw new TaskDataInvalidError(task.type, toIssues(input.error));
       if (keyRing !== undefined) {
         const sealed = task.data.credentials;
-        if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
+        if (sealed === undefined) throw new CredentialsUnreadableError('The task carries no credentials');
         credentials = await keyRing.open(sealed);
         // As in the result's meta: an author's line may quote them (an error from the source, say).
         taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
@@ -358,14 +362,4 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
-}
-
-/** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  AuthenticationFailure,
+  AuthenticationError,
   type ChangeWindow,
   Connector,
   type ConnectorSource,
@@ -92,7 +92,7 @@ export class MemoryConnector extends Connector {
       this.failWith = undefined;
       throw error;
     }
-    if (approvalId === 'locked') throw new AuthenticationFailure('session expired');
+    if (approvalId === 'locked') throw new AuthenticationError('session expired');
     this.actions.push({ type, approvalId, key: context.idempotencyKey });
   }
 }

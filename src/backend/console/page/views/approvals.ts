@@ -1,3 +1,4 @@
+// biome-ignore lint/style/noRestrictedImports: the browser's bundle takes the sealing code alone, not the whole wire contract and zod behind the api's entry.
 import { sealCredentials } from '../../../../api/credentials.js';
 import { type ApprovalView, api, type SystemView, type TaskInfo } from '../api.js';
 import { badge, fill, h, jsonTree, time } from '../dom.js';
