@@ -3,14 +3,13 @@
  *
  * @example
  * ```ts
- * import { Connector, runConnector, type TaskHandlers } from 'approval-connector-kit';
+ * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
  *
- * class MyConnector extends Connector<typeof tasks> {
- *   readonly tasks = tasks;
- *   readonly handlers: TaskHandlers<typeof tasks> = { approve: async ({ approval }) => source.approve(approval.id) };
- *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * class MyConnector extends Connector {
+ *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
+ *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
+ * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
  * ```
  * @module
  */
@@ -73,6 +72,7 @@ export {
 } from './client/index.js';
 // The connector, what runs it, and its keys and operations side.
 export {
+  type AppStateOf,
   AuthenticationError,
   type ChangeWindow,
   type ClassifyFailureOptions,
@@ -80,6 +80,8 @@ export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
   type ConnectorOptions,
+  type ConnectorSource,
+  ConnectorWorker,
   type Credentials,
   CredentialsUnreadableError,
   classifyFailure,
@@ -88,7 +90,10 @@ export {
   FileKeyStore,
   generateKeyRingData,
   type HealthReport,
+  type IncrementalDeclaration,
+  type IncrementalSource,
   InvalidConnectorError,
+  incremental,
   type KeyEvent,
   KeyRing,
   KeyRingData,
@@ -125,23 +130,26 @@ export {
   ShutdownDeadlineError,
   type ShutdownOptions,
   type SignalSource,
+  type SnapshotDeclaration,
+  type SnapshotSource,
   type SourceApproval,
   type SourceContext,
+  type StateAccess,
   StoppingError,
   type SyncCursor,
-  type SyncKind,
   type SyncMode,
   type SyncOptions,
   type SyncOutcome,
   type SyncUserMappingsOptions,
   SystemError,
+  snapshot,
   syncUserMappings,
   type TaskContext,
   TaskDataInvalidError,
-  type TaskHandler,
-  type TaskHandlers,
+  type TaskDeclaration,
+  type TaskDeclarations,
   type TaskOutcome,
-  type TaskSchemas,
+  task,
   type UserMappingEntry,
   type UserMappingFailure,
   type UserMappingsReport,

@@ -8,6 +8,7 @@ import { clientOptionsSchema } from '../src/client/options.js';
 import { connectorOptionsSchema } from '../src/connector/connector-options.js';
 import {
   ConnectorMetrics,
+  ConnectorWorker,
   createLogger,
   FileKeyStore,
   generateKeyRingData,
@@ -263,13 +264,18 @@ describe('every part refuses an unknown or invalid option when it is built, nami
 
   it.each<[string, () => unknown, string]>([
     [
-      'the connector',
-      () => new MemoryConnector({ service, sync: { shedule: 1 } } as never, new MemorySource()),
+      'the connector worker',
+      () =>
+        new ConnectorWorker(new MemoryConnector(new MemorySource()), {
+          service,
+          sync: { shedule: 1 },
+        } as never),
       'Invalid connector options: Unknown option `sync.shedule`; did you mean `sync.schedule`?',
     ],
     [
-      'the connector',
-      () => new MemoryConnector({ service, operations: { port: -1 } }, new MemorySource()),
+      'the connector worker',
+      () =>
+        new ConnectorWorker(new MemoryConnector(new MemorySource()), { service, operations: { port: -1 } }),
       'Invalid connector options: Expected `operations.port` to be an integer from 0 to 65535, got `-1` (number)',
     ],
     [

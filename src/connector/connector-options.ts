@@ -75,12 +75,6 @@ export interface SyncOptions {
    */
   overlapMs?: number;
   /**
-   * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
-   * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run.
-   * @default false
-   */
-  ordered?: boolean;
-  /**
    * Approvals per `lookup()` call during reconciliation.
    * @default 100
    */
@@ -151,8 +145,9 @@ export interface ShutdownOptions {
 }
 
 /**
- * Options of a {@link Connector}. Every option, at every level, is checked when the connector is built: a bad value
- * or an unknown key is a `ValidationError` that names the option (see `docs/connector.md`, "Options").
+ * Options of a `ConnectorWorker`: where the service is, and how the kit runs the connector. Every option, at every
+ * level, is checked when the worker is built: a bad value or an unknown key is a `ValidationError` that names the
+ * option (see `docs/connector.md`, "Options").
  */
 export interface ConnectorOptions {
   /**
@@ -198,14 +193,14 @@ export interface ConnectorOptions {
   /**
    * The operations HTTP endpoints (`/healthz`, `/readyz`, `/metrics`): their port and host (each documented, with
    * its default, on `OperationsServerOptions`: port 9464 on 127.0.0.1), or `false` for none. Checked when the
-   * connector is built; opened once it has started.
+   * worker is built; opened once it has started.
    * @default false
    */
   operations?: Pick<OperationsServerOptions, 'port' | 'host'> | false;
   /**
-   * Where the connector records its metrics: the registry and the task duration buckets (each documented, with its
-   * default, on `ConnectorMetricsOptions`). The connector's metrics are read from its `metrics` member.
-   * @default {} (a registry of the connector's own)
+   * Where the worker records its metrics: the registry and the task duration buckets (each documented, with its
+   * default, on `ConnectorMetricsOptions`). The metrics are read from the worker's `metrics` member.
+   * @default {} (a registry of the worker's own)
    */
   metrics?: Pick<ConnectorMetricsOptions, 'registry' | 'taskDurationBuckets'>;
   /**
@@ -235,7 +230,6 @@ const syncOptionsSchema = z.strictObject({
   batchBytes: integer(1, 5 * 1024 * 1024).default(1024 * 1024),
   concurrency: integer(1).default(4),
   overlapMs: integer(0).default(300_000),
-  ordered: z.boolean().default(false),
   reconcileChunkSize: integer(1).default(100),
 });
 
@@ -287,7 +281,7 @@ export const connectorOptionsSchema = z.strictObject({
   random: func<() => number>().default(() => Math.random),
 });
 
-/** Connector options with every default applied: what the connector runs with. */
+/** Connector options with every default applied: what the worker runs with. */
 export type ResolvedConnectorOptions = z.output<typeof connectorOptionsSchema>;
 
 /**

@@ -4,16 +4,16 @@
  * @module
  */
 import { ApprovalKitError } from '../errors.js';
-import type { LifecycleState } from './connector.js';
+import type { LifecycleState } from './worker.js';
 
-/** The connector was asked to do something its lifecycle state does not allow. */
+/** The worker was asked to do something its lifecycle state does not allow. */
 export class LifecycleError extends ApprovalKitError<'lifecycle'> {
   constructor(action: string, state: LifecycleState) {
     super('lifecycle', `Cannot ${action} a connector that is ${state}`);
   }
 }
 
-/** The connector cannot run as written: it does not implement what its use needs (a way to read its source). */
+/** The connector cannot run as written: it does not implement what its use needs (`lookup()` for a reconciliation). */
 export class InvalidConnectorError extends ApprovalKitError<'invalid_connector'> {
   constructor(message: string) {
     super('invalid_connector', message);

@@ -67,7 +67,7 @@ export interface ClassifyFailureOptions {
    * leave the decision to the kit. A rule that throws or returns something else is ignored.
    * @default no rule
    */
-  classify?: (error: unknown) => TaskResultStatus | undefined;
+  classifyFailure?: (error: unknown) => TaskResultStatus | undefined;
   /**
    * Values to scrub from the message, typically the task's decrypted credentials and the source system's token.
    * @default []
@@ -85,7 +85,7 @@ interface Decision {
 
 /**
  * Maps anything a task handler threw to exactly one task result status, with a `meta` safe to send: a stable code
- * and the message with every known secret scrubbed and no stack. The rule, in order: the author's `classify`; then,
+ * and the message with every known secret scrubbed and no stack. The rule, in order: the author's `classifyFailure`; then,
  * along the error and its causes, the kit's failure classes, an HTTP status, a network or timeout code; otherwise
  * `internalError`. See `docs/failure-mapping.md`.
  *
@@ -96,15 +96,15 @@ interface Decision {
  * ```
  */
 export function classifyFailure(error: unknown, options: ClassifyFailureOptions = {}): FailureClassification {
-  const decision = decide(error, options.classify);
+  const decision = decide(error, options.classifyFailure);
   return {
     status: decision.status,
     meta: { code: decision.code, message: safeMessage(error, decision.code, options.secrets) },
   };
 }
 
-function decide(error: unknown, classify: ClassifyFailureOptions['classify']): Decision {
-  const byAuthor = authorStatus(error, classify);
+function decide(error: unknown, ownRule: ClassifyFailureOptions['classifyFailure']): Decision {
+  const byAuthor = authorStatus(error, ownRule);
   if (byAuthor !== undefined) return { status: byAuthor, code: ownCode(error) };
   for (const link of causeChain(error)) {
     const decision = decideLink(link);
@@ -115,11 +115,11 @@ function decide(error: unknown, classify: ClassifyFailureOptions['classify']): D
 
 function authorStatus(
   error: unknown,
-  classify: ClassifyFailureOptions['classify'],
+  ownRule: ClassifyFailureOptions['classifyFailure'],
 ): TaskResultStatus | undefined {
-  if (classify === undefined) return undefined;
+  if (ownRule === undefined) return undefined;
   try {
-    const status = TaskResultStatus.safeParse(classify(error));
+    const status = TaskResultStatus.safeParse(ownRule(error));
     return status.success ? status.data : undefined;
   } catch {
     return undefined;

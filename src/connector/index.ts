@@ -1,22 +1,29 @@
 /**
- * The connector: the `Connector` base class and what runs it (the sync loop, the task poller, keys, failure mapping,
- * logs, metrics and the operations endpoints), and `runConnector` to run one as a long-lived worker.
+ * The connector: the `Connector` base class the author extends, with `task()`, `incremental()` and `snapshot()` to
+ * declare it; the `ConnectorWorker` that runs it (the sync loop, the task poller, keys, failure mapping, logs,
+ * metrics and the operations endpoints); and `runConnector` to run one as a long-lived worker.
  *
  * @example
  * ```ts
- * import { Connector, runConnector, type ChangeWindow, type TaskHandlers } from 'approval-connector-kit';
+ * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
  *
- * class MyConnector extends Connector<typeof tasks> {
- *   readonly tasks = tasks;
- *   readonly handlers: TaskHandlers<typeof tasks> = { approve: ({ approval }) => source.approve(approval.id) };
- *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * class MyConnector extends Connector {
+ *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
+ *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
+ * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
  * ```
  * @module
  */
 
-export { Connector, type LifecycleState, type SyncKind } from './connector.js';
+export {
+  Connector,
+  type IncrementalDeclaration,
+  incremental,
+  type SnapshotDeclaration,
+  snapshot,
+  task,
+} from './connector.js';
 export {
   type ConnectorOptions,
   type PollerOptions,
@@ -75,17 +82,23 @@ export {
   type SyncOutcome,
 } from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
-export type { SyncCursor } from './state.js';
+export type { StateAccess, SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
 export type { Schedule } from './sync/schedule.js';
-export type { ChangeWindow, SourceApproval, SourceContext } from './sync/source.js';
+export type {
+  ChangeWindow,
+  ConnectorSource,
+  IncrementalSource,
+  SnapshotSource,
+  SourceApproval,
+  SourceContext,
+} from './sync/source.js';
 export type {
   PrecheckVerdict,
   TaskContext,
-  TaskHandler,
-  TaskHandlers,
+  TaskDeclaration,
+  TaskDeclarations,
   TaskOutcome,
-  TaskSchemas,
 } from './tasks/definition.js';
 export {
   type SyncUserMappingsOptions,
@@ -94,3 +107,4 @@ export {
   type UserMappingFailure,
   type UserMappingsReport,
 } from './user-mappings.js';
+export { type AppStateOf, ConnectorWorker, type LifecycleState } from './worker.js';

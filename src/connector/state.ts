@@ -23,6 +23,17 @@ const KitState = z.looseObject({
 });
 type KitState = z.infer<typeof KitState>;
 
+/**
+ * The author's own part of connector state (under `app`), as a connector's methods reach it through their context.
+ * The kit's part (the sync cursor) is kept beside it on every write.
+ */
+export interface StateAccess<AppState extends object = Record<string, unknown>> {
+  /** The author's state as last loaded or written; `undefined` before the first write. */
+  read(): AppState | undefined;
+  /** Replaces the author's state and saves it, with the kit's part, one write at a time. */
+  write(state: AppState): Promise<void>;
+}
+
 /** The key of connector state that holds the kit's part. The author's part sits beside it, under `app`. */
 export const KIT_STATE_KEY = 'kit';
 export const APP_STATE_KEY = 'app';

@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  type ChangeWindow,
   InvalidConnectorError,
+  incremental,
   type SourceApproval,
-  type SourceContext,
   StoppingError,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
@@ -28,25 +27,25 @@ describe('the errors a running connector throws', () => {
       reading = resolve;
     });
     class Waiting extends MemoryConnector {
-      // The kit always passes the context; the base's signature leaves it out.
-      override async *changes(_window: ChangeWindow, context?: SourceContext): AsyncIterable<SourceApproval> {
-        const signal = context!.signal;
+      override readonly source = incremental({ changes: (_window, { signal }) => this.#wait(signal) });
+
+      async *#wait(signal: AbortSignal): AsyncIterable<SourceApproval> {
         reading();
         await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
       }
     }
-    const connector = await harness.start((options) => new Waiting(options, source));
-    const run = connector.syncNow();
+    const worker = await harness.start(new Waiting(source));
+    const run = worker.syncNow();
     await started;
-    await connector.stop();
+    await worker.stop();
     const failure = await run.catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(StoppingError);
     expect(failure).toMatchObject({ code: 'stopping', name: 'StoppingError' });
   });
 
   it('refuses a reconciliation of a connector without lookup() with an InvalidConnectorError, not a TypeError', async () => {
-    const connector = await harness.start((options) => new MemoryConnector(options, source));
-    const failure = await connector.syncNow('reconcile').catch((error: unknown) => error);
+    const worker = await harness.start(new MemoryConnector(source));
+    const failure = await worker.reconcileNow().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(InvalidConnectorError);
     expect(failure).toMatchObject({
       code: 'invalid_connector',

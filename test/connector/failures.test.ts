@@ -23,24 +23,28 @@ function httpError(status: number): Error {
 
 describe('the failure table, row by row', () => {
   it('row 1: the author rule decides first', () => {
-    const classify = (error: unknown) => (error instanceof RangeError ? 'systemError' : undefined);
-    expect(classifyFailure(new RangeError('quantity too large'), { classify })).toEqual({
+    const ownRule = (error: unknown) => (error instanceof RangeError ? 'systemError' : undefined);
+    expect(classifyFailure(new RangeError('quantity too large'), { classifyFailure: ownRule })).toEqual({
       status: 'systemError',
       meta: { code: 'RangeError', message: 'quantity too large' },
     });
     // The rule outranks the kit's own: a 401 the author knows to mean something else.
-    expect(classifyFailure(httpError(401), { classify: () => 'systemError' }).status).toBe('systemError');
+    expect(classifyFailure(httpError(401), { classifyFailure: () => 'systemError' }).status).toBe(
+      'systemError',
+    );
     // Returning undefined leaves the decision to the kit.
-    expect(classifyFailure(httpError(401), { classify: () => undefined }).status).toBe('authenticationError');
+    expect(classifyFailure(httpError(401), { classifyFailure: () => undefined }).status).toBe(
+      'authenticationError',
+    );
   });
 
   it('row 1: a rule that throws or answers something else is ignored', () => {
     const throwing = () => {
       throw new Error('bug in the rule');
     };
-    expect(classifyFailure(httpError(503), { classify: throwing }).status).toBe('serviceUnavailable');
+    expect(classifyFailure(httpError(503), { classifyFailure: throwing }).status).toBe('serviceUnavailable');
     const invalid = () => 'failed' as never;
-    expect(classifyFailure(httpError(503), { classify: invalid }).status).toBe('serviceUnavailable');
+    expect(classifyFailure(httpError(503), { classifyFailure: invalid }).status).toBe('serviceUnavailable');
   });
 
   it('row 2: AuthenticationError -> authenticationError', () => {

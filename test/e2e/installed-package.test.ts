@@ -17,36 +17,37 @@ function importsOf(file: string): string[] {
 
 // A connector as a user would write it against the installed package, and the reference backend from it.
 const CONNECTOR_SCRIPT = `
-import { Connector, MemoryKeyStore } from 'approval-connector-kit';
+import { Connector, ConnectorWorker, incremental, MemoryKeyStore } from 'approval-connector-kit';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 
 class OneApproval extends Connector {
   tasks = {};
-  handlers = {};
-  async *changes() {
-    yield {
-      id: 'PR-1',
-      schemaId: 'purchase-request',
-      approver: 'ada',
-      resolved: false,
-      lastModified: new Date('2026-05-01T10:00:00Z'),
-      data: { amount: 420 },
-    };
-  }
+  source = incremental({
+    async *changes() {
+      yield {
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      };
+    },
+  });
 }
 
 const backend = await startReferenceBackend();
 const tenant = backend.createTenant();
-const connector = new OneApproval({
+const worker = new ConnectorWorker(new OneApproval(), {
   service: { baseUrl: backend.url, token: tenant.connectorToken },
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
   poller: { enabled: false },
 });
-await connector.start();
-await connector.syncNow();
-await connector.stop();
+await worker.start();
+await worker.syncNow();
+await worker.stop();
 console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
 `;
@@ -72,47 +73,54 @@ console.log(JSON.stringify({ renamed, printed: String(error), name: error.name }
 
 // The same connector in TypeScript, its task schemas built with the application's own zod, and a client alone.
 const TYPED_CONNECTOR = `
-import { Connector, MemoryKeyStore, type SourceApproval, type TaskHandlers } from 'approval-connector-kit';
+import {
+  Connector,
+  ConnectorWorker,
+  incremental,
+  MemoryKeyStore,
+  type SourceApproval,
+  task,
+} from 'approval-connector-kit';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 import { IntegrationClient } from 'approval-connector-kit/client';
 import { z } from 'zod';
 
-const tasks = {
-  approve: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
-};
 const decided: string[] = [];
 
-class OneApproval extends Connector<typeof tasks> {
-  readonly tasks = tasks;
-  readonly handlers: TaskHandlers<typeof tasks> = {
-    approve: async ({ approval, approveComments }) => {
-      decided.push(approval.id + ': ' + approveComments);
-    },
+class OneApproval extends Connector {
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+      run: async ({ approval, approveComments }) => {
+        decided.push(approval.id + ': ' + approveComments);
+      },
+    }),
   };
-
-  override async *changes(): AsyncIterable<SourceApproval> {
-    yield {
-      id: 'PR-1',
-      schemaId: 'purchase-request',
-      approver: 'ada',
-      resolved: false,
-      lastModified: new Date('2026-05-01T10:00:00Z'),
-      data: { amount: 420 },
-    };
-  }
+  readonly source = incremental({
+    async *changes(): AsyncIterable<SourceApproval> {
+      yield {
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      };
+    },
+  });
 }
 
 const backend = await startReferenceBackend();
 const tenant = backend.createTenant();
-const connector = new OneApproval({
+const worker = new ConnectorWorker(new OneApproval(), {
   service: { baseUrl: backend.url, token: tenant.connectorToken },
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
   poller: { idleMinMs: 5, idleMaxMs: 20 },
 });
-await connector.start();
-await connector.syncNow();
+await worker.start();
+await worker.syncNow();
 const { id } = backend.createTask({
   systemId: tenant.system.id,
   type: 'approve',
@@ -127,7 +135,7 @@ while (result === undefined) {
 const client = new IntegrationClient({ baseUrl: backend.url, token: tenant.connectorToken });
 const approval = await client.getApproval('PR-1');
 await client.close();
-await connector.stop();
+await worker.stop();
 await backend.close();
 console.log(JSON.stringify({ decided, result, approval: approval.id }));
 `;

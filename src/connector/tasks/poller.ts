@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
+import type { TaskResult, TaskResultStatus } from '../../api/index.js';
 import {
   BadRequestError,
   ConflictError,
@@ -14,7 +14,8 @@ import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { classifyFailure, TaskDataInvalidError } from '../failures.js';
 import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
 import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
-import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
+import type { StateAccess } from '../state.js';
+import type { TaskContext, TaskDeclarations } from './definition.js';
 
 /** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
@@ -27,15 +28,17 @@ export interface PollerSettings {
   timeoutMs: number;
 }
 
-/** What the poller needs from the connector. */
+/** What the poller needs from the connector and the worker. */
 export interface PollerParts {
   client: IntegrationClient;
-  schemas: TaskSchemas;
-  handlers: Readonly<Record<string, TaskHandler<never>>>;
+  /** The connector's task types: each one's input schema, pre-check and handler. */
+  tasks: TaskDeclarations<object>;
   /** Present when the connector has `authRequired`. */
   keyRing: KeyRing | undefined;
-  precheck: ((task: Task, context: TaskContext) => Promise<PrecheckVerdict>) | undefined;
-  classify: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  /** The connector's own failure classification, consulted before the kit's. */
+  classifyFailure: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  /** The author's part of connector state, as the task context gives it. */
+  state: StateAccess<object>;
   logger: Logger;
   metrics: ConnectorMetrics | undefined;
   random: () => number;
@@ -260,21 +263,20 @@ export class TaskPoller {
    * at the task's deadline or at forced shutdown, whichever comes first.
    */
   async #execute(leased: LeasedTask, logger: Logger, signal: AbortSignal): Promise<TaskResult | undefined> {
-    const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
+    const { tasks, keyRing, state, classifyFailure: ownRule } = this.#parts;
     let credentials: Credentials | undefined;
     let taskLogger = logger;
     try {
       // Answered like data that fails its type's schema: the service would otherwise offer the task forever.
       if (!leased.valid) throw new TaskDataInvalidError(leased.type ?? '(unreadable)', leased.issues);
       const { task } = leased;
-      const schema = schemas[task.type];
-      const handler = handlers[task.type];
-      if (schema === undefined || handler === undefined) {
+      const declared = Object.hasOwn(tasks, task.type) ? tasks[task.type] : undefined;
+      if (declared === undefined) {
         throw new TaskDataInvalidError(task.type, [
           { path: ['type'], message: `no handler for task type "${task.type}"`, code: 'invalid_value' },
         ]);
       }
-      const input = schema.safeParse(task.data);
+      const input = declared.input.safeParse(task.data);
       if (!input.success) throw new TaskDataInvalidError(task.type, toIssues(input.error));
       if (keyRing !== undefined) {
         const sealed = task.data.credentials;
@@ -283,7 +285,7 @@ export class TaskPoller {
         // As in the result's meta: an author's line may quote them (an error from the source, say).
         taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
       }
-      const context: TaskContext = {
+      const context: TaskContext<object> = {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
@@ -291,18 +293,19 @@ export class TaskPoller {
         logger: taskLogger,
         credentials,
         task,
+        state,
       };
-      if (precheck !== undefined) {
-        const verdict = await precheck(task, context);
+      if (declared.precheck !== undefined) {
+        const verdict = await declared.precheck(input.data, context);
         if (verdict !== true) return scrub(verdict, credentials);
       }
-      const outcome = await (handler as TaskHandler<unknown>)(input.data, context);
+      const outcome = await declared.run(input.data, context);
       const meta = outcome?.meta;
       return scrub(meta === undefined ? { status: 'success' } : { status: 'success', meta }, credentials);
     } catch (error) {
       if (this.#force.signal.aborted) return undefined;
       const { status, meta } = classifyFailure(error, {
-        ...(classify ? { classify } : {}),
+        ...(ownRule ? { classifyFailure: ownRule } : {}),
         secrets: credentials === undefined ? [] : Object.values(credentials),
       });
       taskLogger.warn({ status, code: meta.code }, 'task failed');

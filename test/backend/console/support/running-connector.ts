@@ -3,16 +3,9 @@
  * use the connector's author API, so that a change to that API touches this file alone.
  */
 import type { ReferenceBackend, ReferenceBackendOptions } from '../../../../src/backend/index.js';
-import {
-  type ChangeWindow,
-  Connector,
-  type ConnectorOptions,
-  type SourceApproval,
-  type TaskContext,
-  type TaskHandlers,
-} from '../../../../src/connector/index.js';
+import { Connector, incremental, type TaskContext, task } from '../../../../src/connector/index.js';
 import { createTestHarness } from '../../../../src/testing/index.js';
-import { MemorySource, taskSchemas } from '../../../connector/support/memory-source.js';
+import { MemorySource, taskInputs } from '../../../connector/support/memory-source.js';
 
 /** An action the connector ran, with the credentials it opened (revealed) when its task carried some. */
 export interface RanAction {
@@ -37,30 +30,31 @@ export interface RunningConnector {
   close(): Promise<void>;
 }
 
-class ConsoleTestConnector extends Connector<typeof taskSchemas> {
-  readonly tasks = taskSchemas;
+class ConsoleTestConnector extends Connector {
+  readonly tasks = {
+    approve: task({
+      input: taskInputs.approve,
+      run: ({ approval, approveComments }, context) =>
+        this.#run('approve', approval.id, approveComments ?? '', context),
+    }),
+    reject: task({
+      input: taskInputs.reject,
+      run: ({ approval, approveComments }, context) =>
+        this.#run('reject', approval.id, approveComments, context),
+    }),
+  };
+  readonly source = incremental({ changes: (window) => this.system.changes(window) });
   override readonly uiTemplates = [
     { type: 'card', schemaId: 'po', template: { title: '{{data.title}}', fields: ['amount'] } },
   ];
   readonly ran: RanAction[] = [];
   gate: Promise<void> | undefined;
-  readonly handlers: TaskHandlers<typeof taskSchemas> = {
-    approve: ({ approval, approveComments }, context) =>
-      this.#run('approve', approval.id, approveComments ?? '', context),
-    reject: ({ approval, approveComments }, context) =>
-      this.#run('reject', approval.id, approveComments, context),
-  };
 
   constructor(
-    options: ConnectorOptions,
-    readonly source: MemorySource,
+    readonly system: MemorySource,
     override readonly authRequired: boolean,
   ) {
-    super(options);
-  }
-
-  override changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
-    return this.source.changes(window);
+    super();
   }
 
   async #run(type: string, approvalId: string, comments: string, context: TaskContext): Promise<void> {
@@ -80,9 +74,8 @@ export async function startConnector(
 ): Promise<RunningConnector> {
   const harness = await createTestHarness({ backend: options.backend ?? {} });
   const source = new MemorySource();
-  const connector = await harness.start(
-    (connectorOptions) => new ConsoleTestConnector(connectorOptions, source, options.authRequired ?? false),
-  );
+  const worker = await harness.start(new ConsoleTestConnector(source, options.authRequired ?? false));
+  const { connector } = worker;
   return {
     backend: harness.backend,
     systemId: harness.tenant.system.id,
@@ -90,7 +83,7 @@ export async function startConnector(
     source,
     ran: connector.ran,
     async sync() {
-      await connector.syncNow();
+      await worker.syncNow();
     },
     hold() {
       let release = () => {};
