@@ -229,7 +229,7 @@ describe('the packed kit', () => {
     );
     // The templates are `connector create`'s, checked by the test of create-connector.
     const others = tarballFiles.filter((file) => !/^(dist|templates)\//.test(file) || file.endsWith('.map'));
-    expect(others).toEqual(['package.json', 'README.md']);
+    expect(others).toEqual(['package.json', 'CHANGELOG.md', 'README.md']);
   });
 
   it('runs a connector from the installed package against its reference backend', async () => {

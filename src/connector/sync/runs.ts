@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalWrite } from '../../api/index.js';
+import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
 import { InvalidConnectorError } from '../errors.js';
 import type { Logger } from '../operations/index.js';
-import { compareCursors, type StateAccess, type StateStore, type SyncCursor } from '../state.js';
+import { type CursorKey, compareKeys, type StateAccess, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
 
@@ -68,15 +68,16 @@ export async function runIncremental(
         );
     },
   });
-  let previous: SyncCursor | undefined;
-  let newest: SyncCursor | undefined;
+  let previous: CursorKey | undefined;
+  let newest: CursorKey | undefined;
   const changes = requireMethod(context.source.changes, 'changes');
   try {
     for await (const record of changes(window, { signal, logger, state: context.appState })) {
       signal.throwIfAborted();
       const approval = parseSourceApproval(record, true);
-      const key = { lastModified: new Date(approval.lastModified as string).toISOString(), id: approval.id };
-      if (inOrder && previous !== undefined && compareCursors(key, previous) < 0) {
+      // Parsed once here; keys are compared as numbers from then on.
+      const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
+      if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
         inOrder = false;
         logger.warn(
           { approvalId: approval.id },
@@ -84,7 +85,7 @@ export async function runIncremental(
         );
       }
       previous = key;
-      if (newest === undefined || compareCursors(key, newest) > 0) newest = key;
+      if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
       await pusher.add(approval, key);
     }
     await pusher.finish();
@@ -168,10 +169,11 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
 
 /**
  * Marks an approval resolved. Sent without `lastModified`, so the service applies it whatever timestamp it holds
- * (a clock skew between source and worker cannot make it a no-op).
+ * (a clock skew between source and worker cannot make it a no-op). The id comes from the service's answers, which
+ * check it less than a request does, so it is checked here: the pusher sends what it is given as it is.
  */
 function resolvedWrite(id: string): ApprovalWrite {
-  return { id, resolved: true };
+  return parseOrThrow(ApprovalWrite, { id, resolved: true }, `${endpoints.putApprovals.summary} request`);
 }
 
 /** A digest of what the app shows of an approval, independent of key order. */
