@@ -39,6 +39,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       { redact: ['req.headers.authorization', 'headers.authorization', 'token'] },
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Fastify logs each request at info; here they go to debug (below), so that a worker's own lines stand out
+    // beside a backend at the default level.
+    disableRequestLogging: true,
     forceCloseConnections: true,
     // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
     frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),
@@ -55,6 +58,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   registerJsonParser(app);
 
+  app.addHook('onRequest', async (request) => {
+    request.log.debug({ req: request }, 'incoming request');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  });
   // First of all, before faults and authentication, as the HTTP parser would refuse it.
   app.addHook('onRequest', async (request) => {
     if (headBytes(request.raw) > MAX_HEAD_BYTES) throw headersTooLarge();
