@@ -359,6 +359,7 @@ export abstract class Connector<
       logger,
       now: this.#settings.now,
     };
+    const started = performance.now();
     try {
       const sync = this.#settings.sync;
       const report =
@@ -371,7 +372,7 @@ export abstract class Connector<
       this.metrics.approvalsPushed(report.pushed);
       const cursor = this.#state.cursor;
       this.metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
-      logger.info({ ...report }, 'sync run finished');
+      logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
       return report;
     } catch (error) {
       this.metrics.syncRun(mode, 'failure');

@@ -24,10 +24,22 @@ export interface RunContext {
   now: () => number;
 }
 
-/** What a run did. */
+/** What a run did. Once a run has finished, `changed + resent` is `pushed`. */
 export interface RunReport {
   /** Approvals the service acknowledged. */
   pushed: number;
+  /**
+   * Approvals pushed because they are new or changed: in an incremental run, those after the saved cursor; in a
+   * snapshot run, every one pushed (its content differs from what the service holds, or it is marked resolved); in
+   * a reconciliation, those marked resolved.
+   */
+  changed: number;
+  /**
+   * Approvals pushed again, which the service may hold unchanged: in an incremental run, those at or before the
+   * saved cursor (the overlap, or the whole source in a full resync); in a reconciliation, every one `lookup()`
+   * returned. None in a snapshot run.
+   */
+  resent: number;
   /** Approvals marked resolved because the source no longer has them open. */
   resolved: number;
 }
@@ -44,8 +56,9 @@ export async function runIncremental(
   options: { overlapMs: number; ordered: boolean; full: boolean },
 ): Promise<RunReport> {
   const { state, logger, signal } = context;
+  const saved = state.cursor;
   // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
-  const cursor = options.full ? undefined : state.cursor;
+  const cursor = options.full ? undefined : saved;
   const window: ChangeWindow = {
     since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
     cursor,
@@ -67,6 +80,7 @@ export async function runIncremental(
   });
   let previous: SyncCursor | undefined;
   let newest: SyncCursor | undefined;
+  let resent = 0;
   const changes = requireMethod(context.source.changes, 'changes');
   try {
     for await (const record of changes(window, { signal, logger })) {
@@ -82,6 +96,7 @@ export async function runIncremental(
       }
       previous = key;
       if (newest === undefined || compareCursors(key, newest) > 0) newest = key;
+      if (saved !== undefined && compareCursors(key, saved) <= 0) resent += 1;
       await pusher.add(approval, key);
     }
     await pusher.finish();
@@ -94,7 +109,7 @@ export async function runIncremental(
   }
   if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
   await state.flush(signal);
-  return { pushed: pusher.pushed, resolved: 0 };
+  return { pushed: pusher.pushed, changed: pusher.pushed - resent, resent, resolved: 0 };
 }
 
 /**
@@ -125,7 +140,7 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     resolved += 1;
   }
   await pusher.finish();
-  return { pushed: pusher.pushed, resolved };
+  return { pushed: pusher.pushed, changed: pusher.pushed, resent: 0, resolved };
 }
 
 /**
@@ -160,7 +175,7 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
   }
   if (ids.length > 0) await check(ids);
   await pusher.finish();
-  return { pushed: pusher.pushed, resolved };
+  return { pushed: pusher.pushed, changed: resolved, resent: pusher.pushed - resolved, resolved };
 }
 
 /**

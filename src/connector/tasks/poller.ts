@@ -243,7 +243,9 @@ export class TaskPoller {
       }
       // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
       this.#remember(task.id, result);
-      this.#parts.metrics?.taskFinished(task.type, result.status, (performance.now() - started) / 1000);
+      const tookMs = performance.now() - started;
+      this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
+      logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
       await this.#report(task.id, result, logger);
     } finally {
       due.cancel();
