@@ -248,17 +248,26 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
 }
 
 function parseFlags(argv: readonly string[]): z.output<typeof flagsSchema> {
-  const { values, positionals } = parseArgs({
+  const known = new Set(['role', 'help', 'h']);
+  const { values, tokens } = parseArgs({
     args: [...argv],
     options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     // Unknown flags reach the options' check, which names the nearest known one.
     strict: false,
     allowPositionals: true,
+    tokens: true,
   });
-  const stray: ValidationIssue[] = positionals.map((argument) => ({
-    path: [],
-    message: `Unexpected argument \`${argument}\`: every option is a --flag`,
-  }));
+  // A word after an unknown flag is that flag's value (`--rol tasks`), not an argument of its own.
+  const stray: ValidationIssue[] = tokens
+    .filter((token, index) => {
+      if (token.kind !== 'positional') return false;
+      const before = tokens[index - 1];
+      return !(before?.kind === 'option' && !known.has(before.name) && before.inlineValue === undefined);
+    })
+    .map((token) => ({
+      path: [],
+      message: `Unexpected argument \`${(token as { value: string }).value}\`: every option is a --flag`,
+    }));
   let flags: z.output<typeof flagsSchema>;
   try {
     flags = parseOptions(

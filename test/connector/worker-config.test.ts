@@ -208,6 +208,14 @@ describe('a worker’s configuration', () => {
     ]);
   });
 
+  it('takes the word after a misspelt flag for its value, not for an argument of its own', () => {
+    expect(problems(SERVICE, ['--rol', 'tasks'])).toEqual(['Unknown option `--rol`; did you mean `--role`?']);
+    expect(problems(SERVICE, ['--rol=tasks', 'stray'])).toEqual([
+      'Unexpected argument `stray`: every option is a --flag',
+      'Unknown option `--rol`; did you mean `--role`?',
+    ]);
+  });
+
   it('needs the key file when the keys are read-only', () => {
     expect(problems({ ...SERVICE, CONNECTOR_KEYS_READ_ONLY: 'true' })).toEqual([
       'Expected `CONNECTOR_KEYS_FILE` to be set when `CONNECTOR_KEYS_READ_ONLY` is true: the file the operator provides',
