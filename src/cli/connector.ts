@@ -11,6 +11,7 @@ import { unsupportedNodeMessage } from '../node-version.js';
 const USAGE = `Usage: connector <command> [options]
 
 Commands:
+  run       Run a connector as a worker, configured by its environment (see docs/worker.md)
   backend   Run the reference backend (the Approval Service, v1 and v2) as a server
 
 Run \`connector <command> --help\` for the options of a command.`;
@@ -23,6 +24,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const [command, ...rest] = argv;
   switch (command) {
+    case 'run': {
+      const { runRunCommand } = await import('./commands/run.js');
+      return runRunCommand(rest);
+    }
     case 'backend': {
       const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);

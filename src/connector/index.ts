@@ -71,6 +71,13 @@ export {
   type ReadinessReport,
 } from './operations-server.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+export {
+  type ConnectorFactory,
+  type RunWorkerOptions,
+  runWorker,
+  WORKER_EXIT_CODES,
+  type WorkerContext,
+} from './run-worker.js';
 export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
 export type { SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
@@ -91,3 +98,4 @@ export {
   type UserMappingFailure,
   type UserMappingsReport,
 } from './user-mappings.js';
+export { type LogFormat, WORKER_USAGE, WORKER_VARIABLES, type WorkerRole } from './worker-config.js';

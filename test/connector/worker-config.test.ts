@@ -17,7 +17,10 @@ function file(content: unknown): string {
   return path;
 }
 
-const SERVICE = { APPROVAL_SERVICE_URL: 'https://approvals.example.com', APPROVAL_CONNECTOR_TOKEN: 'conn-token-1' };
+const SERVICE = {
+  APPROVAL_SERVICE_URL: 'https://approvals.example.com',
+  APPROVAL_CONNECTOR_TOKEN: 'conn-token-1',
+};
 
 function load(
   env: Record<string, string | undefined>,
@@ -42,7 +45,12 @@ function problems(env: Record<string, string | undefined>, argv: string[] = []):
 
 describe('a worker’s configuration', () => {
   it('reads the service and the operations port from the environment; the rest keeps the connector’s defaults', () => {
-    const config = load({ ...SERVICE, OPERATIONS_PORT: '9464', OPERATIONS_HOST: '0.0.0.0', PATH: '/usr/bin' });
+    const config = load({
+      ...SERVICE,
+      OPERATIONS_PORT: '9464',
+      OPERATIONS_HOST: '0.0.0.0',
+      PATH: '/usr/bin',
+    });
     expect(config).toMatchObject({ role: 'all', logLevel: 'info', logFormat: 'json' });
     expect(config.options).toEqual({
       service: { baseUrl: 'https://approvals.example.com', token: 'conn-token-1' },
@@ -100,10 +108,7 @@ describe('a worker’s configuration', () => {
     [undefined, 'sync', 'sync', true, false],
     ['sync', 'tasks', 'tasks', false, true],
   ])('runs the role CONNECTOR_ROLE=%s --role %s says: %s', (variable, flag, role, sync, poller) => {
-    const config = load(
-      { ...SERVICE, CONNECTOR_ROLE: variable },
-      flag === undefined ? [] : ['--role', flag],
-    );
+    const config = load({ ...SERVICE, CONNECTOR_ROLE: variable }, flag === undefined ? [] : ['--role', flag]);
     expect(config.role).toBe(role);
     expect(config.options.sync).toEqual({ enabled: sync });
     expect(config.options.poller).toEqual({ enabled: poller });
@@ -142,7 +147,9 @@ describe('a worker’s configuration', () => {
   });
 
   it('answers help without reading anything else', () => {
-    expect(loadWorkerConfig({ env: { OPERATIONS_PORT: 'bad' }, argv: ['-h'], isTerminal: false })).toBe('help');
+    expect(loadWorkerConfig({ env: { OPERATIONS_PORT: 'bad' }, argv: ['-h'], isTerminal: false })).toBe(
+      'help',
+    );
   });
 
   it('names every problem of the environment, the flags and the file at once, each where the operator set it', () => {
@@ -199,7 +206,9 @@ describe('a worker’s configuration', () => {
     const broken = file('{"service": {"token": "quoted-1"}, }');
     const [notJson] = problems({ ...SERVICE, CONNECTOR_CONFIG: broken });
     expect(notJson).toMatch(
-      new RegExp(`^The config file ${broken} \\(\`CONNECTOR_CONFIG\`\\) is not valid JSON \\(at position \\d+`),
+      new RegExp(
+        `^The config file ${broken} \\(\`CONNECTOR_CONFIG\`\\) is not valid JSON \\(at position \\d+`,
+      ),
     );
     expect(notJson).not.toContain('quoted-1');
     const list = file([1, 2]);
