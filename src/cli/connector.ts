@@ -13,6 +13,7 @@ const USAGE = `Usage: connector <command> [options]
 Commands:
   run       Run a connector as a worker, configured by its environment (see docs/worker.md)
   backend   Run the reference backend (the Approval Service, v1 and v2) as a server
+  keys      Generate the key ring of a read-only key store (keys generate)
 
 Run \`connector <command> --help\` for the options of a command.`;
 
@@ -31,6 +32,10 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'backend': {
       const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);
+    }
+    case 'keys': {
+      const { runKeysCommand } = await import('./commands/keys.js');
+      return runKeysCommand(rest);
     }
     case undefined:
     case '-h':
