@@ -12,7 +12,8 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 let files = 0;
 function file(content: unknown): string {
-  const path = join(folder, `config-${(files += 1)}.json`);
+  files += 1;
+  const path = join(folder, `config-${files}.json`);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
 }
