@@ -145,7 +145,7 @@ describe('connector backend', () => {
 
   it('logs each request at debug, so that at info its lines do not drown a worker’s', async () => {
     const lines = async (level: string) => {
-      const { child, stdout } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json'], {
+      const { child, stdout, stderr } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json'], {
         LOG_LEVEL: level,
       });
       const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
@@ -155,6 +155,7 @@ describe('connector backend', () => {
       await answer.body.dump();
       child.kill('SIGTERM');
       await once(child, 'exit');
+      expect(stderr()).toBe('');
       return stdout()
         .split('\n')
         .filter((line) => line.startsWith('{'))
