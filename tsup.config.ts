@@ -38,24 +38,52 @@ const nodeGuardFirst = (() => {
   return { esbuildPlugin, tsupPlugin };
 })();
 
-export default defineConfig({
-  entry: {
-    'node-guard': 'src/node-guard.ts',
-    index: 'src/index.ts',
-    'backend/index': 'src/backend/index.ts',
-    'testing/index': 'src/testing/index.ts',
-    'cli/connector': 'src/cli/connector.ts',
-  },
-  format: ['esm'],
-  target: 'node22',
-  platform: 'node',
-  // Builtins keep the `node:` prefix the source gives them: some (`node:sqlite`) exist only under that name.
-  removeNodeProtocol: false,
-  dts: true,
-  sourcemap: true,
+/**
+ * The console's page (`src/backend/console/page/`), for the browser: one script and its stylesheet in
+ * `dist/console/`, everything they use bundled in (tweetnacl and the kit's own sealing code), no source map. The
+ * backend reads them from there; tests build it with this same configuration (test/setup/console-page.ts).
+ */
+export const consolePage: Options = {
+  entry: { app: 'src/backend/console/page/main.ts' },
+  outDir: 'dist/console',
+  format: ['iife'],
+  outExtension: () => ({ js: '.js' }),
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  noExternal: [/./],
+  dts: false,
+  sourcemap: false,
   clean: true,
-  splitting: true,
-  treeshake: true,
-  esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
-  plugins: [nodeGuardFirst.tsupPlugin],
-});
+  tsconfig: 'src/backend/console/page/tsconfig.json',
+};
+
+export default defineConfig([
+  {
+    entry: {
+      'node-guard': 'src/node-guard.ts',
+      index: 'src/index.ts',
+      'client/index': 'src/client/index.ts',
+      'backend/index': 'src/backend/index.ts',
+      'testing/index': 'src/testing/index.ts',
+      'cli/connector': 'src/cli/connector.ts',
+    },
+    format: ['esm'],
+    target: 'node22',
+    platform: 'node',
+    // Builtins keep the `node:` prefix the source gives them: some (`node:sqlite`) exist only under that name.
+    removeNodeProtocol: false,
+    dts: true,
+    sourcemap: true,
+    // Everything but the console's page, which its own build (below) writes at the same time.
+    clean: ['!console/**'],
+    splitting: true,
+    treeshake: true,
+    // Errors are named after their class (`this.name = new.target.name`); esbuild would otherwise rename a class
+    // that refers to itself, and a ServiceError would print as `_ServiceError`.
+    keepNames: true,
+    esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
+    plugins: [nodeGuardFirst.tsupPlugin],
+  },
+  consolePage,
+]);

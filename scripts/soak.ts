@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { parseOptions } from '../src/options.js';
+import { parseOptions } from '../src/internal/options.js';
 import { runSoak } from '../test/soak/driver.js';
 import { exitWithin } from '../test/soak/processes.js';
 

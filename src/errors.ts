@@ -1,20 +1,85 @@
 /**
- * The kit's one error hierarchy. Every error the kit throws on purpose is an {@link ApprovalKitError} with a
- * stable string `code`; branch on `code` (or `instanceof`), never on the message.
+ * The kit's one error hierarchy. Every error the kit throws is an {@link ApprovalKitError} whose `code` is one of
+ * the {@link ErrorCode}s, and each code belongs to exactly one class: branch on `code` (or `instanceof`), never on
+ * the message. The union of every class, which `code` narrows, is `KitError` (`kit-error.ts`).
  * @module
  */
+import type { z } from 'zod';
 
-/** Base class of every error the kit throws on purpose. */
-export class ApprovalKitError extends Error {
-  /** Stable, machine-readable identifier of the kind of failure. */
-  readonly code: string;
+/**
+ * Every code an error of the kit carries, each owned by exactly one class (named beside it). Stable: a code is
+ * never reused for another kind of failure. `docs/errors.md` lists them with their classes.
+ */
+export const ERROR_CODES = [
+  // Shared by every part.
+  'validation', // ValidationError
+  'unsupported_node', // UnsupportedNodeError
+  // The clients.
+  'http_error', // ApiError (a status without a class of its own)
+  'bad_request', // BadRequestError
+  'unauthorized', // UnauthorizedError
+  'not_found', // NotFoundError
+  'conflict', // ConflictError
+  'payload_too_large', // PayloadTooLargeError
+  'rate_limited', // RateLimitedError
+  'server_error', // ServerError
+  'network', // NetworkError
+  'timeout', // TimeoutError
+  'response_too_large', // ResponseTooLargeError
+  'invalid_response', // InvalidResponseError
+  'paging_stalled', // PagingStalledError
+  'partial_failure', // PartialAddUsersError
+  'client_closed', // ClientClosedError
+  // The connector.
+  'lifecycle', // LifecycleError
+  'invalid_connector', // InvalidConnectorError
+  'stopping', // StoppingError
+  'shutdown_deadline', // ShutdownDeadlineError
+  'authentication_failure', // AuthenticationError
+  'service_unavailable_failure', // ServiceUnavailableError
+  'system_failure', // SystemError
+  'task_data_invalid', // TaskDataInvalidError
+  'credentials_unreadable', // CredentialsUnreadableError
+  'key_ring_unavailable', // KeyRingUnavailableError
+  'key_ring_invalid', // KeyRingInvalidError
+  'key_store_read_only', // KeyStoreReadOnlyError
+  'operations_server_closed', // OperationsServerClosedError
+  'operations_server_listen_failed', // OperationsServerListenError
+  // The reference backend and the test harness.
+  'service_refused', // ServiceError
+  'harness_timeout', // HarnessTimeoutError
+] as const;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+/** The code of an error of the kit: one of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * Base class of every error the kit throws. It is abstract: each {@link ErrorCode} has its own subclass, which fixes
+ * `code` to that one literal, so that checking `code` on a `KitError` narrows it to the class.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.putState(state);
+ * } catch (error) {
+ *   if (isKitError(error) && error.code === 'rate_limited') console.log(error.retryAfterMs); // a RateLimitedError
+ *   throw error;
+ * }
+ * ```
+ */
+export abstract class ApprovalKitError<Code extends ErrorCode = ErrorCode> extends Error {
+  /** Stable, machine-readable identifier of the kind of failure: one class per code. */
+  readonly code: Code;
+
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
   }
 }
+
+/** zod's kind of a validation issue (`invalid_type`, `too_small`, `unrecognized_keys`, `custom`, …). */
+export type ValidationIssueCode = z.core.$ZodIssueCode;
 
 /** One problem found while validating input: where it is and what is wrong. */
 export interface ValidationIssue {
@@ -22,19 +87,40 @@ export interface ValidationIssue {
   path: ReadonlyArray<string | number>;
   /** What is wrong, in plain words. */
   message: string;
+  /**
+   * What kind of problem it is, in zod's terms: the issue's own code when zod found it, `custom` for the kit's own
+   * rules that have no closer zod code.
+   */
+  code: ValidationIssueCode;
 }
 
 /**
  * Input failed validation: a request before it was sent, an option, a config file, or a request the reference
  * backend received. Carries every issue found, not just the first.
  */
-export class ValidationError extends ApprovalKitError {
+export class ValidationError extends ApprovalKitError<'validation'> {
   readonly issues: readonly ValidationIssue[];
 
   constructor(subject: string, issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
     super('validation', `Invalid ${subject}: ${formatIssues(issues)}`, options);
     this.issues = issues;
   }
+}
+
+/** The kit was loaded on a Node.js older than it supports; the message names both versions. */
+export class UnsupportedNodeError extends ApprovalKitError<'unsupported_node'> {
+  constructor(message: string) {
+    super('unsupported_node', message);
+  }
+}
+
+/** Converts a zod error into the kit's issue list, keeping each issue's path, message and code. */
+export function toIssues(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
+    message: issue.message,
+    code: issue.code,
+  }));
 }
 
 /**

@@ -3,14 +3,13 @@
  *
  * @example
  * ```ts
- * import { Connector, runConnector, type TaskHandlers } from 'approval-connector-kit';
+ * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
  *
- * class MyConnector extends Connector<typeof tasks> {
- *   readonly tasks = tasks;
- *   readonly handlers: TaskHandlers<typeof tasks> = { approve: async ({ approval }) => source.approve(approval.id) };
- *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * class MyConnector extends Connector {
+ *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
+ *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
+ * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
  * ```
  * @module
  */
@@ -18,44 +17,156 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import './node-guard.js';
 
-// The wire contract: schemas and the types inferred from them.
+// The clients, the wire types they take and return, and their errors (also `approval-connector-kit/client`).
 export {
   AddUserResult,
-  APPROVALS_PAGE_SIZE,
+  ApiError,
+  type ApiErrorCode,
   Approval,
-  ApprovalFields,
-  ApprovalId,
+  type ApprovalsQuery,
   ApprovalWrite,
+  BadRequestError,
+  ClientClosedError,
+  type ClientOptions,
+  ConflictError,
   ConnectorRegistration,
   ConnectorState,
+  DEFAULT_MAX_RESPONSE_BYTES,
   EncryptedCredentials,
-  type Endpoint,
   type EndpointName,
-  endpoints,
-  GetApprovalsQuery,
   GetUsersQuery,
-  MANAGEMENT_BODY_LIMIT_BYTES,
+  IntegrationClient,
+  InvalidResponseError,
+  type IterateOptions,
+  type LeasedTask,
   MAX_APPROVAL_ID_LENGTH,
   MAX_JSON_DEPTH,
+  ManagementClient,
+  NetworkError,
   NewUser,
   NewUserMapping,
+  NotFoundError,
   PageQuery,
-  parseV1ErrorMessage,
+  PagingStalledError,
+  PartialAddUsersError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  type RequestOptions,
+  type RequestTarget,
+  ResponseTooLargeError,
+  type RetryEvent,
+  type RetryReason,
+  ServerError,
   System,
   Task,
   TaskResult,
   TaskResultStatus,
+  TimeoutError,
+  type TokenSource,
   UiTemplate,
   UiTemplateWrite,
+  UnauthorizedError,
   User,
   UserMapping,
   UserQueryField,
-  V1ErrorBody,
-  V2ErrorBody,
-} from './api/index.js';
-// The clients.
-export * from './client/index.js';
-// The connector.
-export * from './connector/index.js';
-// The error hierarchy's base and the validation error shared by every part.
-export { ApprovalKitError, ValidationError, type ValidationIssue } from './errors.js';
+} from './client/index.js';
+// The connector, what runs it, and its keys and operations side.
+export {
+  type AppStateOf,
+  AuthenticationError,
+  type ChangeWindow,
+  type ClassifyFailureOptions,
+  Connector,
+  type ConnectorFactory,
+  ConnectorMetrics,
+  type ConnectorMetricsOptions,
+  type ConnectorOptions,
+  type ConnectorSource,
+  ConnectorWorker,
+  type Credentials,
+  CredentialsUnreadableError,
+  classifyFailure,
+  type FailureClassification,
+  type FailureMeta,
+  FileKeyStore,
+  generateKeyRingData,
+  type HealthReport,
+  type IncrementalDeclaration,
+  type IncrementalSource,
+  InvalidConnectorError,
+  incremental,
+  type KeyEvent,
+  KeyRing,
+  KeyRingData,
+  KeyRingInvalidError,
+  type KeyRingOptions,
+  KeyRingUnavailableError,
+  type KeyStore,
+  KeyStoreReadOnlyError,
+  LifecycleError,
+  type LifecycleState,
+  type Logger,
+  type LoggerOptions,
+  MemoryKeyStore,
+  type NewKeyReason,
+  OperationsServer,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  type OperationsServerOptions,
+  type PollerOptions,
+  type PrecheckVerdict,
+  type PublicKeyInfo,
+  type ReadinessReport,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+  type RenderedMetrics,
+  type RunConnectorOptions,
+  type RunReport,
+  type RunWorkerOptions,
+  redactSecrets,
+  runConnector,
+  runWorker,
+  type Schedule,
+  Secret,
+  ServiceUnavailableError,
+  SHUTDOWN_MARGIN_MS,
+  ShutdownDeadlineError,
+  type ShutdownOptions,
+  type SignalSource,
+  type SnapshotDeclaration,
+  type SnapshotSource,
+  type SourceApproval,
+  type SourceContext,
+  type StateAccess,
+  StoppingError,
+  type SyncCursor,
+  type SyncMode,
+  type SyncOptions,
+  type SyncOutcome,
+  type SyncUserMappingsOptions,
+  SystemError,
+  snapshot,
+  syncUserMappings,
+  type TaskContext,
+  TaskDataInvalidError,
+  type TaskDeclaration,
+  type TaskDeclarations,
+  type TaskOutcome,
+  task,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+  WORKER_EXIT_CODES,
+  type WorkerContext,
+  type WorkerRole,
+} from './connector/index.js';
+// The error hierarchy shared by every part, and the union that narrows by `code`.
+export {
+  ApprovalKitError,
+  type ErrorCode,
+  UnsupportedNodeError,
+  ValidationError,
+  type ValidationIssue,
+  type ValidationIssueCode,
+} from './errors.js';
+export { isKitError, type KitError } from './kit-error.js';

@@ -1,5 +1,5 @@
 /**
- * Refuses an unsupported Node.js with a clear {@link ApprovalKitError} (code `unsupported_node`) before any
+ * Refuses an unsupported Node.js with a clear {@link UnsupportedNodeError} (code `unsupported_node`) before any
  * dependency loads and fails in its own way (on Node 20, undici crashes and `node:sqlite` does not exist).
  *
  * Every entry point imports this module first, for its side effect: ES modules run in the order they are imported.
@@ -8,8 +8,8 @@
  * the kit's dependencies external hoists their imports above all bundled code, this check included.
  * @module
  */
-import { ApprovalKitError } from './errors.js';
-import { unsupportedNodeMessage } from './node-version.js';
+import { UnsupportedNodeError } from './errors.js';
+import { unsupportedNodeMessage } from './internal/node-version.js';
 
 const problem = unsupportedNodeMessage();
-if (problem !== undefined) throw new ApprovalKitError('unsupported_node', problem);
+if (problem !== undefined) throw new UnsupportedNodeError(problem);

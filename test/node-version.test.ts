@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../src/node-version.js';
+import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../src/internal/node-version.js';
 
 describe('the Node.js version check', () => {
   it('needs the version that package.json declares in engines', () => {

@@ -10,13 +10,13 @@ import type {
   ShutdownOptions,
   SyncOptions,
 } from '../src/connector/connector-options.js';
-import type { KeyRingOptions, keyRingOptionsShape } from '../src/connector/keys.js';
-import type { LoggerOptions, loggerOptionsSchema } from '../src/connector/logger.js';
-import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/connector/metrics.js';
+import type { KeyRingOptions, keyRingOptionsShape } from '../src/connector/keys/key-ring.js';
+import type { LoggerOptions, loggerOptionsSchema } from '../src/connector/operations/logger.js';
+import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/connector/operations/metrics.js';
 import type {
   OperationsServerOptions,
   operationsServerOptionsSchema,
-} from '../src/connector/operations-server.js';
+} from '../src/connector/operations/server.js';
 import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/connector/user-mappings.js';
 
 type Input<S extends z.ZodType> = z.input<S>;

@@ -8,6 +8,7 @@ import { clientOptionsSchema } from '../src/client/options.js';
 import { connectorOptionsSchema } from '../src/connector/connector-options.js';
 import {
   ConnectorMetrics,
+  ConnectorWorker,
   createLogger,
   FileKeyStore,
   generateKeyRingData,
@@ -17,13 +18,13 @@ import {
   ReadOnlyKeyStore,
   syncUserMappings,
 } from '../src/connector/index.js';
-import { keyRingOptionsSchema } from '../src/connector/keys.js';
-import { loggerOptionsSchema } from '../src/connector/logger.js';
-import { metricsOptionsShape } from '../src/connector/metrics.js';
-import { operationsServerOptionsSchema } from '../src/connector/operations-server.js';
+import { keyRingOptionsSchema } from '../src/connector/keys/key-ring.js';
+import { loggerOptionsSchema } from '../src/connector/operations/logger.js';
+import { metricsOptionsShape } from '../src/connector/operations/metrics.js';
+import { operationsServerOptionsSchema } from '../src/connector/operations/server.js';
 import { userMappingsOptionsSchema } from '../src/connector/user-mappings.js';
 import { ValidationError } from '../src/errors.js';
-import { func, integer, nearestKey, parseOptions } from '../src/options.js';
+import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
 import { MemoryConnector, MemorySource } from './connector/support/memory-source.js';
 
 function refusal(build: () => unknown): ValidationError {
@@ -93,6 +94,7 @@ describe('parseOptions', () => {
       {
         path: ['retry', 'retries'],
         message: 'Expected `retry.retries` to be an integer from 0 and up, got `-1` (number)',
+        code: 'too_small',
       },
     ]);
     expect(error.message).toBe(
@@ -108,6 +110,7 @@ describe('parseOptions', () => {
       {
         path: ['retry', 'retires'],
         message: 'Unknown option `retry.retires`; did you mean `retry.retries`?',
+        code: 'unrecognized_keys',
       },
     ]);
   });
@@ -123,6 +126,7 @@ describe('parseOptions', () => {
       {
         path: ['target', 'port'],
         message: 'Expected `target.port` to be an integer from 0 to 65535, got `70000` (number)',
+        code: 'too_big',
       },
     ]);
     expect(refusal(() => parse({ target: { hots: 'h', port: 1 } })).message).toContain(
@@ -260,13 +264,18 @@ describe('every part refuses an unknown or invalid option when it is built, nami
 
   it.each<[string, () => unknown, string]>([
     [
-      'the connector',
-      () => new MemoryConnector({ service, sync: { shedule: 1 } } as never, new MemorySource()),
+      'the connector worker',
+      () =>
+        new ConnectorWorker(new MemoryConnector(new MemorySource()), {
+          service,
+          sync: { shedule: 1 },
+        } as never),
       'Invalid connector options: Unknown option `sync.shedule`; did you mean `sync.schedule`?',
     ],
     [
-      'the connector',
-      () => new MemoryConnector({ service, operations: { port: -1 } }, new MemorySource()),
+      'the connector worker',
+      () =>
+        new ConnectorWorker(new MemoryConnector(new MemorySource()), { service, operations: { port: -1 } }),
       'Invalid connector options: Expected `operations.port` to be an integer from 0 to 65535, got `-1` (number)',
     ],
     [

@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import {
-  type ChangeWindow,
-  Connector,
-  type ConnectorOptions,
-  type SourceApproval,
-  type TaskHandlers,
-} from '../../src/index.js';
+import { type ChangeWindow, Connector, incremental, type SourceApproval, task } from '../../src/index.js';
 
 const START = Date.parse('2026-01-01T00:00:00.000Z');
 
@@ -44,22 +38,22 @@ export async function* lazyApprovals(count: number, onYield?: OnYield): AsyncGen
   }
 }
 
-const tasks = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
-
 /** An incremental connector whose source is {@link lazyApprovals}. Its task handler is never called here. */
-export class LazyConnector extends Connector<typeof tasks> {
-  readonly tasks = tasks;
-  readonly handlers: TaskHandlers<typeof tasks> = { approve: async () => {} };
+export class LazyConnector extends Connector {
+  readonly tasks = {
+    approve: task({ input: z.object({ approval: z.object({ id: z.string() }) }), run: async () => {} }),
+  };
+  readonly source = incremental({ changes: (window) => this.#changes(window) });
   readonly #count: number;
   readonly #onYield: OnYield | undefined;
 
-  constructor(options: ConnectorOptions, count: number, onYield?: OnYield) {
-    super(options);
+  constructor(count: number, onYield?: OnYield) {
+    super();
     this.#count = count;
     this.#onYield = onYield;
   }
 
-  override changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
+  #changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
     // A first run (no cursor) reads everything, which is what every benchmark run here is.
     if (window.since !== undefined) throw new Error('the benchmark expects a first run, without a cursor');
     return lazyApprovals(this.#count, this.#onYield);

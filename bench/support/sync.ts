@@ -37,7 +37,7 @@ export async function runSync(run: SyncRun): Promise<SyncResult> {
     backend: { host: '127.0.0.1', logger: pino({ level: 'silent' }) },
   });
   try {
-    const connector = await harness.start((options) => new LazyConnector(options, run.count, run.onYield), {
+    const worker = await harness.start(new LazyConnector(run.count, run.onYield), {
       logger: { level: 'silent' },
       sync: { batchSize: run.batchSize, concurrency: run.concurrency },
       poller: { enabled: false },
@@ -51,7 +51,7 @@ export async function runSync(run: SyncRun): Promise<SyncResult> {
       });
     }
     const started = performance.now();
-    const report = await connector.syncNow();
+    const report = await worker.syncNow();
     const elapsedMs = performance.now() - started;
     if (report.pushed !== run.count) {
       throw new Error(`expected ${run.count} approvals acknowledged, got ${report.pushed}`);

@@ -8,16 +8,20 @@ it('syncs open purchase requests and carries an approval back', async () => {
     { id: 'PR-1', approver: 'ada', amount: 420, status: 'open', updatedAt: new Date('2026-05-01T10:00:00Z') },
   ]);
   const harness = await createTestHarness();
-  const connector = await harness.start((options) => new PurchaseRequestConnector(options, requests));
+  const worker = await harness.start(new PurchaseRequestConnector(requests));
 
-  await connector.syncNow();
+  await worker.syncNow();
   expect(harness.approvals()).toMatchObject([{ id: 'PR-1', approver: 'ada', resolved: false }]);
 
-  const task = harness.createTask({ type: 'approve', approvalId: 'PR-1', approveComments: 'within budget' });
-  expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+  const task = harness.createTask(worker, {
+    type: 'approve',
+    approvalId: 'PR-1',
+    approveComments: 'within budget',
+  });
+  expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
   expect(requests.get('PR-1')?.status).toBe('approved');
 
-  await connector.syncNow(); // the decision flows back as a resolved approval
+  await worker.syncNow(); // the decision flows back as a resolved approval
   expect(harness.approvals()).toMatchObject([{ id: 'PR-1', resolved: true }]);
   await harness.close();
 });

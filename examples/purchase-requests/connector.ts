@@ -1,40 +1,41 @@
 import {
   type ChangeWindow,
   Connector,
-  type ConnectorOptions,
+  incremental,
+  type PrecheckVerdict,
   type SourceApproval,
-  type TaskHandlers,
+  task,
 } from 'approval-connector-kit';
 import { z } from 'zod';
 import type { PurchaseRequests } from './source.js';
 
-// Each task type with the schema of the task data its handler needs.
-const tasks = {
-  approve: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
-  reject: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
-};
-
 /** Copies open purchase requests into the Approval Service and carries the approvers' decisions back. */
-export class PurchaseRequestConnector extends Connector<typeof tasks> {
-  readonly tasks = tasks;
+export class PurchaseRequestConnector extends Connector {
+  // Each task type, once: the schema of the task data it needs, a pre-check and the handler, both typed by it.
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
+      precheck: ({ approval }) => this.#stillOpen(approval.id),
+      run: ({ approval, approveComments }) =>
+        this.requests.decide(approval.id, 'approved', approveComments ?? ''),
+    }),
+    reject: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+      precheck: ({ approval }) => this.#stillOpen(approval.id),
+      run: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
+    }),
+  };
+  // Every request changed at or after `since` (all of them on the first run); the kit keeps the cursor.
+  readonly source = incremental({ changes: (window) => this.#changes(window) });
   override readonly uiTemplates = [
     { type: 'card', schemaId: 'purchase-request', template: { title: '{{data.title}}', fields: ['amount'] } },
   ];
-  readonly handlers: TaskHandlers<typeof tasks> = {
-    approve: ({ approval, approveComments }) =>
-      this.requests.decide(approval.id, 'approved', approveComments ?? ''),
-    reject: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
-  };
 
-  constructor(
-    options: ConnectorOptions,
-    private readonly requests: PurchaseRequests,
-  ) {
-    super(options);
+  constructor(private readonly requests: PurchaseRequests) {
+    super();
   }
 
-  // Every request changed at or after `since` (all of them on the first run); the kit keeps the cursor.
-  override async *changes({ since }: ChangeWindow): AsyncIterable<SourceApproval> {
+  async *#changes({ since }: ChangeWindow): AsyncIterable<SourceApproval> {
     for await (const request of this.requests.changedSince(since)) {
       yield {
         id: request.id,
@@ -45,5 +46,12 @@ export class PurchaseRequestConnector extends Connector<typeof tasks> {
         data: { title: `Purchase of ${request.amount} EUR`, amount: request.amount },
       };
     }
+  }
+
+  // Decided in the source since the task was created (by hand, or by another worker): reported, not run again.
+  async #stillOpen(id: string): Promise<PrecheckVerdict> {
+    const status = await this.requests.status(id);
+    const meta = { code: 'already_decided', message: `${id} is ${status ?? 'gone'}` };
+    return status === 'open' || { status: 'systemError', meta };
   }
 }

@@ -10,6 +10,8 @@ export interface PurchaseRequest {
 /** What the connector needs of the in-house system; a real one calls its HTTP API. */
 export interface PurchaseRequests {
   changedSince(since: Date | undefined): AsyncIterable<PurchaseRequest>;
+  /** The request's status now; `undefined` when there is no such request. */
+  status(id: string): Promise<PurchaseRequest['status'] | undefined>;
   decide(id: string, decision: 'approved' | 'rejected', comment: string): Promise<void>;
 }
 
@@ -29,6 +31,10 @@ export class InMemoryPurchaseRequests implements PurchaseRequests {
     for (const request of this.#requests.values()) {
       if (since === undefined || request.updatedAt >= since) yield { ...request };
     }
+  }
+
+  async status(id: string): Promise<PurchaseRequest['status'] | undefined> {
+    return this.#requests.get(id)?.status;
   }
 
   async decide(id: string, decision: 'approved' | 'rejected'): Promise<void> {

@@ -3,6 +3,7 @@
  * one-time key pair to the connector's public key. See `docs/api-contract.md`, "Encrypted credentials in a task".
  */
 import nacl from 'tweetnacl';
+import { ValidationError } from '../errors.js';
 import type { EncryptedCredentials } from './integration.js';
 
 const ALGORITHM = 'x25519-xsalsa20-poly1305';
@@ -57,15 +58,23 @@ export function isPublicKey(value: string): boolean {
   return /^[A-Za-z0-9+/]{43}=$/.test(value) && fromBase64(value).length === nacl.box.publicKeyLength;
 }
 
+// Without Buffer: the console page seals credentials in the browser with this very module.
 export function toBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('base64');
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
 }
 
+/** Throws on a text that is not base64. */
 export function fromBase64(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, 'base64'));
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }
 
 function decodeKey(text: string, name: string): Uint8Array {
-  if (!isPublicKey(text)) throw new TypeError(`${name} must be a 32-byte key in base64`);
+  if (!isPublicKey(text)) {
+    throw new ValidationError('key', [
+      { path: [name], message: 'must be a 32-byte key in standard base64', code: 'invalid_format' },
+    ]);
+  }
   return fromBase64(text);
 }

@@ -3,6 +3,7 @@
  * success answer. The clients, the reference backend and the OpenAPI document are all built from this table.
  */
 import { z } from 'zod';
+import { ValidationError } from '../errors.js';
 import {
   Approval,
   ApprovalFields,
@@ -235,7 +236,11 @@ export type EndpointName = keyof typeof endpoints;
 export function buildPath(template: string, params: Readonly<Record<string, string>> = {}): string {
   return template.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = params[name];
-    if (value === undefined) throw new Error(`Missing path parameter ${name} for ${template}`);
+    if (value === undefined) {
+      throw new ValidationError(`path parameters of ${template}`, [
+        { path: [name], message: 'is required', code: 'invalid_type' },
+      ]);
+    }
     return encodeURIComponent(value);
   });
 }

@@ -55,6 +55,5 @@ export {
   MAX_JSON_DEPTH,
   nestsDeeperThan,
   parseOrThrow,
-  toIssues,
   Uuid,
 } from './primitives.js';

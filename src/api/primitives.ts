@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import { toIssues, ValidationError } from '../errors.js';
 
 /** A UUID as the service writes it (any version; the variant bits are not checked). */
 export const Uuid = z.guid();
@@ -65,12 +65,4 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, sub
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(subject, toIssues(result.error));
   return result.data;
-}
-
-/** Converts a zod error into the kit's issue list. */
-export function toIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
-    message: issue.message,
-  }));
 }

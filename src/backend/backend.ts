@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { AdminOperations } from './admin/operations.js';
+import { type ConsoleHandle, registerConsole } from './console/index.js';
 import { FaultInjector } from './faults/injector.js';
 import { buildServer } from './http/server.js';
 import { compileOptions, type ReferenceBackendOptions } from './options.js';
@@ -20,6 +21,7 @@ export class ReferenceBackend extends AdminOperations {
   readonly faults: FaultInjector;
   readonly #app: FastifyInstance;
   readonly #store: Store;
+  readonly #console: ConsoleHandle;
   #closing: Promise<void> | undefined;
 
   /** @internal Use {@link startReferenceBackend}. */
@@ -29,6 +31,7 @@ export class ReferenceBackend extends AdminOperations {
     faults: FaultInjector;
     app: FastifyInstance;
     store: Store;
+    console: ConsoleHandle;
   }) {
     super(parts.store);
     this.url = parts.url;
@@ -36,18 +39,33 @@ export class ReferenceBackend extends AdminOperations {
     this.faults = parts.faults;
     this.#app = parts.app;
     this.#store = parts.store;
+    this.#console = parts.console;
+  }
+
+  /**
+   * A new link that signs a browser in to the console (`/console`), once: the page exchanges its one-time token
+   * for a session cookie and removes it from the address bar. Unused, it stops working after an hour.
+   */
+  createConsoleLink(): string {
+    // A browser cannot open the address "any interface" the server may listen on; the loopback one reaches it.
+    return this.#console.loginLink(
+      this.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:'),
+    );
   }
 
   /** Stops listening, ends open connections and closes the store. Safe to call more than once. */
   close(): Promise<void> {
-    this.#closing ??= this.#app.close().finally(() => this.#store.close());
+    this.#closing ??= Promise.resolve()
+      .then(() => this.#console.close())
+      .then(() => this.#app.close())
+      .finally(() => this.#store.close());
     return this.#closing;
   }
 }
 
 /**
- * Starts the reference backend: the whole Approval Service (v1 and v2), its admin API and its OpenAPI document,
- * on `127.0.0.1` and a free port unless told otherwise.
+ * Starts the reference backend: the whole Approval Service (v1 and v2), its admin API, its console page and its
+ * OpenAPI document, on `127.0.0.1` and a free port unless told otherwise.
  *
  * @example
  * ```ts
@@ -76,6 +94,7 @@ export async function startReferenceBackend(
   try {
     if (seed !== undefined && store.db.isEmpty()) applySeed(store, seed);
     const faults = new FaultInjector();
+    const operations = new AdminOperations(store);
     const app = buildServer({
       store,
       faults,
@@ -83,13 +102,27 @@ export async function startReferenceBackend(
       pending: new WeakMap(),
       logger: compiled.logger,
       adminToken: compiled.adminToken,
-      operations: new AdminOperations(store),
+      operations,
+    });
+    const consolePage = registerConsole(app, {
+      store,
+      operations,
+      faults,
+      adminToken: compiled.adminToken,
+      now: compiled.now,
     });
     await app.listen({ port: compiled.port, host: compiled.host });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
-    return new ReferenceBackend({ url, adminToken: compiled.adminToken, faults, app, store });
+    return new ReferenceBackend({
+      url,
+      adminToken: compiled.adminToken,
+      faults,
+      app,
+      store,
+      console: consolePage,
+    });
   } catch (error) {
     store.close();
     throw error;

@@ -25,7 +25,8 @@ export { type Collection, ServiceError, type ServiceErrorKind } from './errors.j
 export type { FaultInjector } from './faults/injector.js';
 export { FaultAction, type FaultInfo, FaultRule, type FaultRuleInput } from './faults/schema.js';
 export { buildOpenApiDocument, type OpenApiOptions } from './openapi/document.js';
-export type { ReferenceBackendOptions } from './options.js';
+// The schema too, so that the `connector backend` command checks its admin token by the same rule.
+export { backendOptionsSchema, type ReferenceBackendOptions } from './options.js';
 export { parseSeed, readSeedFile } from './seed/load.js';
 export {
   Seed,

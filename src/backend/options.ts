@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import { z } from 'zod';
-import { func, host, integer, nonEmptyString, parseOptions, pinoLogger, port } from '../options.js';
+import { func, host, integer, nonEmptyString, parseOptions, pinoLogger, port } from '../internal/options.js';
 import type { SeedInput } from './seed/schema.js';
 
 /** Options of {@link startReferenceBackend}. Every field is optional. */

@@ -6,7 +6,7 @@
  */
 // The only static import: it loads on any Node.js. Commands are imported once the version is known to be supported,
 // because a static import would load undici and `node:sqlite` before the first line of this file runs.
-import { unsupportedNodeMessage } from '../node-version.js';
+import { unsupportedNodeMessage } from '../internal/node-version.js';
 
 const USAGE = `Usage: connector <command> [options]
 

@@ -1,5 +1,4 @@
-import { parseV1ErrorMessage, V1ErrorBody } from '../api/errors.js';
-import type { AddUserResult, NewUser } from '../api/management.js';
+import { type AddUserResult, type NewUser, parseV1ErrorMessage, V1ErrorBody } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 
 /** Where a request went: enough to find it in the service's logs, never the credential. */
@@ -9,11 +8,22 @@ export interface RequestTarget {
   path: string;
 }
 
+/** The codes of {@link ApiError} and its subclasses, one per class. */
+export type ApiErrorCode =
+  | 'http_error'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'server_error';
+
 /**
  * The service answered with a status that is not a success, or with a v1 error body whatever the status. Subclasses
- * name the common cases.
+ * name the common cases; an `ApiError` itself (code `http_error`) is a status none of them covers.
  */
-export class ApiError extends ApprovalKitError {
+export class ApiError<Code extends ApiErrorCode = ApiErrorCode> extends ApprovalKitError<Code> {
   readonly method: string;
   readonly path: string;
   readonly status: number;
@@ -24,7 +34,7 @@ export class ApiError extends ApprovalKitError {
   /** For a v1 error: the detail after the kind. */
   readonly detail: string | undefined;
 
-  constructor(code: string, target: RequestTarget, status: number, body: unknown) {
+  constructor(code: Code, target: RequestTarget, status: number, body: unknown) {
     const v1 = V1ErrorBody.safeParse(body);
     const parsed = v1.success ? parseV1ErrorMessage(v1.data.Error) : undefined;
     const said = v1.success ? `: ${v1.data.Error}` : '';
@@ -39,42 +49,42 @@ export class ApiError extends ApprovalKitError {
 }
 
 /** 400 or 422 (or a v1 `Bad Request.` body): the service rejected the request as invalid. */
-export class BadRequestError extends ApiError {
+export class BadRequestError extends ApiError<'bad_request'> {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('bad_request', target, status, body);
   }
 }
 
 /** 401 or 403 (or a v1 `Unauthorized.` body): the credential is missing, unknown, or of the wrong kind. */
-export class UnauthorizedError extends ApiError {
+export class UnauthorizedError extends ApiError<'unauthorized'> {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('unauthorized', target, status, body);
   }
 }
 
 /** 404 (or a v1 `Not Found.` body): the item does not exist (or belongs to another organization or system). */
-export class NotFoundError extends ApiError {
+export class NotFoundError extends ApiError<'not_found'> {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('not_found', target, status, body);
   }
 }
 
 /** 409 (or a v1 `Conflict.` body): the request contradicts what the service holds. */
-export class ConflictError extends ApiError {
+export class ConflictError extends ApiError<'conflict'> {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('conflict', target, status, body);
   }
 }
 
 /** 413: the body was larger than the service accepts. The clients split bodies so that this does not happen. */
-export class PayloadTooLargeError extends ApiError {
+export class PayloadTooLargeError extends ApiError<'payload_too_large'> {
   constructor(target: RequestTarget, status: number, body: unknown) {
     super('payload_too_large', target, status, body);
   }
 }
 
 /** 429: too many requests. Retried by the clients; thrown once retries are spent. */
-export class RateLimitedError extends ApiError {
+export class RateLimitedError extends ApiError<'rate_limited'> {
   /** How long the service asked to wait, from `Retry-After`, when it said. */
   readonly retryAfterMs: number | undefined;
 
@@ -85,7 +95,7 @@ export class RateLimitedError extends ApiError {
 }
 
 /** 5xx: the service failed. Retried by the clients; thrown once retries are spent. */
-export class ServerError extends ApiError {
+export class ServerError extends ApiError<'server_error'> {
   readonly retryAfterMs: number | undefined;
 
   constructor(target: RequestTarget, status: number, body: unknown, retryAfterMs?: number) {
@@ -95,7 +105,7 @@ export class ServerError extends ApiError {
 }
 
 /** The request did not complete: the connection failed, was refused, reset or closed. */
-export class NetworkError extends ApprovalKitError {
+export class NetworkError extends ApprovalKitError<'network'> {
   readonly method: string;
   readonly path: string;
   /** The system's or undici's error code, such as `ECONNREFUSED` or `UND_ERR_SOCKET`. */
@@ -113,13 +123,13 @@ export class NetworkError extends ApprovalKitError {
 }
 
 /** No complete answer came within the request's timeout. */
-export class TimeoutError extends ApprovalKitError {
+export class TimeoutError extends ApprovalKitError<'timeout'> {
   readonly method: string;
   readonly path: string;
   readonly timeoutMs: number;
 
-  constructor(target: RequestTarget, timeoutMs: number) {
-    super('timeout', `${target.method} ${target.path} timed out after ${timeoutMs} ms`);
+  constructor(target: RequestTarget, timeoutMs: number, options?: { cause?: unknown }) {
+    super('timeout', `${target.method} ${target.path} timed out after ${timeoutMs} ms`, options);
     this.method = target.method;
     this.path = target.path;
     this.timeoutMs = timeoutMs;
@@ -130,7 +140,7 @@ export class TimeoutError extends ApprovalKitError {
  * The answer's body was larger than `ClientOptions.maxResponseBytes`. The request was aborted as soon as that was
  * known, before more of the body was read; it is not retried (the same request would get the same answer).
  */
-export class ResponseTooLargeError extends ApprovalKitError {
+export class ResponseTooLargeError extends ApprovalKitError<'response_too_large'> {
   readonly method: string;
   readonly path: string;
   readonly status: number;
@@ -151,7 +161,7 @@ export class ResponseTooLargeError extends ApprovalKitError {
 }
 
 /** The service answered success, but the body is not what the contract says (a required field is missing, say). */
-export class InvalidResponseError extends ApprovalKitError {
+export class InvalidResponseError extends ApprovalKitError<'invalid_response'> {
   readonly method: string;
   readonly path: string;
   readonly status: number;
@@ -238,7 +248,7 @@ function errorOfClass(
 }
 
 /** An iterator over pages cannot advance: the service returned a full page that does not move on. */
-export class PagingStalledError extends ApprovalKitError {
+export class PagingStalledError extends ApprovalKitError<'paging_stalled'> {
   constructor(what: string) {
     super('paging_stalled', `${what}: a full page did not advance; stopping instead of looping`);
   }
@@ -249,7 +259,7 @@ export class PagingStalledError extends ApprovalKitError {
  * in `results`. The request that failed (with `cause`) carried `uncertain`: it may or may not have reached the
  * service, so check with Get users before sending them again. The users in `notSent` were not sent.
  */
-export class PartialAddUsersError extends ApprovalKitError {
+export class PartialAddUsersError extends ApprovalKitError<'partial_failure'> {
   readonly results: AddUserResult[];
   readonly uncertain: NewUser[];
   readonly notSent: NewUser[];
@@ -263,5 +273,12 @@ export class PartialAddUsersError extends ApprovalKitError {
     this.results = results;
     this.uncertain = uncertain;
     this.notSent = notSent;
+  }
+}
+
+/** A request was made through a client after its `close()` or `destroy()`. */
+export class ClientClosedError extends ApprovalKitError<'client_closed'> {
+  constructor() {
+    super('client_closed', 'The client is closed');
   }
 }

@@ -1,23 +1,64 @@
 /**
  * Typed clients of the Approval Service: {@link IntegrationClient} (v2, for connectors) and
- * {@link ManagementClient} (v1, for an organization's users, mappings and systems).
+ * {@link ManagementClient} (v1, for an organization's users, mappings and systems), with the wire types they take
+ * and return and the errors they throw. `approval-connector-kit/client` is this entry alone, for a program that
+ * needs the clients without the connector.
  *
  * @example
  * ```ts
- * import { IntegrationClient, RateLimitedError } from 'approval-connector-kit';
+ * import { IntegrationClient, isRetryable } from 'approval-connector-kit/client';
  *
  * const client = new IntegrationClient({ baseUrl: 'https://approvals.example.com', token });
  * try {
  *   await client.putState({ cursor: '2026-05-01T10:00:00.000Z' });
  * } catch (error) {
- *   if (error instanceof RateLimitedError) console.log('still rate limited after retries');
+ *   if (isRetryable(error, 'safe')) console.log('the service is still unavailable after retries');
  * }
  * ```
  * @module
  */
+
+// First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
+import '../node-guard.js';
+
+// The wire types the clients take and return.
+export {
+  AddUserResult,
+  Approval,
+  ApprovalWrite,
+  ConnectorRegistration,
+  ConnectorState,
+  EncryptedCredentials,
+  type EndpointName,
+  GetUsersQuery,
+  MAX_APPROVAL_ID_LENGTH,
+  MAX_JSON_DEPTH,
+  NewUser,
+  NewUserMapping,
+  PageQuery,
+  System,
+  Task,
+  TaskResult,
+  TaskResultStatus,
+  UiTemplate,
+  UiTemplateWrite,
+  User,
+  UserMapping,
+  UserQueryField,
+} from '../api/index.js';
+// The errors they throw.
+export {
+  ApprovalKitError,
+  type ErrorCode,
+  ValidationError,
+  type ValidationIssue,
+  type ValidationIssueCode,
+} from '../errors.js';
 export {
   ApiError,
+  type ApiErrorCode,
   BadRequestError,
+  ClientClosedError,
   ConflictError,
   InvalidResponseError,
   NetworkError,
@@ -32,12 +73,17 @@ export {
   TimeoutError,
   UnauthorizedError,
 } from './errors.js';
+// The clients, their options and their retries.
 export { type ApprovalsQuery, IntegrationClient, type LeasedTask } from './integration-client.js';
-export { CLIENT_BODY_BUDGET_BYTES, type IterateOptions, ManagementClient } from './management-client.js';
+export { type IterateOptions, ManagementClient } from './management-client.js';
 export {
+  CLIENT_SECRET_OPTIONS,
   type ClientOptions,
+  clientOptionsSchema,
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestOptions,
+  type ResolvedClientOptions,
+  resolveClientOptions,
   type TokenSource,
 } from './options.js';
-export type { RetryEvent, RetryReason } from './retry.js';
+export { isRetryable, type Repeatability, type RetryEvent, type RetryReason } from './retry.js';

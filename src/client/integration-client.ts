@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { endpoints } from '../api/endpoints.js';
 import {
   APPROVALS_PAGE_SIZE,
   type Approval,
@@ -7,14 +6,14 @@ import {
   type ApprovalWrite,
   type ConnectorRegistration,
   type ConnectorState,
+  endpoints,
   successEnvelope,
   Task,
   type TaskResult,
   type UiTemplate,
   type UiTemplateWrite,
-} from '../api/integration.js';
-import { toIssues } from '../api/primitives.js';
-import type { ValidationIssue } from '../errors.js';
+} from '../api/index.js';
+import { toIssues, type ValidationIssue } from '../errors.js';
 import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { Transport } from './transport.js';

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { endpoints } from '../api/endpoints.js';
 import {
   type AddUserResult,
   type AddUserResultWire,
+  endpoints,
   type GetUsersQuery,
   MANAGEMENT_BODY_LIMIT_BYTES,
   type NewUser,
@@ -11,7 +11,7 @@ import {
   type System,
   type User,
   type UserMapping,
-} from '../api/management.js';
+} from '../api/index.js';
 import { InvalidResponseError, PartialAddUsersError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { splitByBytes } from './split.js';
@@ -201,7 +201,11 @@ function normalizeAddUserResults(
 ): AddUserResult[] {
   if (items.length !== sent.length) {
     throw new InvalidResponseError(target, 200, [
-      { path: [], message: `expected ${sent.length} results, one per user, got ${items.length}` },
+      {
+        path: [],
+        message: `expected ${sent.length} results, one per user, got ${items.length}`,
+        code: 'custom',
+      },
     ]);
   }
   return items.map((item, index) => {
@@ -209,7 +213,7 @@ function normalizeAddUserResults(
     const status = statusOf(item);
     if (status === undefined) {
       throw new InvalidResponseError(target, 200, [
-        { path: [index], message: 'no success or failure status' },
+        { path: [index], message: 'no success or failure status', code: 'custom' },
       ]);
     }
     return { ...rest, email: item.email ?? sent[index]?.email, status };

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { func, integer, nonEmptyString, parseOptions, withMethods } from '../options.js';
+import { func, integer, nonEmptyString, parseOptions, withMethods } from '../internal/options.js';
 import type { RetryEvent, RetryPolicy } from './retry.js';
 
 /**
@@ -136,13 +136,19 @@ const TOKEN = 'a non-empty string or a function that returns one';
  * with it too. Its output is itself valid client options.
  */
 export const clientOptionsSchema = z.strictObject({
-  baseUrl: z.union([z.instanceof(URL), z.string()], { error: 'an absolute http or https URL' }).refine(
-    (value) => {
-      const url = URL.parse(String(value));
-      return url !== null && (url.protocol === 'http:' || url.protocol === 'https:');
-    },
-    { error: 'an absolute http or https URL' },
-  ),
+  // z.custom, not z.instanceof: this schema's type is in the built declarations, and ZodInstanceOf exists only from
+  // zod 4.6, above the lowest zod the kit supports.
+  baseUrl: z
+    .union([z.custom<URL>((value) => value instanceof URL), z.string()], {
+      error: 'an absolute http or https URL',
+    })
+    .refine(
+      (value) => {
+        const url = URL.parse(String(value));
+        return url !== null && (url.protocol === 'http:' || url.protocol === 'https:');
+      },
+      { error: 'an absolute http or https URL' },
+    ),
   token: z.union(
     [z.string({ error: TOKEN }).min(1, { error: TOKEN }), func<() => string | Promise<string>>()],
     { error: TOKEN },

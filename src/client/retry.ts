@@ -1,5 +1,7 @@
 import pRetry from 'p-retry';
-import type { EndpointName } from '../api/endpoints.js';
+import type { EndpointName } from '../api/index.js';
+import { backoffDelay } from '../internal/backoff.js';
+import { sleep } from '../internal/wait.js';
 import { NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';
 
 /** How a client retries. Every field is required here; `ClientOptions.retry` documents the defaults. */
@@ -22,8 +24,8 @@ export type Repeatability = 'safe' | 'unsent';
 /** The failures a client retries. */
 export type RetryableError = NetworkError | TimeoutError | RateLimitedError | ServerError;
 
-/** Why a request is retried: the `code` of its failure. */
-export type RetryReason = 'network' | 'timeout' | 'rate_limited' | 'server_error';
+/** Why a request is retried: the `code` of its failure (`network`, `timeout`, `rate_limited`, `server_error`). */
+export type RetryReason = RetryableError['code'];
 
 /** A retry {@link withRetry} is about to make. */
 export interface RetryAttempt {
@@ -50,17 +52,15 @@ export interface RetryEvent extends RetryAttempt {
   path: string;
 }
 
-/** Whether a failure may be retried for a request of the given repeatability. */
+/**
+ * Whether a client retries a failure, for a request of the given repeatability: `safe` for a request that can be
+ * repeated without effect (network errors, timeouts, 5xx and 429), `unsent` for one that may be repeated only when
+ * it provably never reached the server.
+ */
 export function isRetryable(error: unknown, repeatability: Repeatability): boolean {
   if (error instanceof NetworkError) return repeatability === 'safe' || error.unsent;
   if (repeatability === 'unsent') return false;
   return error instanceof TimeoutError || error instanceof RateLimitedError || error instanceof ServerError;
-}
-
-/** The full-jitter backoff before retry `retry` (from 1): uniform in `[0, min(maxDelay, base * 2^(retry-1))]`. */
-export function backoffDelay(retry: number, policy: RetryPolicy): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
-  return Math.floor(policy.random() * (ceiling + 1));
 }
 
 /**
@@ -101,37 +101,18 @@ export async function withRetry<T>(
       if (retriesLeft === 0 || !isRetryable(error, repeatability)) return;
       const asked =
         error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
-      const delay = asked ?? backoffDelay(attemptNumber, policy);
+      const delay =
+        asked ??
+        backoffDelay(attemptNumber - 1, {
+          baseMs: policy.baseDelayMs,
+          maxMs: policy.maxDelayMs,
+          jitter: 'full',
+          random: policy.random,
+        });
       if (Date.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
       const retryable = error as RetryableError; // isRetryable() holds only for these
-      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: retryReason(retryable), error: retryable });
+      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: retryable.code, error: retryable });
       await sleep(delay, signal);
     },
-  });
-}
-
-function retryReason(error: RetryableError): RetryReason {
-  if (error instanceof NetworkError) return 'network';
-  if (error instanceof TimeoutError) return 'timeout';
-  if (error instanceof RateLimitedError) return 'rate_limited';
-  return 'server_error';
-}
-
-/** Waits `ms`, or rejects with `signal.reason` as soon as the signal aborts. Uses the global timers (fakeable). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

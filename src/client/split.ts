@@ -16,6 +16,7 @@ export function splitByBytes<T>(items: readonly T[], limitBytes: number, subject
         {
           path: [index],
           message: `is ${bytes} bytes of JSON; one request carries at most ${limitBytes - 2}`,
+          code: 'too_big',
         },
       ]);
     }

@@ -1,9 +1,11 @@
 import { type Dispatcher, Pool, request } from 'undici';
 import type { z } from 'zod';
-import { buildPath, type Endpoint, type EndpointName, endpoints } from '../api/endpoints.js';
-import { parseOrThrow, toIssues } from '../api/primitives.js';
-import { ApprovalKitError } from '../errors.js';
+import { buildPath, type Endpoint, type EndpointName, endpoints, parseOrThrow } from '../api/index.js';
+import { ApprovalKitError, toIssues } from '../errors.js';
+import { causeChain, property } from '../internal/causes.js';
+import { isNetworkCode, UNSENT_CODES } from '../internal/network-codes.js';
 import {
+  ClientClosedError,
   errorForStatus,
   errorForV1Body,
   InvalidResponseError,
@@ -40,26 +42,6 @@ export interface Prepared {
 const ENDPOINT_NAMES: ReadonlyMap<Endpoint, EndpointName> = new Map(
   Object.entries(endpoints).map(([name, endpoint]) => [endpoint as Endpoint, name as EndpointName]),
 );
-
-// Failures that happen before a byte of the request can have reached the server.
-const UNSENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-const NETWORK_CODES = new Set([
-  ...UNSENT_CODES,
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
 
 /**
  * Sends the endpoints of the table in `src/api/endpoints.ts` over undici: validation, authentication, timeout,
@@ -148,7 +130,7 @@ export class Transport {
     options: RequestOptions,
     { allowEmpty, repeatability = 'safe' }: { allowEmpty: boolean; repeatability?: Repeatability },
   ): Promise<z.output<E['response']> | undefined> {
-    if (this.#closing) throw new ApprovalKitError('client_closed', 'The client is closed');
+    if (this.#closing) throw new ClientClosedError();
     options.signal?.throwIfAborted();
     const { status, body } = await withRetry(
       () => this.#attempt(prepared, options),
@@ -159,7 +141,9 @@ export class Transport {
     );
     if (body === undefined) {
       if (allowEmpty) return undefined;
-      throw new InvalidResponseError(prepared.target, status, [{ path: [], message: 'empty body' }]);
+      throw new InvalidResponseError(prepared.target, status, [
+        { path: [], message: 'empty body', code: 'invalid_type' },
+      ]);
     }
     const parsed = endpoint.response.safeParse(body);
     if (!parsed.success) throw new InvalidResponseError(prepared.target, status, toIssues(parsed.error));
@@ -203,7 +187,9 @@ export class Transport {
       const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
       if (response.statusCode >= 200 && response.statusCode < 300) {
         if (body.invalidJson) {
-          throw new InvalidResponseError(target, response.statusCode, [{ path: [], message: 'not JSON' }]);
+          throw new InvalidResponseError(target, response.statusCode, [
+            { path: [], message: 'not JSON', code: 'invalid_format' },
+          ]);
         }
         // The spec shows no status codes, so the v1 error shape is the signal, as `{"status":"failure"}` is in v2.
         if (prepared.endpoint.api === 'v1' && isV1Error(body.value)) {
@@ -214,7 +200,7 @@ export class Transport {
       throw errorForStatus(target, response.statusCode, body.value, retryAfter());
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      if (timedOut) throw new TimeoutError(target, timeoutMs);
+      if (timedOut) throw new TimeoutError(target, timeoutMs, { cause: error });
       if (error instanceof ApprovalKitError) throw error;
       const code = networkCode(error);
       if (code !== undefined) throw new NetworkError(target, code, UNSENT_CODES.has(code), error);
@@ -305,12 +291,9 @@ function headerOf(value: string | string[] | undefined): string | undefined {
 
 /** The code of a network failure, looking through undici's and Node's wrappers; `undefined` for other errors. */
 function networkCode(error: unknown): string | undefined {
-  const candidates: unknown[] = [error];
-  if (error instanceof Error && error.cause !== undefined) candidates.push(error.cause);
-  if (error instanceof AggregateError) candidates.push(...error.errors);
-  for (const candidate of candidates) {
-    const code = (candidate as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  for (const link of causeChain(error)) {
+    const code = property(link, 'code');
+    if (isNetworkCode(code)) return code;
   }
   return undefined;
 }

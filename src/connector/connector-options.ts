@@ -1,12 +1,24 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/options.js';
-import { func, integer, parseOptions, pinoLogger, withMethods } from '../options.js';
-import { FileKeyStore, type KeyStore } from './key-store.js';
-import { type KeyRingOptions, keyRingOptionsShape, marginUnderLifetime } from './keys.js';
-import { type Logger, type LoggerOptions, loggerOptionsSchema } from './logger.js';
-import { type ConnectorMetricsOptions, metricsOptionsShape, registryIsFree } from './metrics.js';
-import { type OperationsServerOptions, operationsServerOptionsSchema } from './operations-server.js';
+import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/index.js';
+import { func, integer, parseOptions, pinoLogger, withMethods } from '../internal/options.js';
+import {
+  FileKeyStore,
+  type KeyRingOptions,
+  type KeyStore,
+  keyRingOptionsShape,
+  marginUnderLifetime,
+} from './keys/index.js';
+import {
+  type ConnectorMetricsOptions,
+  type Logger,
+  type LoggerOptions,
+  loggerOptionsSchema,
+  metricsOptionsShape,
+  type OperationsServerOptions,
+  operationsServerOptionsSchema,
+  registryIsFree,
+} from './operations/index.js';
 import { type Schedule, scheduleSchema } from './sync/schedule.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
@@ -62,12 +74,6 @@ export interface SyncOptions {
    * @default 300000 (5 minutes)
    */
   overlapMs?: number;
-  /**
-   * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
-   * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run.
-   * @default false
-   */
-  ordered?: boolean;
   /**
    * Approvals per `lookup()` call during reconciliation.
    * @default 100
@@ -139,8 +145,9 @@ export interface ShutdownOptions {
 }
 
 /**
- * Options of a {@link Connector}. Every option, at every level, is checked when the connector is built: a bad value
- * or an unknown key is a `ValidationError` that names the option (see `docs/connector.md`, "Options").
+ * Options of a `ConnectorWorker`: where the service is, and how the kit runs the connector. Every option, at every
+ * level, is checked when the worker is built: a bad value or an unknown key is a `ValidationError` that names the
+ * option (see `docs/connector.md`, "Options").
  */
 export interface ConnectorOptions {
   /**
@@ -186,14 +193,14 @@ export interface ConnectorOptions {
   /**
    * The operations HTTP endpoints (`/healthz`, `/readyz`, `/metrics`): their port and host (each documented, with
    * its default, on `OperationsServerOptions`: port 9464 on 127.0.0.1), or `false` for none. Checked when the
-   * connector is built; opened once it has started.
+   * worker is built; opened once it has started.
    * @default false
    */
   operations?: Pick<OperationsServerOptions, 'port' | 'host'> | false;
   /**
-   * Where the connector records its metrics: the registry and the task duration buckets (each documented, with its
-   * default, on `ConnectorMetricsOptions`). The connector's metrics are read from its `metrics` member.
-   * @default {} (a registry of the connector's own)
+   * Where the worker records its metrics: the registry and the task duration buckets (each documented, with its
+   * default, on `ConnectorMetricsOptions`). The metrics are read from the worker's `metrics` member.
+   * @default {} (a registry of the worker's own)
    */
   metrics?: Pick<ConnectorMetricsOptions, 'registry' | 'taskDurationBuckets'>;
   /**
@@ -223,7 +230,6 @@ const syncOptionsSchema = z.strictObject({
   batchBytes: integer(1, 5 * 1024 * 1024).default(1024 * 1024),
   concurrency: integer(1).default(4),
   overlapMs: integer(0).default(300_000),
-  ordered: z.boolean().default(false),
   reconcileChunkSize: integer(1).default(100),
 });
 
@@ -275,7 +281,7 @@ export const connectorOptionsSchema = z.strictObject({
   random: func<() => number>().default(() => Math.random),
 });
 
-/** Connector options with every default applied: what the connector runs with. */
+/** Connector options with every default applied: what the worker runs with. */
 export type ResolvedConnectorOptions = z.output<typeof connectorOptionsSchema>;
 
 /**

@@ -3,22 +3,24 @@
  * `docs/failure-mapping.md`; this file implements it.
  * @module
  */
-import { TaskResultStatus } from '../api/integration.js';
+import { TaskResultStatus } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
-import { redactSecrets, type Secret } from './secret.js';
+import { causeChain, property } from '../internal/causes.js';
+import { isNetworkCode } from '../internal/network-codes.js';
+import { CredentialsUnreadableError, redactSecrets, type Secret } from './keys/index.js';
 
 /**
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.
  * Reported as `authenticationError`.
  */
-export class AuthenticationFailure extends ApprovalKitError {
+export class AuthenticationError extends ApprovalKitError<'authentication_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('authentication_failure', message, options);
   }
 }
 
 /** The source system cannot be reached or is overloaded; trying later may work. Reported as `serviceUnavailable`. */
-export class ServiceUnavailableFailure extends ApprovalKitError {
+export class ServiceUnavailableError extends ApprovalKitError<'service_unavailable_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('service_unavailable_failure', message, options);
   }
@@ -28,31 +30,21 @@ export class ServiceUnavailableFailure extends ApprovalKitError {
  * The source system answered and refused the action (for example, the approval is locked or already decided).
  * Reported as `systemError`.
  */
-export class SystemFailure extends ApprovalKitError {
+export class SystemError extends ApprovalKitError<'system_failure'> {
   constructor(message: string, options?: { cause?: unknown }) {
     super('system_failure', message, options);
   }
 }
 
 /** A task's data does not match its task type's schema; the handler was not run. Reported as `internalError`. */
-export class TaskDataInvalid extends ApprovalKitError {
+export class TaskDataInvalidError extends ApprovalKitError<'task_data_invalid'> {
   readonly taskType: string;
   readonly issues: readonly ValidationIssue[];
 
-  constructor(taskType: string, issues: readonly ValidationIssue[]) {
-    super('task_data_invalid', `Invalid data for task type "${taskType}": ${formatIssues(issues)}`);
+  constructor(taskType: string, issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
+    super('task_data_invalid', `Invalid data for task type "${taskType}": ${formatIssues(issues)}`, options);
     this.taskType = taskType;
     this.issues = issues;
-  }
-}
-
-/**
- * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
- * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`.
- */
-export class CredentialsUnreadable extends ApprovalKitError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('credentials_unreadable', message, options);
   }
 }
 
@@ -75,7 +67,7 @@ export interface ClassifyFailureOptions {
    * leave the decision to the kit. A rule that throws or returns something else is ignored.
    * @default no rule
    */
-  classify?: (error: unknown) => TaskResultStatus | undefined;
+  classifyFailure?: (error: unknown) => TaskResultStatus | undefined;
   /**
    * Values to scrub from the message, typically the task's decrypted credentials and the source system's token.
    * @default []
@@ -86,29 +78,6 @@ export interface ClassifyFailureOptions {
 /** Longest `meta.message`; a source system's error may quote a whole response body. */
 export const MAX_META_MESSAGE_LENGTH = 500;
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-]);
-const TIMEOUT_CODES = new Set([
-  'ETIMEDOUT',
-  'ESOCKETTIMEDOUT',
-  'ECONNABORTED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
-
-// A thrown value is followed through `cause` and AggregateError's `errors`; the bound stops cycles and pathological
-// chains.
-const MAX_LINKS = 16;
-
 interface Decision {
   status: TaskResultStatus;
   code: string;
@@ -116,7 +85,7 @@ interface Decision {
 
 /**
  * Maps anything a task handler threw to exactly one task result status, with a `meta` safe to send: a stable code
- * and the message with every known secret scrubbed and no stack. The rule, in order: the author's `classify`; then,
+ * and the message with every known secret scrubbed and no stack. The rule, in order: the author's `classifyFailure`; then,
  * along the error and its causes, the kit's failure classes, an HTTP status, a network or timeout code; otherwise
  * `internalError`. See `docs/failure-mapping.md`.
  *
@@ -127,15 +96,15 @@ interface Decision {
  * ```
  */
 export function classifyFailure(error: unknown, options: ClassifyFailureOptions = {}): FailureClassification {
-  const decision = decide(error, options.classify);
+  const decision = decide(error, options.classifyFailure);
   return {
     status: decision.status,
     meta: { code: decision.code, message: safeMessage(error, decision.code, options.secrets) },
   };
 }
 
-function decide(error: unknown, classify: ClassifyFailureOptions['classify']): Decision {
-  const byAuthor = authorStatus(error, classify);
+function decide(error: unknown, ownRule: ClassifyFailureOptions['classifyFailure']): Decision {
+  const byAuthor = authorStatus(error, ownRule);
   if (byAuthor !== undefined) return { status: byAuthor, code: ownCode(error) };
   for (const link of causeChain(error)) {
     const decision = decideLink(link);
@@ -146,11 +115,11 @@ function decide(error: unknown, classify: ClassifyFailureOptions['classify']): D
 
 function authorStatus(
   error: unknown,
-  classify: ClassifyFailureOptions['classify'],
+  ownRule: ClassifyFailureOptions['classifyFailure'],
 ): TaskResultStatus | undefined {
-  if (classify === undefined) return undefined;
+  if (ownRule === undefined) return undefined;
   try {
-    const status = TaskResultStatus.safeParse(classify(error));
+    const status = TaskResultStatus.safeParse(ownRule(error));
     return status.success ? status.data : undefined;
   } catch {
     return undefined;
@@ -158,10 +127,10 @@ function authorStatus(
 }
 
 function decideLink(link: object): Decision | undefined {
-  if (link instanceof AuthenticationFailure) return { status: 'authenticationError', code: link.code };
-  if (link instanceof ServiceUnavailableFailure) return { status: 'serviceUnavailable', code: link.code };
-  if (link instanceof SystemFailure) return { status: 'systemError', code: link.code };
-  if (link instanceof TaskDataInvalid || link instanceof CredentialsUnreadable) {
+  if (link instanceof AuthenticationError) return { status: 'authenticationError', code: link.code };
+  if (link instanceof ServiceUnavailableError) return { status: 'serviceUnavailable', code: link.code };
+  if (link instanceof SystemError) return { status: 'systemError', code: link.code };
+  if (link instanceof TaskDataInvalidError || link instanceof CredentialsUnreadableError) {
     return { status: 'internalError', code: link.code };
   }
   const status = httpStatusOf(link);
@@ -171,10 +140,8 @@ function decideLink(link: object): Decision | undefined {
     if (status >= 500 || status === 429 || status === 408) return { status: 'serviceUnavailable', code };
     return { status: 'systemError', code };
   }
-  const code = stringProperty(link, 'code');
-  if (code !== undefined && (CONNECTION_CODES.has(code) || TIMEOUT_CODES.has(code))) {
-    return { status: 'serviceUnavailable', code };
-  }
+  const code = property(link, 'code');
+  if (isNetworkCode(code)) return { status: 'serviceUnavailable', code };
   // AbortSignal.timeout() rejects with a DOMException named TimeoutError; an abort caused by one carries it in
   // `cause`, which the chain reaches next. Any other AbortError (a shutdown) is not the source's fault.
   if (stringProperty(link, 'name') === 'TimeoutError') {
@@ -198,20 +165,6 @@ function httpStatusOf(link: object): number | undefined {
     (value): value is number =>
       typeof value === 'number' && Number.isInteger(value) && value >= 400 && value < 600,
   );
-}
-
-function* causeChain(error: unknown): Generator<object> {
-  const queue: unknown[] = [error];
-  const seen = new Set<object>();
-  while (queue.length > 0 && seen.size < MAX_LINKS) {
-    const link = queue.shift();
-    if (typeof link !== 'object' || link === null || seen.has(link)) continue;
-    seen.add(link);
-    yield link;
-    queue.push(property(link, 'cause'));
-    const errors = property(link, 'errors');
-    if (link instanceof AggregateError && Array.isArray(errors)) queue.push(...errors);
-  }
 }
 
 function ownCode(error: unknown): string {
@@ -239,14 +192,6 @@ function safeMessage(error: unknown, code: string, secrets: ClassifyFailureOptio
 }
 
 // Getters of arbitrary thrown objects may throw; classification must not.
-function property(value: object, key: string): unknown {
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
 function stringProperty(value: object, key: string): string | undefined {
   const found = property(value, key);
   return typeof found === 'string' ? found : undefined;

@@ -1,22 +1,29 @@
 /**
- * The connector: the `Connector` base class and what runs it (the sync loop, the task poller, keys, failure mapping,
- * logs, metrics and the operations endpoints), and `runConnector` to run one as a long-lived worker.
+ * The connector: the `Connector` base class the author extends, with `task()`, `incremental()` and `snapshot()` to
+ * declare it; the `ConnectorWorker` that runs it (the sync loop, the task poller, keys, failure mapping, logs,
+ * metrics and the operations endpoints); and `runConnector` to run one as a long-lived worker.
  *
  * @example
  * ```ts
- * import { Connector, runConnector, type ChangeWindow, type TaskHandlers } from 'approval-connector-kit';
+ * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
  *
- * class MyConnector extends Connector<typeof tasks> {
- *   readonly tasks = tasks;
- *   readonly handlers: TaskHandlers<typeof tasks> = { approve: ({ approval }) => source.approve(approval.id) };
- *   async *changes({ since }: ChangeWindow) { yield* source.changedSince(since); }
+ * class MyConnector extends Connector {
+ *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
+ *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector({ service: { baseUrl, token } }));
+ * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
  * ```
  * @module
  */
 
-export { Connector, LifecycleError, type LifecycleState, type SyncKind } from './connector.js';
+export {
+  Connector,
+  type IncrementalDeclaration,
+  incremental,
+  type SnapshotDeclaration,
+  snapshot,
+  task,
+} from './connector.js';
 export {
   type ConnectorOptions,
   type PollerOptions,
@@ -24,52 +31,56 @@ export {
   type ShutdownOptions,
   type SyncOptions,
 } from './connector-options.js';
+export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
 export {
-  AuthenticationFailure,
+  AuthenticationError,
   type ClassifyFailureOptions,
-  CredentialsUnreadable,
   classifyFailure,
   type FailureClassification,
   type FailureMeta,
-  ServiceUnavailableFailure,
-  SystemFailure,
-  TaskDataInvalid,
+  ServiceUnavailableError,
+  SystemError,
+  TaskDataInvalidError,
 } from './failures.js';
 export {
+  type Credentials,
+  CredentialsUnreadableError,
   FileKeyStore,
-  KeyRingData,
-  KeyRingInvalid,
-  type KeyStore,
-  KeyStoreReadOnly,
-  MemoryKeyStore,
-  ReadOnlyKeyStore,
-  type ReadOnlyKeyStoreSource,
-} from './key-store.js';
-export {
   generateKeyRingData,
   KeyRing,
+  KeyRingData,
+  KeyRingInvalidError,
   type KeyRingOptions,
-  KeyRingUnavailable,
+  KeyRingUnavailableError,
+  type KeyStore,
+  KeyStoreReadOnlyError,
+  MemoryKeyStore,
   type NewKeyReason,
   type PublicKeyInfo,
-} from './keys.js';
-export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+  REDACTED,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+  redactSecrets,
+  Secret,
+  wrapCredentials,
+} from './keys/index.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
+  createLogger,
+  type HealthReport,
   type KeyEvent,
+  type Logger,
+  type LoggerOptions,
+  OperationsServer,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  type OperationsServerOptions,
+  type ReadinessReport,
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,
-} from './metrics.js';
-export {
-  type HealthReport,
-  OperationsServer,
-  OperationsServerClosed,
-  OperationsServerListenFailed,
-  type OperationsServerOptions,
-  type ReadinessReport,
-} from './operations-server.js';
+} from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 export {
   type ConnectorFactory,
@@ -78,18 +89,23 @@ export {
   WORKER_EXIT_CODES,
   type WorkerContext,
 } from './run-worker.js';
-export { type Credentials, REDACTED, redactSecrets, Secret, wrapCredentials } from './secret.js';
-export type { SyncCursor } from './state.js';
+export type { StateAccess, SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
 export type { Schedule } from './sync/schedule.js';
-export type { ChangeWindow, SourceApproval, SourceContext } from './sync/source.js';
+export type {
+  ChangeWindow,
+  ConnectorSource,
+  IncrementalSource,
+  SnapshotSource,
+  SourceApproval,
+  SourceContext,
+} from './sync/source.js';
 export type {
   PrecheckVerdict,
   TaskContext,
-  TaskHandler,
-  TaskHandlers,
+  TaskDeclaration,
+  TaskDeclarations,
   TaskOutcome,
-  TaskSchemas,
 } from './tasks/definition.js';
 export {
   type SyncUserMappingsOptions,
@@ -98,4 +114,5 @@ export {
   type UserMappingFailure,
   type UserMappingsReport,
 } from './user-mappings.js';
+export { type AppStateOf, ConnectorWorker, type LifecycleState } from './worker.js';
 export { type LogFormat, WORKER_USAGE, WORKER_VARIABLES, type WorkerRole } from './worker-config.js';

@@ -7,8 +7,9 @@
 import { type LevelWithSilent, pino } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { formatIssues, ValidationError } from '../errors.js';
+import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, type Logger } from './operations/index.js';
 import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 import { type LogFormat, loadWorkerConfig, WORKER_USAGE, type WorkerRole } from './worker-config.js';
 
@@ -23,16 +24,10 @@ export interface WorkerContext {
 }
 
 /**
- * Builds the connector once the worker's configuration is known to be good, from the options the worker read and
- * the context (the environment, to build the source's client from). It may be async.
+ * Builds the connector once the worker's configuration is known to be good, from the context (the environment, to
+ * build the source's client from). It may be async.
  */
-export type ConnectorFactory = (
-  options: ConnectorOptions,
-  context: WorkerContext,
-) => RunnableConnector | Promise<RunnableConnector>;
-
-/** A connector, as the worker runs it. */
-type RunnableConnector = Parameters<typeof runConnector>[0];
+export type ConnectorFactory = (context: WorkerContext) => Connector<object> | Promise<Connector<object>>;
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions {
@@ -70,9 +65,10 @@ export const WORKER_EXIT_CODES = Object.freeze({
 
 /**
  * Runs a connector as a worker process, configured by its environment, an optional config file and `--role`:
- * checks the configuration (every problem in one message on stderr, exit code 2), builds the connector, runs it
- * until SIGTERM or SIGINT, and resolves with the exit code: 0 after a clean stop, 1 when the connector failed, 2
- * when the configuration or the connector was refused. `connector run` is this, with the connector from a module.
+ * checks the configuration (every problem in one message on stderr, exit code 2), builds the connector (given a
+ * function), runs it until SIGTERM or SIGINT, and resolves with the exit code: 0 after a clean stop, 1 when the
+ * connector failed, 2 when the configuration or the connector was refused. `connector run` is this, with the
+ * connector from a module.
  *
  * @example
  * ```ts
@@ -81,10 +77,13 @@ export const WORKER_EXIT_CODES = Object.freeze({
  * import { JiraConnector } from './connector.js';
  * import { JiraClient } from './jira.js';
  *
- * process.exitCode = await runWorker((options, { env }) => new JiraConnector(options, new JiraClient(env.JIRA_URL!)));
+ * process.exitCode = await runWorker(({ env }) => new JiraConnector(new JiraClient(env.JIRA_SITE!)));
  * ```
  */
-export async function runWorker(factory: ConnectorFactory, options: RunWorkerOptions = {}): Promise<number> {
+export async function runWorker(
+  connector: Connector<object> | ConnectorFactory,
+  options: RunWorkerOptions = {},
+): Promise<number> {
   const env = options.env ?? process.env;
   let config: ReturnType<typeof loadWorkerConfig>;
   try {
@@ -112,7 +111,7 @@ export async function runWorker(factory: ConnectorFactory, options: RunWorkerOpt
     onSignal: (signal) => logger.info({ signal }, 'shutdown signal received; stopping'),
   };
   try {
-    return await buildAndRun(factory, connectorOptions, context, run);
+    return await buildAndRun(connector, connectorOptions, context, run);
   } catch (error) {
     if (error instanceof ValidationError) {
       logger.error({ err: error }, 'the connector was refused');
@@ -128,18 +127,14 @@ export async function runWorker(factory: ConnectorFactory, options: RunWorkerOpt
  * A `ValidationError` from here means the connector or its options were refused.
  */
 async function buildAndRun(
-  factory: ConnectorFactory,
+  target: Connector<object> | ConnectorFactory,
   options: ConnectorOptions,
   context: WorkerContext,
   run: RunConnectorOptions,
 ): Promise<number> {
-  if (typeof factory !== 'function') {
-    throw new ValidationError('connector', [
-      { path: [], message: `Expected a function that builds the connector, got ${typeof factory}` },
-    ]);
-  }
-  const connector = await factory(options, context);
-  return runConnector(connector, run);
+  // The worker checks what it is given is a connector (its `tasks` and `source`): a ValidationError if not.
+  const connector = typeof target === 'function' ? await target(context) : target;
+  return runConnector(connector, options, run);
 }
 
 /**

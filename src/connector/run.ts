@@ -1,5 +1,7 @@
-import { onShutdownSignal, type SignalSource } from '../signals.js';
+import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
 import type { Connector } from './connector.js';
+import type { ConnectorOptions } from './connector-options.js';
+import { ConnectorWorker } from './worker.js';
 
 export type { SignalSource };
 
@@ -11,7 +13,7 @@ export interface RunConnectorOptions {
    */
   signals?: SignalSource;
   /**
-   * Ends the process, with the exit code, once the connector's stop deadline (`stopDeadlineMs`) has passed since the
+   * Ends the process, with the exit code, once the worker's stop deadline (`stopDeadlineMs`) has passed since the
    * signal, in case anything still holds it then (a handler that ignores its `signal` and never settles). The timer
    * does not itself keep the process alive. `false` never ends it.
    * @default process.exit when `signals` is the process; `false` when it is a stand-in
@@ -26,22 +28,38 @@ export interface RunConnectorOptions {
 }
 
 /**
- * Runs a connector as a long-lived worker: starts it (unless it runs already), waits for the first SIGTERM or
- * SIGINT, stops it gracefully, and resolves with the exit code (0 after a stop, 1 when the connector failed).
- * The process ends within the connector's `stopDeadlineMs` of the signal (`shutdown.graceMs + shutdown.forceMs`
- * and 1 s), whatever the handlers and the service do: the tasks whose outcome is then unknown are logged by id,
- * and the service offers them again. A second signal during shutdown falls through to Node's default and ends the
- * process at once.
+ * Runs a connector as a long-lived worker: builds its {@link ConnectorWorker} with the options (a bad option
+ * rejects, before any signal is handled), starts it, waits for the first SIGTERM or SIGINT, stops it gracefully,
+ * and resolves with the exit code (0 after a stop, 1 when the worker failed to start). The process ends within the
+ * worker's `stopDeadlineMs` of the signal (`shutdown.graceMs + shutdown.forceMs` and 1 s), whatever the handlers
+ * and the service do: the tasks whose outcome is then unknown are logged by id, and the service offers them again.
+ * A second signal during shutdown falls through to Node's default and ends the process at once.
+ *
+ * Given a worker instead (one a test harness started, say), it runs that one as it is.
  *
  * @example
  * ```ts
- * process.exitCode = await runConnector(new JiraConnector(options));
+ * process.exitCode = await runConnector(new JiraConnector(jira), { service: { baseUrl, token } });
  * ```
  */
+export function runConnector(
+  connector: Connector<object>,
+  options: ConnectorOptions,
+  run?: RunConnectorOptions,
+): Promise<number>;
+export function runConnector(
+  worker: ConnectorWorker<Connector<object>>,
+  run?: RunConnectorOptions,
+): Promise<number>;
 export async function runConnector(
-  connector: Pick<Connector, 'start' | 'stop' | 'lifecycle' | 'stopDeadlineMs'>,
-  options: RunConnectorOptions = {},
+  target: Connector<object> | ConnectorWorker<Connector<object>>,
+  optionsOrRun?: ConnectorOptions | RunConnectorOptions,
+  run?: RunConnectorOptions,
 ): Promise<number> {
+  const [worker, options] =
+    target instanceof ConnectorWorker
+      ? [target, (optionsOrRun as RunConnectorOptions | undefined) ?? {}]
+      : [new ConnectorWorker(target, optionsOrRun as ConnectorOptions), run ?? {}];
   const signalled = onShutdownSignal(options.signals).then((signal) => {
     try {
       options.onSignal?.(signal);
@@ -55,13 +73,13 @@ export async function runConnector(
   const stop = async (): Promise<void> => {
     if (exit !== false) {
       // Unref'd: a process that empties its event loop ends by itself, before the deadline.
-      setTimeout(() => exit(code ?? 1), connector.stopDeadlineMs).unref();
+      setTimeout(() => exit(code ?? 1), worker.stopDeadlineMs).unref();
     }
-    await connector.stop();
+    await worker.stop();
   };
   try {
-    // A connector already started (by a test harness, say) is run as it is.
-    if (connector.lifecycle === 'idle') await Promise.race([connector.start(), signalled]);
+    // A worker already started (by a test harness, say) is run as it is.
+    if (worker.lifecycle === 'idle') await Promise.race([worker.start(), signalled]);
     await signalled;
   } catch {
     // start() has logged why; stop what did start.
@@ -70,6 +88,6 @@ export async function runConnector(
     return code;
   }
   await stop();
-  code = connector.lifecycle === 'stopped' ? 0 : 1;
+  code = worker.lifecycle === 'stopped' ? 0 : 1;
   return code;
 }

@@ -1,6 +1,6 @@
-import PQueue from 'p-queue';
 import { z } from 'zod';
-import type { IntegrationClient } from '../client/integration-client.js';
+import type { IntegrationClient } from '../client/index.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
 
 /** A position in the source's stream of changes: the last change pushed, by `(lastModified, id)`. */
 export const SyncCursor = z.object({
@@ -23,6 +23,17 @@ const KitState = z.looseObject({
 });
 type KitState = z.infer<typeof KitState>;
 
+/**
+ * The author's own part of connector state (under `app`), as a connector's methods reach it through their context.
+ * The kit's part (the sync cursor) is kept beside it on every write.
+ */
+export interface StateAccess<AppState extends object = Record<string, unknown>> {
+  /** The author's state as last loaded or written; `undefined` before the first write. */
+  read(): AppState | undefined;
+  /** Replaces the author's state and saves it, with the kit's part, one write at a time. */
+  write(state: AppState): Promise<void>;
+}
+
 /** The key of connector state that holds the kit's part. The author's part sits beside it, under `app`. */
 export const KIT_STATE_KEY = 'kit';
 export const APP_STATE_KEY = 'app';
@@ -33,7 +44,7 @@ export const APP_STATE_KEY = 'app';
  */
 export class StateStore<AppState extends object> {
   readonly #client: IntegrationClient;
-  readonly #writes = new PQueue({ concurrency: 1 });
+  readonly #writes = new OneAtATime();
   #kit: KitState = { version: 1, sync: {} };
   #app: AppState | undefined;
   #dirty = false;
@@ -83,7 +94,7 @@ export class StateStore<AppState extends object> {
     const options = signal ? { signal } : {};
     // Not given to the queue: it would start the next write while this one is still being cut short, and that one
     // would find nothing to write.
-    return this.#writes.add(async () => {
+    return this.#writes.run(async () => {
       if (!this.#dirty) return;
       this.#dirty = false;
       try {

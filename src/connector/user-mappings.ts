@@ -5,10 +5,9 @@
  */
 
 import { z } from 'zod';
-import type { NewUserMapping } from '../api/management.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../client/errors.js';
-import type { ManagementClient } from '../client/management-client.js';
-import { integer, parseOptions } from '../options.js';
+import type { NewUserMapping } from '../api/index.js';
+import { BadRequestError, ConflictError, type ManagementClient, NotFoundError } from '../client/index.js';
+import { integer, parseOptions } from '../internal/options.js';
 
 /** One user of the source system: its id there and its email. */
 export interface UserMappingEntry {

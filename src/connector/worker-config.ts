@@ -9,11 +9,11 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/options.js';
+import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/index.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
-import { host, logLevel, nonEmptyString, parseOptions, port } from '../options.js';
+import { host, logLevel, nonEmptyString, parseOptions, port } from '../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema } from './connector-options.js';
-import { FileKeyStore, ReadOnlyKeyStore } from './key-store.js';
+import { FileKeyStore, ReadOnlyKeyStore } from './keys/index.js';
 
 /** What a worker runs: the sync loop, the task poller, or both. */
 export type WorkerRole = 'sync' | 'tasks' | 'all';
@@ -161,6 +161,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
     const section = merged[part];
     if (!isObject(section) || !('enabled' in section)) continue;
     issues.push({
+      code: 'custom',
       path: [part, 'enabled'],
       message: `Unexpected option \`${part}.enabled\` in the config file: the role (--role, CONNECTOR_ROLE) says what a worker runs`,
     });
@@ -190,6 +191,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
     if (isSet(name) || (isObject(file.service) && file.service[option] !== undefined)) continue;
     owned.push(path);
     issues.push({
+      code: 'custom',
       path: [name],
       message: `Expected \`${name}\` to be set to ${what} (or \`${path}\` in the config file), got nothing`,
     });
@@ -215,6 +217,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
 
   if (variables?.CONNECTOR_KEYS_READ_ONLY === true && variables.CONNECTOR_KEYS_FILE === undefined) {
     issues.push({
+      code: 'custom',
       path: ['CONNECTOR_KEYS_READ_ONLY'],
       message:
         'Expected `CONNECTOR_KEYS_FILE` to be set when `CONNECTOR_KEYS_READ_ONLY` is true: the file the operator provides',
@@ -265,6 +268,7 @@ function parseFlags(argv: readonly string[]): z.output<typeof flagsSchema> {
       return !(before?.kind === 'option' && !known.has(before.name) && before.inlineValue === undefined);
     })
     .map((token) => ({
+      code: 'custom' as const,
       path: [],
       message: `Unexpected argument \`${(token as { value: string }).value}\`: every option is a --flag`,
     }));
@@ -293,6 +297,7 @@ function readConfigFile(path: string, issues: ValidationIssue[]): FileOptions {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     issues.push({
+      code: 'custom',
       path: ['CONNECTOR_CONFIG'],
       message: `Cannot read the config file ${path} (\`CONNECTOR_CONFIG\`): ${code}`,
     });
@@ -305,6 +310,7 @@ function readConfigFile(path: string, issues: ValidationIssue[]): FileOptions {
     // Only where: a parser's message quotes the text around it, which may hold the token.
     const where = /position \d+(?: \(line \d+ column \d+\))?/.exec((error as Error).message)?.[0];
     issues.push({
+      code: 'custom',
       path: ['CONNECTOR_CONFIG'],
       message: `The config file ${path} (\`CONNECTOR_CONFIG\`) is not valid JSON${where ? ` (at ${where})` : ''}`,
     });
@@ -312,6 +318,7 @@ function readConfigFile(path: string, issues: ValidationIssue[]): FileOptions {
   }
   if (!isObject(value)) {
     issues.push({
+      code: 'custom',
       path: ['CONNECTOR_CONFIG'],
       message: `The config file ${path} (\`CONNECTOR_CONFIG\`) holds ${Array.isArray(value) ? 'an array' : `\`${String(value)}\``}, not a JSON object of options`,
     });

@@ -7,11 +7,11 @@
  * import { createTestHarness } from 'approval-connector-kit/testing';
  *
  * const harness = await createTestHarness();
- * const connector = await harness.start((options) => new MyConnector(options));
- * await connector.syncNow();
+ * const worker = await harness.start(new MyConnector(source));
+ * await worker.syncNow();
  * expect(harness.approvals()).toHaveLength(3);
- * const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
- * expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+ * const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+ * expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
  * await harness.close();
  * ```
  * @module
@@ -20,17 +20,26 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import '../node-guard.js';
 
-import type { TaskResult } from '../api/integration.js';
-import type { Tenant } from '../backend/index.js';
+import type { z } from 'zod';
+import type { TaskResult } from '../api/index.js';
 import {
   type ReferenceBackend,
   type ReferenceBackendOptions,
+  ServiceError,
   startReferenceBackend,
+  type Tenant,
 } from '../backend/index.js';
-import type { ClientOptions } from '../client/options.js';
-import type { ConnectorOptions } from '../connector/connector-options.js';
-import { MemoryKeyStore } from '../connector/key-store.js';
-import { ApprovalKitError } from '../errors.js';
+import type { ClientOptions } from '../client/index.js';
+import {
+  type Connector,
+  type ConnectorOptions,
+  ConnectorWorker,
+  MemoryKeyStore,
+} from '../connector/index.js';
+import { sleep } from '../internal/wait.js';
+import { HarnessTimeoutError } from './errors.js';
+
+export { HarnessTimeoutError } from './errors.js';
 
 /** Options of {@link createTestHarness}. */
 export interface TestHarnessOptions {
@@ -38,23 +47,47 @@ export interface TestHarnessOptions {
   backend?: ReferenceBackendOptions;
 }
 
-/** What the harness needs of a connector: any subclass of `Connector` has it. */
-export interface StartableConnector {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** The task types a connector declares. */
+export type TaskTypeOf<C extends Connector<object>> = keyof C['tasks'] & string;
+
+/** The task data a task type's input schema takes in (before parsing), as the connector declares it. */
+export type TaskInputOf<C extends Connector<object>, Type extends TaskTypeOf<C>> = z.input<
+  C['tasks'][Type]['input']
+>;
+
+/**
+ * A task to create, as an approver's action in the app would: one of the connector's task types, on one approval.
+ * `approveComments` is required when that type's input schema requires it.
+ */
+export type NewTaskFor<C extends Connector<object>, Type extends TaskTypeOf<C>> = {
+  /** One of the connector's task types. */
+  type: Type;
+  /** An approval of the tenant's system. */
+  approvalId: string;
+  /** The approver's credentials in plain form, sealed to the connector's key when it has `authRequired`. */
+  credentials?: Record<string, unknown>;
+} & (TaskInputOf<C, Type> extends { approveComments: unknown }
+  ? {
+      /** The approver's comment, which this task type requires. */
+      approveComments: string;
+    }
+  : {
+      /** The approver's comment. @default '' */
+      approveComments?: string;
+    });
 
 /** A task as the harness created it. */
-export interface CreatedTask {
+export interface CreatedTask<Type extends string = string> {
   id: string;
+  type: Type;
 }
 
-/** The reference backend, one tenant on it, and the connectors started against it. */
+/** The reference backend, one tenant on it, and the workers started against it. */
 export class TestHarness {
   readonly backend: ReferenceBackend;
   /** The organization, system and tokens the connector runs as. */
   readonly tenant: Tenant;
-  readonly #connectors: StartableConnector[] = [];
+  readonly #workers: ConnectorWorker<Connector<object>>[] = [];
 
   constructor(backend: ReferenceBackend, tenant: Tenant) {
     this.backend = backend;
@@ -92,45 +125,52 @@ export class TestHarness {
     };
   }
 
-  /** Builds a connector with {@link connectorOptions}, starts it, and stops it at {@link close}. */
-  async start<C extends StartableConnector>(
-    create: (options: ConnectorOptions) => C,
+  /**
+   * Builds a worker for the connector with {@link connectorOptions} (`overrides` merged over them), starts it, and
+   * stops it at {@link close}.
+   */
+  async start<C extends Connector<object>>(
+    connector: C,
     overrides: Partial<ConnectorOptions> = {},
-  ): Promise<C> {
-    const connector = create(this.connectorOptions(overrides));
-    this.#connectors.push(connector);
-    await connector.start();
-    return connector;
-  }
-
-  /** Creates a task for the tenant's connector, as an approver's action in the app would. */
-  createTask(input: {
-    type: string;
-    approvalId: string;
-    approveComments?: string;
-    credentials?: Record<string, unknown>;
-  }): CreatedTask {
-    const task = this.backend.createTask({ systemId: this.tenant.system.id, ...input });
-    return { id: task.id };
+  ): Promise<ConnectorWorker<C>> {
+    const worker = new ConnectorWorker(connector, this.connectorOptions(overrides));
+    this.#workers.push(worker);
+    await worker.start();
+    return worker;
   }
 
   /**
-   * Waits until the connector has reported the task's result, and returns it.
+   * Creates a task for the worker's connector, as an approver's action in the app would. `type` is one of the
+   * connector's task types, and `approveComments` is required when that type's input schema requires it: both
+   * are checked when the test compiles.
+   */
+  createTask<C extends Connector<object>, Type extends TaskTypeOf<C>>(
+    _worker: ConnectorWorker<C>,
+    input: NewTaskFor<C, Type>,
+  ): CreatedTask<Type> {
+    const task = this.backend.createTask({ systemId: this.tenant.system.id, ...input });
+    return { id: task.id, type: input.type };
+  }
+
+  /**
+   * Waits until the worker has reported the result of a task {@link createTask} created, and returns it. Throws a
+   * {@link HarnessTimeoutError} when none comes within `timeoutMs`, and the backend's not-found `ServiceError` for a
+   * task it does not hold.
    * @param timeoutMs how long to wait before failing, in milliseconds (default 10000)
    */
-  async awaitResult(taskId: string, timeoutMs = 10_000): Promise<TaskResult> {
+  async awaitResult(task: CreatedTask, timeoutMs = 10_000): Promise<TaskResult> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const task = this.backend.getTask(taskId);
-      if (task === undefined) throw new ApprovalKitError('not_found', `No task ${taskId}`);
-      if (task.result !== undefined) return task.result;
+      const held = this.backend.getTask(task.id);
+      if (held === undefined) throw ServiceError.notFound('tasks', task.id);
+      if (held.result !== undefined) return held.result;
       if (Date.now() > deadline) {
-        throw new ApprovalKitError(
-          'timeout',
-          `Task ${taskId} has no result after ${timeoutMs} ms (status ${task.status})`,
+        throw new HarnessTimeoutError(
+          `Task ${task.id} has no result after ${timeoutMs} ms (status ${held.status})`,
+          timeoutMs,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   }
 
@@ -149,9 +189,9 @@ export class TestHarness {
     return this.backend.getState(this.tenant.system.id);
   }
 
-  /** Stops every connector the harness started, then the backend. */
+  /** Stops every worker the harness started, then the backend. */
   async close(): Promise<void> {
-    await Promise.all(this.#connectors.map((connector) => connector.stop()));
+    await Promise.all(this.#workers.map((worker) => worker.stop()));
     await this.backend.close();
   }
 }

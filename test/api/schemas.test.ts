@@ -1,16 +1,15 @@
 import nacl from 'tweetnacl';
 import { describe, expect, it } from 'vitest';
 import { openCredentials, sealCredentials, toBase64 } from '../../src/api/credentials.js';
+import { endpoints, parseV1ErrorMessage } from '../../src/api/index.js';
 import { parseOrThrow } from '../../src/api/primitives.js';
 import {
   AddUserResult,
   Approval,
   ConnectorRegistration,
   ConnectorState,
-  endpoints,
   GetUsersQuery,
   MAX_JSON_DEPTH,
-  parseV1ErrorMessage,
   Task,
   User,
   ValidationError,
@@ -81,7 +80,9 @@ describe('resources', () => {
     for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
       expect(() => parseOrThrow(endpoints.putState.body, { state: nested(levels) }, 'state')).toThrow(
         expect.objectContaining({
-          issues: [{ path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }],
+          issues: [
+            { path: ['state'], message: `is nested deeper than ${MAX_JSON_DEPTH} levels`, code: 'custom' },
+          ],
         }),
       );
     }

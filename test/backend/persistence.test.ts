@@ -5,6 +5,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReferenceBackend } from '../../src/backend/index.js';
 import { hashToken } from '../../src/backend/store/index.js';
+import { SCHEMA_VERSION } from '../../src/backend/store/schema.js';
+import { ValidationError } from '../../src/errors.js';
 import { call } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reference-backend-'));
@@ -202,13 +204,15 @@ describe('a data file of an earlier schema', () => {
     expect(migrated).toEqual(schemaOf(freshFile));
   });
 
-  it('refuses a file of a newer schema, and leaves it as it was', async () => {
+  it('refuses a file of a newer schema with a ValidationError naming the file, and leaves it as it was', async () => {
     const dataFile = join(dir, 'version-99.sqlite');
     const db = new DatabaseSync(dataFile);
     db.exec('CREATE TABLE later (id TEXT); PRAGMA user_version = 99');
     db.close();
-    await expect(startReferenceBackend({ dataFile })).rejects.toThrow(
-      /The data file has schema version 99; this backend reads version \d+/,
+    const refused = startReferenceBackend({ dataFile });
+    await expect(refused).rejects.toBeInstanceOf(ValidationError);
+    await expect(refused).rejects.toThrow(
+      `Invalid data file ${dataFile}: has schema version 99; this backend reads version ${SCHEMA_VERSION}`,
     );
     expect(schemaOf(dataFile)).toMatchObject({ version: 99, objects: [{ name: 'later' }] });
   });

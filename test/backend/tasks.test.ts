@@ -1,6 +1,6 @@
 import nacl from 'tweetnacl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCredentials, toBase64 } from '../../src/api/index.js';
+import { openCredentials, sealCredentials, toBase64 } from '../../src/api/index.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
 import { call, type ManualClock, start, UNKNOWN_ID } from './helpers.js';
 
@@ -181,12 +181,12 @@ describe('creating tasks', () => {
     const tenant = await registeredTenant();
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'escalate', approvalId: 'PO-1' }),
-    ).toThrow(expect.objectContaining({ code: 'conflict' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }));
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-9' }),
-    ).toThrow(expect.objectContaining({ code: 'not_found' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Not Found' }));
     expect(() => backend.createTask({ systemId: UNKNOWN_ID, type: 'approve', approvalId: 'PO-1' })).toThrow(
-      expect.objectContaining({ code: 'not_found' }),
+      expect.objectContaining({ code: 'service_refused', kind: 'Not Found' }),
     );
   });
 
@@ -250,7 +250,7 @@ describe('creating tasks', () => {
     });
     expect(() =>
       backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1' }),
-    ).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }));
     clock.advance(1000);
     expect(() =>
       backend.createTask({
@@ -259,7 +259,73 @@ describe('creating tasks', () => {
         approvalId: 'PO-1',
         credentials: { a: 1 },
       }),
-    ).toThrow(expect.objectContaining({ code: 'conflict' }));
+    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }));
+    expect(backend.listTasks(tenant.system.id)).toEqual([]);
+  });
+
+  it('stores credentials sealed by the caller as they are, and only their format fields', async () => {
+    const pair = nacl.box.keyPair();
+    const tenant = await registeredTenant({
+      authRequired: true,
+      publicKey: toBase64(pair.publicKey),
+      publicKeyExpiredAt: new Date(clock.now() + 3_600_000).toISOString(),
+    });
+    const sealed = sealCredentials(
+      { username: 'ada', password: 'sealed-elsewhere' },
+      toBase64(pair.publicKey),
+    );
+    const answer = await call(backend, 'POST', '/admin/tasks', {
+      token: backend.adminToken,
+      body: {
+        systemId: tenant.system.id,
+        type: 'approve',
+        approvalId: 'PO-1',
+        sealedCredentials: { ...sealed, extra: 'not stored' },
+      },
+    });
+    expect(answer).toMatchObject({ status: 200, body: { encrypted: true } });
+    const delivered = (await getTask(tenant)).body.data.task;
+    expect(delivered.data.credentials).toEqual(sealed);
+    expect(openCredentials(delivered.data.credentials, pair.secretKey)).toEqual({
+      username: 'ada',
+      password: 'sealed-elsewhere',
+    });
+  });
+
+  it('refuses sealed credentials that are malformed, sealed to another key, or sent with plain ones', async () => {
+    const pair = nacl.box.keyPair();
+    const tenant = await registeredTenant({
+      authRequired: true,
+      publicKey: toBase64(pair.publicKey),
+      publicKeyExpiredAt: new Date(clock.now() + 3_600_000).toISOString(),
+    });
+    const sealed = sealCredentials({ token: 't' }, toBase64(pair.publicKey));
+    const create = (extra: Record<string, unknown>) => () =>
+      backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1', ...extra });
+    expect(create({ sealedCredentials: { ...sealed, nonce: 'AAAA' } })).toThrow(
+      expect.objectContaining({
+        code: 'service_refused',
+        kind: 'Bad Request',
+        message: expect.stringContaining('sealedCredentials.nonce'),
+      }),
+    );
+    expect(create({ sealedCredentials: { ...sealed, ciphertext: 'not base64!' } })).toThrow(
+      expect.objectContaining({
+        code: 'service_refused',
+        kind: 'Bad Request',
+        message: expect.stringContaining('ciphertext'),
+      }),
+    );
+    expect(create({ sealedCredentials: { ...sealed, algorithm: 'rot13' } })).toThrow(
+      expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }),
+    );
+    const other = sealCredentials({ token: 't' }, toBase64(nacl.box.keyPair().publicKey));
+    expect(create({ sealedCredentials: other })).toThrow(
+      expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }),
+    );
+    expect(create({ sealedCredentials: sealed, credentials: { token: 't' } })).toThrow(
+      expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }),
+    );
     expect(backend.listTasks(tenant.system.id)).toEqual([]);
   });
 

@@ -91,6 +91,30 @@ describe('connector backend', () => {
     expect((await once(child, 'exit'))[0]).toBe(0);
   });
 
+  it('prints a console link that signs a browser in once, and keeps the login token out of its logs', async () => {
+    const { child, stdout } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json']);
+    const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+    const [, link, token] = await waitFor(stdout, /console: +(http:\/\/\S+\/console\/#login=(\S+))/, child);
+    expect(link?.startsWith(`${url}/console/`)).toBe(true);
+    const exchange = () =>
+      request(`${url}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
+    const first = await exchange();
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['set-cookie']).toMatch(/HttpOnly; SameSite=Strict/);
+    await first.body.dump();
+    const second = await exchange();
+    expect(second.statusCode).toBe(401);
+    await second.body.dump();
+    child.kill('SIGTERM');
+    expect((await once(child, 'exit'))[0]).toBe(0);
+    // Printed once, in the banner; never in a log line.
+    expect(stdout().split(token!).length).toBe(2);
+  });
+
   it('stops cleanly on SIGINT', async () => {
     const { child, stdout } = run(['backend', '--port', '0']);
     await waitFor(stdout, /listening on/, child);

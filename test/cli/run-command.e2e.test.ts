@@ -230,6 +230,17 @@ describe('connector run', () => {
     expect(invalid.stderr()).not.toContain(secret);
   });
 
+  it('runs a module whose default export is the connector itself', async () => {
+    const worker = spawnCli(['run', 'test/cli/support/instance-module.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
+    expect(await approvalIds()).toEqual(['S-1']);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+  });
+
   it('refuses a module that is missing or builds no connector, exiting 2', async () => {
     // Without one, the module is dist/connector.js, which this repository does not build.
     const missing = spawnCli(['run'], { APPROVAL_SERVICE_URL: backend.url, APPROVAL_CONNECTOR_TOKEN: TOKEN });
@@ -249,13 +260,23 @@ describe('connector run', () => {
       message: expect.stringMatching(/has no default export/),
     });
 
+    const notAConnector = spawnCli(['run', 'test/cli/support/not-a-connector-module.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    expect(await notAConnector.exitWithin(15_000)).toBe(2);
+    expect(notAConnector.lines().at(-1)).toMatchObject({
+      msg: 'the connector was refused',
+      err: { message: expect.stringMatching(/^Invalid connector: /) },
+    });
+
     const aClass = spawnCli(['run', 'test/cli/support/class-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: TOKEN,
     });
     expect(await aClass.exitWithin(15_000)).toBe(2);
     expect(aClass.lines().at(-1)?.err).toMatchObject({
-      message: expect.stringMatching(/is a class; export a function that builds one/),
+      message: expect.stringMatching(/is a class; export the connector, or a function that builds one/),
     });
   });
 

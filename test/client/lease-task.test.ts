@@ -39,7 +39,7 @@ describe('leaseTask', () => {
       valid: false,
       id: TASK_ID,
       type: 'approve',
-      issues: [{ path: ['data', 'approval'], message: expect.any(String) }],
+      issues: [{ path: ['data', 'approval'], message: expect.any(String), code: 'custom' }],
     });
     await expect(client.getTask()).rejects.toBeInstanceOf(InvalidResponseError);
   });

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_BODY_BUDGET_BYTES } from '../../src/client/management-client.js';
 import { splitByBytes } from '../../src/client/split.js';
 import {
-  CLIENT_BODY_BUDGET_BYTES,
   IntegrationClient,
   ManagementClient,
   PartialAddUsersError,

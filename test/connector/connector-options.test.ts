@@ -5,6 +5,7 @@ import { resolveConnectorOptions } from '../../src/connector/connector-options.j
 import {
   type ConnectorMetricsOptions,
   type ConnectorOptions,
+  ConnectorWorker,
   type KeyRingOptions,
   type KeyStore,
   type LoggerOptions,
@@ -39,14 +40,18 @@ const options = (overrides: Partial<ConnectorOptions>): ConnectorOptions => ({
   ...overrides,
 });
 
+/** A worker of a connector over an empty source, built with these options. */
+const build = (built: ConnectorOptions) =>
+  new ConnectorWorker(new MemoryConnector(new MemorySource()), built);
+
 function constructionError(overrides: Partial<ConnectorOptions>): ValidationError {
   try {
-    new MemoryConnector(options(overrides), new MemorySource());
+    build(options(overrides));
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     return error as ValidationError;
   }
-  throw new Error('the connector was built');
+  throw new Error('the worker was built');
 }
 
 describe('connector options', () => {
@@ -118,12 +123,12 @@ describe('connector options', () => {
       '`-1` (number)',
     ],
   ])(
-    'refuses a bad %s when the connector is built, naming it and the value received',
+    'refuses a bad %s when the worker is built, naming it and the value received',
     (name, overrides, expected, shown) => {
       const error = constructionError(overrides);
       expect(error.code).toBe('validation');
       const message = `Expected \`${name}\` to be ${expected}, got ${shown}`;
-      expect(error.issues).toEqual([{ path: name.split('.'), message }]);
+      expect(error.issues).toEqual([{ path: name.split('.'), message, code: expect.any(String) }]);
       expect(error.message).toBe(`Invalid connector options: ${message}`);
     },
   );
@@ -154,13 +159,14 @@ describe('connector options', () => {
       'did you mean `service.retry.retries`?',
     ],
   ])(
-    'refuses the unknown option %s when the connector is built, with the nearest known one',
+    'refuses the unknown option %s when the worker is built, with the nearest known one',
     (name, overrides, hint) => {
       const error = constructionError(overrides);
       expect(error.issues).toEqual([
         {
           path: name.split('.'),
           message: expect.stringMatching(new RegExp(`^Unknown option \`${name.replaceAll('.', '\\.')}\`; `)),
+          code: 'unrecognized_keys',
         },
       ]);
       expect(error.message).toContain(hint);
@@ -171,6 +177,17 @@ describe('connector options', () => {
     const error = constructionError({ tasks: { concurrency: 2 } } as Partial<ConnectorOptions>);
     expect(error.message).toContain('Unknown option `tasks`; the known ones are `service`, ');
     expect(error.message).toContain('`poller`');
+  });
+
+  it('refuses a 0.1 `sync.ordered` option: the source declares it now, with incremental({ ordered })', () => {
+    const error = constructionError({ sync: { ordered: true } } as Partial<ConnectorOptions>);
+    expect(error.issues).toEqual([
+      {
+        path: ['sync', 'ordered'],
+        message: expect.stringMatching(/^Unknown option `sync\.ordered`; /),
+        code: 'unrecognized_keys',
+      },
+    ]);
   });
 
   it('names the option whose type is wrong', () => {
@@ -200,14 +217,14 @@ describe('connector options', () => {
   });
 
   it('refuses options that are not an object', () => {
-    expect(() => new MemoryConnector(undefined as unknown as ConnectorOptions, new MemorySource())).toThrow(
+    expect(() => build(undefined as unknown as ConnectorOptions)).toThrow(
       'Invalid connector options: Expected connector options to be an object, got `undefined` (undefined)',
     );
   });
 
-  it('refuses a metrics registry that holds the metrics of another connector, when the connector is built', () => {
+  it('refuses a metrics registry that holds the metrics of another connector, when the worker is built', () => {
     const registry = new Registry();
-    new MemoryConnector(options({ metrics: { registry } }), new MemorySource());
+    build(options({ metrics: { registry } }));
     const error = constructionError({ metrics: { registry } });
     expect(error.issues).toEqual([
       {
@@ -215,24 +232,26 @@ describe('connector options', () => {
         message: expect.stringContaining(
           'Expected `metrics.registry` to be a registry without the connector',
         ),
+        code: 'custom',
       },
     ]);
   });
 
   it('records its metrics on the registry given in `metrics`', async () => {
     const registry = new Registry();
-    const connector = new MemoryConnector(options({ metrics: { registry } }), new MemorySource());
-    expect(connector.metrics.registry).toBe(registry);
+    const worker = build(options({ metrics: { registry } }));
+    expect(worker.metrics.registry).toBe(registry);
     expect(await registry.metrics()).toContain('approval_connector_ready 0');
   });
 
-  it('refuses a key rotation margin not smaller than the key lifetime when the connector is built, not at start', () => {
+  it('refuses a key rotation margin not smaller than the key lifetime when the worker is built, not at start', () => {
     const error = constructionError({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 120_000 } });
     expect(error.issues).toEqual([
       {
         path: ['keys', 'rotationMarginMs'],
         message:
           'Expected `keys.rotationMarginMs` to be an integer from 0 to less than keyLifetimeMs (120000), got `120000` (number)',
+        code: 'too_big',
       },
     ]);
     // Against the default lifetime (30 days) too, and a lifetime that is no duration.
@@ -244,20 +263,13 @@ describe('connector options', () => {
       'keys',
       'keyLifetimeMs',
     ]);
-    expect(
-      () =>
-        new MemoryConnector(
-          options({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 60_000 } }),
-          new MemorySource(),
-        ),
+    expect(() =>
+      build(options({ keys: { keyLifetimeMs: 120_000, rotationMarginMs: 60_000 } })),
     ).not.toThrow();
   });
 
   it('checks the client options too, naming them under `service`, never showing the token', () => {
-    expect(
-      () =>
-        new MemoryConnector(options({ service: { ...service, baseUrl: 'not a url' } }), new MemorySource()),
-    ).toThrow(
+    expect(() => build(options({ service: { ...service, baseUrl: 'not a url' } }))).toThrow(
       'Invalid connector options: Expected `service.baseUrl` to be an absolute http or https URL, got `"not a url"` (string)',
     );
     expect(constructionError({ service: { ...service, token: '' } }).message).toBe(
@@ -289,11 +301,11 @@ describe('connector options', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(recorder.requests).toEqual([]);
 
-    // The same connector with good options does send: the recorder sees it.
-    const connector = new MemoryConnector(options({ sync: { batchSize: 10 } }), new MemorySource());
-    const started = connector.start();
+    // The same worker with good options does send: the recorder sees it.
+    const worker = build(options({ sync: { batchSize: 10 } }));
+    const started = worker.start();
     await vi.waitFor(() => expect(recorder.requests.length).toBeGreaterThan(0));
-    await connector.stop();
+    await worker.stop();
     await started;
   });
 
@@ -305,11 +317,8 @@ describe('connector options', () => {
 
   it('bounds stop() by shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS', () => {
     expect(SHUTDOWN_MARGIN_MS).toBe(1_000);
-    expect(new MemoryConnector(options({}), new MemorySource()).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
-    const short = new MemoryConnector(
-      options({ shutdown: { graceMs: 100, forceMs: 50 } }),
-      new MemorySource(),
-    );
+    expect(build(options({})).stopDeadlineMs).toBe(30_000 + 5_000 + 1_000);
+    const short = build(options({ shutdown: { graceMs: 100, forceMs: 50 } }));
     expect(short.stopDeadlineMs).toBe(100 + 50 + 1_000);
   });
 
@@ -318,7 +327,7 @@ describe('connector options', () => {
       { schedule: '*/5 * * * *', reconcileSchedule: false as const },
       { schedule: 30_000, reconcileSchedule: '0 * * * *', batchSize: 500, batchBytes: 5 * 1024 * 1024 },
     ]) {
-      expect(() => new MemoryConnector(options({ sync }), new MemorySource())).not.toThrow();
+      expect(() => build(options({ sync }))).not.toThrow();
     }
   });
 });

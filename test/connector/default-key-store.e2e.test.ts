@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DEFAULT_KEY_FILE } from '../../src/connector/connector-options.js';
+import { ConnectorWorker } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
@@ -29,9 +30,9 @@ it('keeps keys in a 0600 file under the working directory when no key store is g
   const source = new MemorySource();
   source.put('PO-1', '2026-05-01T10:00:00.000Z');
   const { keyStore: _, ...options } = harness.connectorOptions();
-  const connector = new Authenticating(options, source);
-  await connector.start();
-  await connector.syncNow();
+  const worker = new ConnectorWorker(new Authenticating(source), options);
+  await worker.start();
+  await worker.syncNow();
 
   const file = join(directory, DEFAULT_KEY_FILE);
   expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -41,9 +42,13 @@ it('keeps keys in a 0600 file under the working directory when no key store is g
   const registered = harness.backend.getConnector(harness.tenant.system.id).publicKey;
   expect(stored.keys.map((key) => key.publicKey)).toContain(registered);
 
-  const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', credentials: { password: 'pw' } });
-  expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-  await connector.stop();
+  const task = harness.createTask(worker, {
+    type: 'approve',
+    approvalId: 'PO-1',
+    credentials: { password: 'pw' },
+  });
+  expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+  await worker.stop();
 
   const state = JSON.stringify(harness.state());
   for (const key of stored.keys) expect(state).not.toContain(key.secretKey);

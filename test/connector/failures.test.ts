@@ -1,16 +1,17 @@
 import { errors as undici } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { NotFoundError, ServerError, UnauthorizedError } from '../../src/client/index.js';
 import {
-  AuthenticationFailure,
-  CredentialsUnreadable,
+  AuthenticationError,
+  CredentialsUnreadableError,
   classifyFailure,
   REDACTED,
   Secret,
-  ServiceUnavailableFailure,
-  SystemFailure,
-  TaskDataInvalid,
+  ServiceUnavailableError,
+  SystemError,
+  TaskDataInvalidError,
 } from '../../src/connector/index.js';
-import { ApprovalKitError, ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors.js';
 
 function withCode(code: string, message = `connect ${code} 10.0.0.7:443`): Error {
   return Object.assign(new Error(message), { code });
@@ -20,60 +21,57 @@ function httpError(status: number): Error {
   return Object.assign(new Error(`Request failed with status ${status}`), { status });
 }
 
-/** A stand-in for the kit's own client errors, which carry the HTTP status of the answer. */
-class ClientHttpError extends ApprovalKitError {
-  readonly status: number;
-  constructor(status: number) {
-    super('http', `The service answered ${status}`);
-    this.status = status;
-  }
-}
-
 describe('the failure table, row by row', () => {
   it('row 1: the author rule decides first', () => {
-    const classify = (error: unknown) => (error instanceof RangeError ? 'systemError' : undefined);
-    expect(classifyFailure(new RangeError('quantity too large'), { classify })).toEqual({
+    const ownRule = (error: unknown) => (error instanceof RangeError ? 'systemError' : undefined);
+    expect(classifyFailure(new RangeError('quantity too large'), { classifyFailure: ownRule })).toEqual({
       status: 'systemError',
       meta: { code: 'RangeError', message: 'quantity too large' },
     });
     // The rule outranks the kit's own: a 401 the author knows to mean something else.
-    expect(classifyFailure(httpError(401), { classify: () => 'systemError' }).status).toBe('systemError');
+    expect(classifyFailure(httpError(401), { classifyFailure: () => 'systemError' }).status).toBe(
+      'systemError',
+    );
     // Returning undefined leaves the decision to the kit.
-    expect(classifyFailure(httpError(401), { classify: () => undefined }).status).toBe('authenticationError');
+    expect(classifyFailure(httpError(401), { classifyFailure: () => undefined }).status).toBe(
+      'authenticationError',
+    );
   });
 
   it('row 1: a rule that throws or answers something else is ignored', () => {
     const throwing = () => {
       throw new Error('bug in the rule');
     };
-    expect(classifyFailure(httpError(503), { classify: throwing }).status).toBe('serviceUnavailable');
+    expect(classifyFailure(httpError(503), { classifyFailure: throwing }).status).toBe('serviceUnavailable');
     const invalid = () => 'failed' as never;
-    expect(classifyFailure(httpError(503), { classify: invalid }).status).toBe('serviceUnavailable');
+    expect(classifyFailure(httpError(503), { classifyFailure: invalid }).status).toBe('serviceUnavailable');
   });
 
-  it('row 2: AuthenticationFailure -> authenticationError', () => {
-    expect(classifyFailure(new AuthenticationFailure('SAP session expired'))).toEqual({
+  it('row 2: AuthenticationError -> authenticationError', () => {
+    expect(classifyFailure(new AuthenticationError('SAP session expired'))).toEqual({
       status: 'authenticationError',
       meta: { code: 'authentication_failure', message: 'SAP session expired' },
     });
   });
 
-  it('row 3: ServiceUnavailableFailure -> serviceUnavailable', () => {
-    expect(classifyFailure(new ServiceUnavailableFailure('SAP is in maintenance'))).toEqual({
+  it('row 3: ServiceUnavailableError -> serviceUnavailable', () => {
+    expect(classifyFailure(new ServiceUnavailableError('SAP is in maintenance'))).toEqual({
       status: 'serviceUnavailable',
       meta: { code: 'service_unavailable_failure', message: 'SAP is in maintenance' },
     });
   });
 
-  it('row 4: SystemFailure -> systemError', () => {
-    expect(classifyFailure(new SystemFailure('PO-1 is locked by another user'))).toEqual({
+  it('row 4: SystemError -> systemError', () => {
+    expect(classifyFailure(new SystemError('PO-1 is locked by another user'))).toEqual({
       status: 'systemError',
       meta: { code: 'system_failure', message: 'PO-1 is locked by another user' },
     });
   });
 
-  it('row 5: TaskDataInvalid -> internalError', () => {
-    const error = new TaskDataInvalid('approve', [{ path: ['approval', 'id'], message: 'Required' }]);
+  it('row 5: TaskDataInvalidError -> internalError', () => {
+    const error = new TaskDataInvalidError('approve', [
+      { path: ['approval', 'id'], message: 'Required', code: 'invalid_type' },
+    ]);
     expect(classifyFailure(error)).toEqual({
       status: 'internalError',
       meta: {
@@ -83,8 +81,8 @@ describe('the failure table, row by row', () => {
     });
   });
 
-  it('row 6: CredentialsUnreadable -> internalError', () => {
-    expect(classifyFailure(new CredentialsUnreadable('Credentials could not be decrypted'))).toEqual({
+  it('row 6: CredentialsUnreadableError -> internalError', () => {
+    expect(classifyFailure(new CredentialsUnreadableError('Credentials could not be decrypted'))).toEqual({
       status: 'internalError',
       meta: { code: 'credentials_unreadable', message: 'Credentials could not be decrypted' },
     });
@@ -125,6 +123,13 @@ describe('the failure table, row by row', () => {
     expect(classifyFailure(new undici.SocketError('other side closed'))).toMatchObject({
       status: 'serviceUnavailable',
       meta: { code: 'UND_ERR_SOCKET' },
+    });
+  });
+
+  it("row 10: a closed undici client -> serviceUnavailable, as the kit's own clients count it a network error", () => {
+    expect(classifyFailure(new undici.ClientClosedError())).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'UND_ERR_CLOSED' },
     });
   });
 
@@ -176,7 +181,9 @@ describe('the failure table, row by row', () => {
     expect(classifyFailure(new undici.RequestAbortedError()).status).toBe('internalError');
     // A kit error without an HTTP status, for example a request that failed validation before it was sent.
     expect(
-      classifyFailure(new ValidationError('request', [{ path: ['id'], message: 'Required' }])),
+      classifyFailure(
+        new ValidationError('request', [{ path: ['id'], message: 'Required', code: 'invalid_type' }]),
+      ),
     ).toMatchObject({
       status: 'internalError',
       meta: { code: 'validation' },
@@ -226,9 +233,10 @@ describe('where the HTTP status is found', () => {
   });
 
   it("on the kit's own client errors", () => {
-    expect(classifyFailure(new ClientHttpError(403)).status).toBe('authenticationError');
-    expect(classifyFailure(new ClientHttpError(502)).status).toBe('serviceUnavailable');
-    expect(classifyFailure(new ClientHttpError(404)).status).toBe('systemError');
+    const target = { method: 'GET', path: '/v2/issues/PR-1' };
+    expect(classifyFailure(new UnauthorizedError(target, 403, undefined)).status).toBe('authenticationError');
+    expect(classifyFailure(new ServerError(target, 502, undefined)).status).toBe('serviceUnavailable');
+    expect(classifyFailure(new NotFoundError(target, 404, undefined)).status).toBe('systemError');
   });
 
   it('ignores what is not an HTTP error status', () => {
@@ -253,9 +261,9 @@ describe('causes', () => {
   });
 
   it('lets the outermost decision win', () => {
-    const error = new SystemFailure('PO-1 cannot be approved twice', { cause: httpError(503) });
+    const error = new SystemError('PO-1 cannot be approved twice', { cause: httpError(503) });
     expect(classifyFailure(error).status).toBe('systemError');
-    const wrapped = new Error('approve failed', { cause: new AuthenticationFailure('token revoked') });
+    const wrapped = new Error('approve failed', { cause: new AuthenticationError('token revoked') });
     expect(classifyFailure(wrapped)).toEqual({
       status: 'authenticationError',
       meta: { code: 'authentication_failure', message: 'approve failed' },
@@ -310,7 +318,7 @@ describe('meta', () => {
   });
 
   it('uses the code when the message is empty, and a safe code only', () => {
-    expect(classifyFailure(new SystemFailure('')).meta).toEqual({
+    expect(classifyFailure(new SystemError('')).meta).toEqual({
       code: 'system_failure',
       message: 'system_failure',
     });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ConnectorMetrics,
+  ConnectorWorker,
   createLogger,
   generateKeyRingData,
   KeyRing,
@@ -9,7 +10,7 @@ import {
   MemoryKeyStore,
   ReadOnlyKeyStore,
 } from '../../src/connector/index.js';
-import { announceNewKey, KeyRotation } from '../../src/connector/key-rotation.js';
+import { announceNewKey, KeyRotation } from '../../src/connector/keys/key-rotation.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
@@ -176,25 +177,22 @@ describe('a running connector', () => {
         ? { json: { status: 'success', data: { state: null } } }
         : { json: { status: 'success' } },
     );
-    const connector = new KeyedConnector(
-      {
-        service: { baseUrl: server.url, token: 'connector-token', retry: { retries: 0 } },
-        logger: {
-          level: 'info',
-          destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
-        },
-        keyStore: new MemoryKeyStore(),
-        keys: { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
-        sync: { enabled: false },
-        poller: { enabled: false },
+    const worker = new ConnectorWorker(new KeyedConnector(new MemorySource()), {
+      service: { baseUrl: server.url, token: 'connector-token', retry: { retries: 0 } },
+      logger: {
+        level: 'info',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
       },
-      new MemorySource(),
-    );
+      keyStore: new MemoryKeyStore(),
+      keys: { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
+      sync: { enabled: false },
+      poller: { enabled: false },
+    });
     const registered = () =>
       server.requests
         .filter((request) => request.method === 'PATCH' && request.url === '/v2/connector')
         .map((request) => JSON.parse(request.body) as { publicKey: string; publicKeyExpiredAt: string });
-    await connector.start();
+    await worker.start();
     expect(registered()).toHaveLength(1);
 
     for (const rotation of [1, 2]) {
@@ -204,7 +202,7 @@ describe('a running connector', () => {
     const [first, second, third] = registered();
     expect(new Set([first?.publicKey, second?.publicKey, third?.publicKey]).size).toBe(3);
     expect(Date.parse(third?.publicKeyExpiredAt ?? '')).toBe(T0 + 2 * MINUTE + 2 * MINUTE);
-    expect(await keyEvents(connector.metrics)).toMatchObject({ created: 1, rotated: 2, expired: 0 });
+    expect(await keyEvents(worker.metrics)).toMatchObject({ created: 1, rotated: 2, expired: 0 });
     expect(lines.filter((line) => line.component === 'keys').map((line) => line.msg)).toEqual([
       'created a connector key',
       'rotated the connector key',
@@ -212,6 +210,6 @@ describe('a running connector', () => {
       'rotated the connector key',
       'registered the connector key with the service',
     ]);
-    await connector.stop();
+    await worker.stop();
   });
 });

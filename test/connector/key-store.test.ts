@@ -8,8 +8,8 @@ import {
   FileKeyStore,
   generateKeyRingData,
   KeyRing,
-  KeyRingInvalid,
-  KeyStoreReadOnly,
+  KeyRingInvalidError,
+  KeyStoreReadOnlyError,
   MemoryKeyStore,
   ReadOnlyKeyStore,
 } from '../../src/connector/index.js';
@@ -123,11 +123,11 @@ describe('FileKeyStore', () => {
 
     await writeFile(path, `{"version":1,"keys":[{"secretKey":"${key.secretKey}"`);
     const notJson = await store.load().catch((error: unknown) => error);
-    expect(notJson).toBeInstanceOf(KeyRingInvalid);
+    expect(notJson).toBeInstanceOf(KeyRingInvalidError);
     expect(notJson).toMatchObject({ code: 'key_ring_invalid' });
     expect((notJson as Error).cause).toBeUndefined();
     expect(String(notJson)).toBe(
-      `KeyRingInvalid: Invalid key ring in file ${path}: is not JSON (nor base64 of JSON)`,
+      `KeyRingInvalidError: Invalid key ring in file ${path}: is not JSON (nor base64 of JSON)`,
     );
 
     const other = generateKeyRingData().keys[0]?.secretKey ?? '';
@@ -142,8 +142,8 @@ describe('FileKeyStore', () => {
       }),
     );
     const mismatched = await store.load().catch((error: unknown) => error);
-    expect(mismatched).toBeInstanceOf(KeyRingInvalid);
-    const message = (mismatched as KeyRingInvalid).message;
+    expect(mismatched).toBeInstanceOf(KeyRingInvalidError);
+    const message = (mismatched as KeyRingInvalidError).message;
     expect(message).toContain('keys[0].secretKey: does not belong to publicKey');
     expect(message).toContain('keys[1].secretKey: must be a 32-byte key in standard base64');
     expect(message).toContain('keys[1].expiresAt');
@@ -201,7 +201,7 @@ describe('ReadOnlyKeyStore', () => {
   it('refuses to save', async () => {
     const store = new ReadOnlyKeyStore({ variable: 'KEYS', env: {} });
     expect(store.readOnly).toBe(true);
-    await expect(store.save(data)).rejects.toBeInstanceOf(KeyStoreReadOnly);
+    await expect(store.save(data)).rejects.toBeInstanceOf(KeyStoreReadOnlyError);
     await expect(store.save(data)).rejects.toMatchObject({ code: 'key_store_read_only' });
   });
 
@@ -210,7 +210,7 @@ describe('ReadOnlyKeyStore', () => {
     const error = await new ReadOnlyKeyStore({ variable: 'KEYS', env: { KEYS: value } })
       .load()
       .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(KeyRingInvalid);
+    expect(error).toBeInstanceOf(KeyRingInvalidError);
     expect(String(error)).toContain('Invalid key ring in environment variable KEYS: version');
     for (const secretKey of secretKeysOf(data)) expect(String(error)).not.toContain(secretKey);
   });

@@ -3,14 +3,14 @@ import nacl from 'tweetnacl';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isPublicKey, sealCredentials, toBase64 } from '../../src/api/index.js';
 import {
-  CredentialsUnreadable,
+  CredentialsUnreadableError,
   generateKeyRingData,
   KeyRing,
   type KeyRingData,
   type KeyRingOptions,
-  KeyRingUnavailable,
+  KeyRingUnavailableError,
   type KeyStore,
-  KeyStoreReadOnly,
+  KeyStoreReadOnlyError,
   MemoryKeyStore,
   ReadOnlyKeyStore,
   Secret,
@@ -105,7 +105,7 @@ describe('rotation', () => {
 
     // Once the old key has expired, it opens nothing and is pruned from the ring and, at the next check, the store.
     now = start + 10 * DAY;
-    await expect(ring.open(waiting)).rejects.toBeInstanceOf(CredentialsUnreadable);
+    await expect(ring.open(waiting)).rejects.toBeInstanceOf(CredentialsUnreadableError);
     await expect(ring.open(waiting)).rejects.toMatchObject({ code: 'credentials_unreadable' });
     expect(ring.toJSON().keys.map((key) => key.publicKey)).toEqual([next.publicKey]);
     expect(await ring.rotateIfDue()).toBe(false);
@@ -216,7 +216,7 @@ describe('open', () => {
     expect(credentials.password?.reveal()).toBe('pw-3');
   });
 
-  it('fails with CredentialsUnreadable for a foreign key or tampered credentials', async () => {
+  it('fails with CredentialsUnreadableError for a foreign key or tampered credentials', async () => {
     const ring = await KeyRing.load(new MemoryKeyStore(), { now: clock });
     const foreign = toBase64(nacl.box.keyPair().publicKey);
     await expect(ring.open(sealCredentials({ password: 'x' }, foreign))).rejects.toThrow(
@@ -248,7 +248,7 @@ describe('read-only store', () => {
     now += 25 * DAY;
     expect(await ring.rotateIfDue()).toBe(false);
     expect(ring.current.publicKey).toBe(old);
-    await expect(ring.rotate()).rejects.toBeInstanceOf(KeyStoreReadOnly);
+    await expect(ring.rotate()).rejects.toBeInstanceOf(KeyStoreReadOnlyError);
 
     const waiting = sealCredentials({ password: 'pw-4' }, old);
     env.CONNECTOR_KEYS = JSON.stringify(generateKeyRingData(first, { now: clock }));
@@ -273,7 +273,7 @@ describe('read-only store', () => {
 
   it('fails to load when the operator has provided no key, or only expired ones', async () => {
     const empty = new ReadOnlyKeyStore({ variable: 'CONNECTOR_KEYS', env: {} });
-    await expect(KeyRing.load(empty, { now: clock })).rejects.toBeInstanceOf(KeyRingUnavailable);
+    await expect(KeyRing.load(empty, { now: clock })).rejects.toBeInstanceOf(KeyRingUnavailableError);
     await expect(KeyRing.load(empty, { now: clock })).rejects.toThrow(
       'No unexpired key in environment variable CONNECTOR_KEYS: it is read-only',
     );
@@ -293,7 +293,7 @@ describe('read-only store', () => {
     });
     now += 30 * DAY;
     expect(await ring.rotateIfDue()).toBe(true);
-    expect(() => ring.current).toThrow(KeyRingUnavailable);
+    expect(() => ring.current).toThrow(KeyRingUnavailableError);
   });
 });
 

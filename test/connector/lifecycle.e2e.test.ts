@@ -4,22 +4,24 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UnauthorizedError } from '../../src/client/index.js';
 import {
   type ChangeWindow,
-  Connector,
+  type Connector,
   type ConnectorOptions,
+  type ConnectorSource,
+  ConnectorWorker,
+  incremental,
   LifecycleError,
   type SourceApproval,
   type SourceContext,
-  type TaskHandlers,
 } from '../../src/connector/index.js';
-import { ApprovalKitError } from '../../src/errors.js';
+import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource, taskSchemas } from './support/memory-source.js';
+import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 
 let harness: TestHarness;
 let source: MemorySource;
 let recorder: ReturnType<typeof recordingDispatcher>;
-const ownConnectors: Connector[] = [];
+const ownWorkers: ConnectorWorker<Connector<object>>[] = [];
 
 beforeEach(async () => {
   harness = await createTestHarness();
@@ -28,23 +30,30 @@ beforeEach(async () => {
   recorder = recordingDispatcher();
 });
 afterEach(async () => {
-  await Promise.all(ownConnectors.splice(0).map((connector) => connector.stop()));
+  await Promise.all(ownWorkers.splice(0).map((worker) => worker.stop()));
   await harness.close();
   await recorder.close();
 });
 
-/** A connector not started by the harness, sending through the recorder; stopped after the test. */
-function connector(overrides: Partial<ConnectorOptions> = {}): MemoryConnector {
-  const built = new MemoryConnector(
+/** A worker not started by the harness, sending through the recorder; stopped after the test. */
+function worker<C extends Connector<object>>(
+  connector: C,
+  overrides: Partial<ConnectorOptions> = {},
+): ConnectorWorker<C> {
+  const built = new ConnectorWorker(
+    connector,
     harness.connectorOptions({
       service: harness.serviceOptions({ dispatcher: recorder.dispatcher }),
       ...overrides,
     }),
-    source,
   );
-  ownConnectors.push(built);
+  ownWorkers.push(built);
   return built;
 }
+
+/** A worker of a {@link MemoryConnector} over the test's source. */
+const connector = (overrides: Partial<ConnectorOptions> = {}) =>
+  worker(new MemoryConnector(source), overrides);
 
 /** Log lines written at warn and above, parsed. */
 function capturedLogs() {
@@ -95,29 +104,38 @@ describe('start', () => {
     expect(built.lifecycle).toBe('running');
   });
 
-  it('fails with a clear error, sending nothing, when the connector implements neither changes() nor snapshot()', async () => {
-    class Sourceless extends Connector<typeof taskSchemas> {
-      readonly tasks = taskSchemas;
-      readonly handlers: TaskHandlers<typeof taskSchemas> = {
-        approve: async () => {},
-        reject: async () => {},
-      };
+  it('refuses a connector that declares no source when the worker is built, sending nothing', async () => {
+    // What the compiler refuses (see connector-types.test-d.ts), from code it did not check.
+    class Sourceless extends MemoryConnector {
+      override readonly source = undefined as unknown as ConnectorSource;
     }
-    const built = new Sourceless(
-      harness.connectorOptions({ service: harness.serviceOptions({ dispatcher: recorder.dispatcher }) }),
-    );
-    ownConnectors.push(built);
-    const failure = await built.start().catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ApprovalKitError);
+    const failure = (() => {
+      try {
+        worker(new Sourceless(source));
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(failure).toBeInstanceOf(ValidationError);
     expect(failure).toMatchObject({
-      code: 'invalid_connector',
-      message: 'A connector implements changes() or snapshot() to read its source',
+      code: 'validation',
+      issues: [expect.objectContaining({ path: ['source'] })],
+      message:
+        'Invalid connector: Expected `source` to be declared with incremental({ changes }) or snapshot({ snapshot }), got `undefined` (undefined)',
     });
-    expect(built.lifecycle).toBe('failed');
-    expect(built.ready).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(recorder.requests).toEqual([]);
-    await built.stop();
-    expect(built.lifecycle).toBe('stopped');
+  });
+
+  it('refuses a task declared without a handler, naming it, when the worker is built', () => {
+    const connector = new MemoryConnector(source);
+    (connector.tasks as Record<string, unknown>).escalate = { input: connector.tasks.approve.input };
+    expect(() => worker(connector)).toThrow(
+      expect.objectContaining({
+        code: 'validation',
+        issues: [expect.objectContaining({ path: ['tasks', 'escalate', 'run'] })],
+      }),
+    );
   });
 
   it('fails when the service rejects the token, after one request, without retrying', async () => {
@@ -173,10 +191,10 @@ describe('stop', () => {
   it('during start, while the operations port opens, keeps the connector from running or scheduling work', async () => {
     const logs = capturedLogs();
     let stopping: Promise<void> | undefined;
-    const built: MemoryConnector = connector({
+    const built: ConnectorWorker<MemoryConnector> = connector({
       logger: {
         level: 'info',
-        // Stops the connector at the moment its operations port has opened: the last step of start().
+        // Stops the worker at the moment its operations port has opened: the last step of start().
         destination: {
           write(line: string) {
             logs.destination.write(line);
@@ -237,7 +255,7 @@ describe('stop', () => {
     await stopping;
     const requestsAfterStop = recorder.requests.length;
     await expect(built.syncNow()).rejects.toBeInstanceOf(LifecycleError);
-    await expect(built.syncNow('reconcile')).rejects.toBeInstanceOf(LifecycleError);
+    await expect(built.reconcileNow()).rejects.toBeInstanceOf(LifecycleError);
     await expect(built.resync()).rejects.toBeInstanceOf(LifecycleError);
     expect(recorder.requests).toHaveLength(requestsAfterStop);
   });
@@ -246,12 +264,14 @@ describe('stop', () => {
     for (let n = 10; n < 60; n += 1) source.put(`PO-${n}`, `2026-05-01T10:00:${n}.000Z`);
     // A source that stalls after eleven records (two full batches sent, one record waiting) until the connector stops.
     class Stalling extends MemoryConnector {
-      // The kit always passes the context; MemoryConnector's own signature leaves it out.
-      override async *changes(window: ChangeWindow, context?: SourceContext): AsyncIterable<SourceApproval> {
-        if (context === undefined) throw new Error('changes() called without its context');
-        const { signal } = context;
+      override readonly source = incremental({
+        ordered: true,
+        changes: (window, context) => this.#stalling(window, context),
+      });
+
+      async *#stalling(window: ChangeWindow, { signal }: SourceContext): AsyncIterable<SourceApproval> {
         let count = 0;
-        for await (const record of this.source.changes(window)) {
+        for await (const record of this.system.changes(window)) {
           if (count++ === 11) {
             await new Promise((_, reject) =>
               signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
@@ -262,14 +282,14 @@ describe('stop', () => {
       }
     }
     const logs = capturedLogs();
-    const built = new Stalling(
+    const built = new ConnectorWorker(
+      new Stalling(source),
       harness.connectorOptions({
-        sync: { batchSize: 5, concurrency: 1, ordered: true },
+        sync: { batchSize: 5, concurrency: 1 },
         logger: { level: 'warn', destination: logs.destination },
       }),
-      source,
     );
-    ownConnectors.push(built);
+    ownWorkers.push(built);
     await built.start();
     const run = built.syncNow();
     const first = ['PO-1', ...Array.from({ length: 9 }, (_, n) => `PO-${n + 10}`)];

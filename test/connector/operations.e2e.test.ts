@@ -30,15 +30,15 @@ function deferred() {
 
 describe('the operations port of a connector', () => {
   it('is off unless asked for', async () => {
-    const connector = await harness.start((options) => new MemoryConnector(options, source));
-    expect(connector.operationsUrl).toBeUndefined();
+    const worker = await harness.start(new MemoryConnector(source));
+    expect(worker.operationsUrl).toBeUndefined();
   });
 
   it('answers /healthz and /readyz with 200 while running, on the port it picked', async () => {
-    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+    const worker = await harness.start(new MemoryConnector(source), {
       operations: { port: 0 },
     });
-    const url = connector.operationsUrl;
+    const url = worker.operationsUrl;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(url).not.toMatch(/:0$/);
     expect(await get(`${url}/healthz`)).toEqual({
@@ -49,18 +49,18 @@ describe('the operations port of a connector', () => {
   });
 
   it('fails /readyz as soon as stop() begins, while a task still finishes, then closes the port', async () => {
-    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+    const worker = await harness.start(new MemoryConnector(source), {
       operations: { port: 0 },
     });
-    const url = connector.operationsUrl as string;
-    await connector.syncNow();
+    const url = worker.operationsUrl as string;
+    await worker.syncNow();
     const gate = deferred();
-    connector.gate = gate.promise;
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    worker.connector.gate = gate.promise;
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
     expect((await get(`${url}/readyz`)).status).toBe(200);
 
-    const stopping = connector.stop();
+    const stopping = worker.stop();
     const readiness = await get(`${url}/readyz`);
     expect(readiness.status).toBe(503);
     expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'stopping' });
@@ -70,21 +70,21 @@ describe('the operations port of a connector', () => {
     gate.resolve();
     await stopping;
     expect(harness.task(task.id)?.result).toEqual({ status: 'success' });
-    expect(connector.operationsUrl).toBeUndefined();
+    expect(worker.operationsUrl).toBeUndefined();
     await expect(get(`${url}/readyz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
   it('shows tasks_total on /metrics once a task has finished', async () => {
-    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+    const worker = await harness.start(new MemoryConnector(source), {
       operations: { port: 0 },
     });
-    const url = connector.operationsUrl as string;
+    const url = worker.operationsUrl as string;
     const metricLine = /^approval_connector_tasks_total\{type="approve",status="success"\} (\d+)$/m;
     expect((await get(`${url}/metrics`)).text).not.toMatch(metricLine);
 
-    await connector.syncNow();
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    await worker.syncNow();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
     await vi.waitFor(async () => {
       const metrics = await get(`${url}/metrics`);
       expect(metrics.status).toBe(200);

@@ -42,8 +42,8 @@ interface Setup {
   leaseTask?: (options: { signal?: AbortSignal }) => Promise<LeasedTask | null>;
   metrics?: ConnectorMetrics;
   reportTaskResult?: Report;
-  handler?: (input: { approval: { id: string } }, context: TaskContext) => Promise<void>;
-  precheck?: (task: Task, context: TaskContext) => Promise<PrecheckVerdict>;
+  handler?: (input: { approval: { id: string } }, context: TaskContext<object>) => Promise<void>;
+  precheck?: (input: { approval: { id: string } }, context: TaskContext<object>) => Promise<PrecheckVerdict>;
   random?: () => number;
   settings?: Partial<PollerSettings>;
 }
@@ -71,16 +71,19 @@ function startPoller(setup: Setup) {
   const poller = new TaskPoller(
     {
       client: client as unknown as IntegrationClient,
-      schemas,
-      handlers: {
-        approve: (async (input: { approval: { id: string } }, context: TaskContext) => {
-          handled.push(input.approval.id);
-          await setup.handler?.(input, context);
-        }) as never,
+      tasks: {
+        approve: {
+          input: schemas.approve,
+          ...(setup.precheck ? { precheck: setup.precheck } : {}),
+          run: async (input: { approval: { id: string } }, context: TaskContext<object>) => {
+            handled.push(input.approval.id);
+            await setup.handler?.(input, context);
+          },
+        },
       },
       keyRing: undefined,
-      precheck: setup.precheck,
-      classify: undefined,
+      classifyFailure: undefined,
+      state: { read: () => undefined, write: async () => {} },
       logger: createLogger({
         level: 'info',
         destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
@@ -268,7 +271,7 @@ describe('reporting results', () => {
 });
 
 describe('precheck', () => {
-  it('reports the result a precheck returns without running the handler', async () => {
+  it('reports the result a precheck given the validated input returns, without running the handler', async () => {
     const verdict: TaskResult = {
       status: 'systemError',
       meta: { code: 'already_decided', message: 'PO-1 was decided in the source' },
@@ -277,16 +280,13 @@ describe('precheck', () => {
     const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
     const { reports, handled } = startPoller({
       getTask: async () => answers.shift() ?? null,
-      precheck: async (task, context) => {
-        checked.push(`${task.id}:${context.idempotencyKey}`);
-        return task.id === taskNumbered(1).id ? verdict : true;
+      precheck: async ({ approval }, context) => {
+        checked.push(`${approval.id}:${context.idempotencyKey}`);
+        return approval.id === 'PO-1' ? verdict : true;
       },
     });
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(checked).toEqual([
-      `${taskNumbered(1).id}:${taskNumbered(1).id}`,
-      `${taskNumbered(2).id}:${taskNumbered(2).id}`,
-    ]);
+    expect(checked).toEqual([`PO-1:${taskNumbered(1).id}`, `PO-2:${taskNumbered(2).id}`]);
     expect(handled).toEqual(['PO-2']);
     expect(reports).toEqual([
       { taskId: taskNumbered(1).id, result: verdict },
@@ -303,7 +303,13 @@ describe('tasks that break the contract', () => {
         valid: false,
         id: 'T-1',
         type: undefined,
-        issues: [{ path: ['type'], message: 'Invalid input: expected string, received number' }],
+        issues: [
+          {
+            path: ['type'],
+            message: 'Invalid input: expected string, received number',
+            code: 'invalid_type',
+          },
+        ],
       },
     ];
     const { reports, handled } = startPoller({ leaseTask: async () => answers.shift() ?? null, metrics });

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/client/index.js';
+import { ConnectorWorker } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
@@ -26,7 +27,7 @@ describe('the retries of a connector’s client', () => {
   it('are counted by endpoint and reason on /metrics, logged at debug, and passed to service.onRetry', async () => {
     const lines: string[] = [];
     const heard: RetryEvent[] = [];
-    const connector = await harness.start((options) => new MemoryConnector(options, source), {
+    const worker = await harness.start(new MemoryConnector(source), {
       operations: { port: 0 },
       logger: { level: 'debug', destination: { write: (line: string) => void lines.push(line) } },
       service: harness.serviceOptions({
@@ -34,7 +35,7 @@ describe('the retries of a connector’s client', () => {
         onRetry: (event) => void heard.push(event),
       }),
     });
-    const url = connector.operationsUrl as string;
+    const url = worker.operationsUrl as string;
     expect(await scrape(url)).not.toMatch(/^approval_connector_client_retries_total\{/m);
 
     harness.faults.inject({
@@ -44,7 +45,7 @@ describe('the retries of a connector’s client', () => {
       fault: { type: 'status', status: 503 },
     });
     harness.faults.inject({ method: 'PUT', path: '/v2/connector/state', fault: { type: 'drop' } });
-    const report = await connector.syncNow();
+    const report = await worker.syncNow();
     expect(report.pushed).toBe(1);
 
     const metrics = await scrape(url);
@@ -112,11 +113,11 @@ describe('the retries of a connector’s client', () => {
     ]);
   });
 
-  it('refuses a service.onRetry that is not a function when the connector is built', () => {
+  it('refuses a service.onRetry that is not a function when the worker is built', () => {
     const options = harness.connectorOptions({
       service: harness.serviceOptions({ onRetry: 'log' as unknown as () => void }),
     });
-    expect(() => new MemoryConnector(options, source)).toThrow(ValidationError);
-    expect(() => new MemoryConnector(options, source)).toThrow(/onRetry/);
+    expect(() => new ConnectorWorker(new MemoryConnector(source), options)).toThrow(ValidationError);
+    expect(() => new ConnectorWorker(new MemoryConnector(source), options)).toThrow(/onRetry/);
   });
 });

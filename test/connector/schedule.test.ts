@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { runOnSchedule, type ScheduledJob, scheduleSchema } from '../../src/connector/sync/schedule.js';
 import { ValidationError } from '../../src/errors.js';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 30);
 

@@ -36,8 +36,13 @@ describe('Secret', () => {
     expect(inspect(structuredClone(secret))).not.toContain(value);
   });
 
-  it('rejects a value that is not a string', () => {
-    expect(() => new Secret(42 as unknown as string)).toThrow(TypeError);
+  it('rejects a value that is not a string with a ValidationError that does not echo it', () => {
+    expect(() => new Secret(42 as unknown as string)).toThrow(
+      expect.objectContaining({
+        code: 'validation',
+        message: 'Invalid secret: Expected a string, got number',
+      }),
+    );
   });
 });
 

@@ -3,13 +3,15 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ConnectorOptions,
+  type ConnectorWorker,
   runConnector,
   SHUTDOWN_MARGIN_MS,
   type TaskContext,
-  type TaskHandlers,
+  task,
 } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
@@ -26,12 +28,15 @@ afterEach(async () => {
 /** A connector whose `approve` handler is the one given. */
 class Scripted extends MemoryConnector {
   approve: (context: TaskContext) => Promise<void> = async () => {};
-  override readonly handlers: TaskHandlers<typeof taskSchemas> = {
-    approve: async ({ approval }, context) => {
-      await this.approve(context);
-      this.actions.push({ type: 'approve', approvalId: approval.id, key: context.idempotencyKey });
-    },
-    reject: async () => {},
+  override readonly tasks = {
+    approve: task({
+      input: taskInputs.approve,
+      run: async ({ approval }, context) => {
+        await this.approve(context);
+        this.actions.push({ type: 'approve', approvalId: approval.id, key: context.idempotencyKey });
+      },
+    }),
+    reject: task({ input: taskInputs.reject, run: async () => {} }),
   };
 }
 
@@ -46,16 +51,16 @@ function logs() {
   return { lines, destination };
 }
 
-async function startScripted(overrides: Partial<ConnectorOptions>): Promise<Scripted> {
-  const connector = await harness.start((options) => new Scripted(options, source), overrides);
-  await connector.syncNow();
-  return connector;
+async function startScripted(overrides: Partial<ConnectorOptions>): Promise<ConnectorWorker<Scripted>> {
+  const worker = await harness.start(new Scripted(source), overrides);
+  await worker.syncNow();
+  return worker;
 }
 
 /** How long `stop()` took, in milliseconds. */
-async function timeStop(connector: Scripted): Promise<number> {
+async function timeStop(worker: ConnectorWorker<Scripted>): Promise<number> {
   const startedAt = performance.now();
-  await connector.stop();
+  await worker.stop();
   return performance.now() - startedAt;
 }
 
@@ -67,16 +72,16 @@ const deadlineMs = graceMs + forceMs + SHUTDOWN_MARGIN_MS + 3_000;
 describe('a bounded shutdown', () => {
   it('stop() resolves by its deadline when a handler never settles and ignores its signal, and logs the task id', async () => {
     const log = logs();
-    const connector = await startScripted({
+    const worker = await startScripted({
       shutdown: { graceMs, forceMs },
       logger: { level: 'warn', destination: log.destination },
     });
-    connector.approve = () => new Promise(() => {});
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    worker.connector.approve = () => new Promise(() => {});
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
 
-    expect(await timeStop(connector)).toBeLessThan(deadlineMs);
-    expect(connector.lifecycle).toBe('stopped');
+    expect(await timeStop(worker)).toBeLessThan(deadlineMs);
+    expect(worker.lifecycle).toBe('stopped');
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         level: 50,
@@ -89,7 +94,7 @@ describe('a bounded shutdown', () => {
 
   it('stop() resolves by its deadline when the service never answers a state write', async () => {
     const log = logs();
-    const connector = await harness.start((options) => new Scripted(options, source), {
+    const worker = await harness.start(new Scripted(source), {
       shutdown: { graceMs, forceMs },
       logger: { level: 'warn', destination: log.destination },
     });
@@ -100,11 +105,11 @@ describe('a bounded shutdown', () => {
       fault: { type: 'delay', ms: 8_000 },
     });
     // The run's cursor write hangs; the write stop() makes again hangs too.
-    const run = connector.syncNow();
+    const run = worker.syncNow();
     await vi.waitFor(() => expect(harness.faults.list()[0]?.remaining).toBe(9));
 
-    expect(await timeStop(connector)).toBeLessThan(deadlineMs);
-    expect(connector.lifecycle).toBe('stopped');
+    expect(await timeStop(worker)).toBeLessThan(deadlineMs);
+    expect(worker.lifecycle).toBe('stopped');
     await expect(run).rejects.toMatchObject({ code: 'stopping' });
     expect(log.lines).toContainEqual(
       expect.objectContaining({ level: 50, msg: 'saving the connector state failed' }),
@@ -113,32 +118,32 @@ describe('a bounded shutdown', () => {
   });
 
   it('reports the result a handler ignoring its signal returns in the force time, rather than handing back a task whose action ran', async () => {
-    const connector = await startScripted({ shutdown: { graceMs: 50, forceMs: 5_000 } });
-    connector.approve = async ({ signal }) => {
+    const worker = await startScripted({ shutdown: { graceMs: 50, forceMs: 5_000 } });
+    worker.connector.approve = async ({ signal }) => {
       // The action goes on in the source after the abort, and succeeds.
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       await new Promise((resolve) => setTimeout(resolve, 50));
     };
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
 
-    await connector.stop();
-    expect(connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
+    await worker.stop();
+    expect(worker.connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
     expect(harness.task(task.id)).toMatchObject({ status: 'completed', result: { status: 'success' } });
   });
 });
 
 describe('runConnector at the stop deadline', () => {
   it('calls the exit it is given, with the exit code, once the stop deadline has passed since the signal', async () => {
-    const connector = await startScripted({ shutdown: { graceMs, forceMs } });
+    const worker = await startScripted({ shutdown: { graceMs, forceMs } });
     const signals = new EventEmitter();
     const exits: number[] = [];
-    const run = runConnector(connector, { signals: signals as never, exit: (code) => exits.push(code) });
+    const run = runConnector(worker, { signals: signals as never, exit: (code) => exits.push(code) });
     signals.emit('SIGTERM', 'SIGTERM');
     expect(await run).toBe(0);
     // stop() was quick; the process is ended only at the deadline, if it still runs then.
     expect(exits).toEqual([]);
-    await vi.waitFor(() => expect(exits).toEqual([0]), { timeout: connector.stopDeadlineMs + 3_000 });
+    await vi.waitFor(() => expect(exits).toEqual([0]), { timeout: worker.stopDeadlineMs + 3_000 });
   });
 
   it('tells onSignal the signal before the stop begins, and stops all the same when it throws', async () => {
@@ -161,15 +166,37 @@ describe('runConnector at the stop deadline', () => {
   it('ends nothing with a stand-in signal source unless given an exit', async () => {
     const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
     try {
-      const connector = await startScripted({ shutdown: { graceMs, forceMs } });
+      const worker = await startScripted({ shutdown: { graceMs, forceMs } });
       const signals = new EventEmitter();
-      const run = runConnector(connector, { signals: signals as never });
+      const run = runConnector(worker, { signals: signals as never });
       signals.emit('SIGTERM', 'SIGTERM');
       expect(await run).toBe(0);
-      await new Promise((resolve) => setTimeout(resolve, connector.stopDeadlineMs + 200));
+      await new Promise((resolve) => setTimeout(resolve, worker.stopDeadlineMs + 200));
       expect(exit).not.toHaveBeenCalled();
     } finally {
       exit.mockRestore();
     }
+  });
+});
+
+describe('runConnector given a connector and its options', () => {
+  it('builds the worker, runs it until SIGTERM, and resolves with 0 once it stopped', async () => {
+    const signals = new EventEmitter();
+    const options = harness.connectorOptions({ shutdown: { graceMs, forceMs } });
+    const run = runConnector(new MemoryConnector(source), options, { signals: signals as never });
+    await vi.waitFor(() =>
+      expect(harness.backend.getConnector(harness.tenant.system.id).taskTypes).toEqual(['approve', 'reject']),
+    );
+    signals.emit('SIGTERM', 'SIGTERM');
+    expect(await run).toBe(0);
+  });
+
+  it('rejects a bad option with a ValidationError before it handles any signal', async () => {
+    const signals = new EventEmitter();
+    const options = harness.connectorOptions({ sync: { batchSize: 0 } });
+    await expect(
+      runConnector(new MemoryConnector(source), options, { signals: signals as never }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    expect(signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT')).toBe(0);
   });
 });

@@ -1,12 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Connector,
   type ConnectorOptions,
+  ConnectorWorker,
+  incremental,
   type SourceApproval,
-  type TaskHandlers,
+  snapshot,
+  type TaskContext,
+  task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource, taskSchemas } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
@@ -22,8 +26,9 @@ afterEach(async () => {
   await harness.close();
 });
 
-const start = (overrides: Partial<ConnectorOptions> = {}) =>
-  harness.start((options) => new MemoryConnector(options, source), overrides);
+/** Starts a worker of a {@link MemoryConnector} over the test's source; `ordered` is the source's declaration. */
+const start = (overrides: Partial<ConnectorOptions> = {}, declared: { ordered?: boolean } = {}) =>
+  harness.start(new MemoryConnector(source, declared), overrides);
 
 /** What the service holds, as id → lastModified. */
 const held = () =>
@@ -34,15 +39,15 @@ const savedCursor = () =>
 describe('incremental sync', () => {
   it('pushes every change, saves the cursor, and re-reads only the overlap window next time', async () => {
     for (let n = 0; n < 25; n += 1) source.put(`PO-${n}`, at(n * 60));
-    const connector = await start({ sync: { batchSize: 4, concurrency: 3, overlapMs: 120_000 } });
-    const first = await connector.syncNow();
+    const worker = await start({ sync: { batchSize: 4, concurrency: 3, overlapMs: 120_000 } });
+    const first = await worker.syncNow();
     expect(first).toMatchObject({ pushed: 25, changed: 25, resent: 0 });
     expect(Object.keys(held())).toHaveLength(25);
     expect(savedCursor()).toEqual({ lastModified: at(24 * 60), id: 'PO-24' });
 
     source.yielded = 0;
     source.put('PO-25', at(25 * 60));
-    const second = await connector.syncNow();
+    const second = await worker.syncNow();
     // The overlap of two minutes re-reads the changes at 23 and 24 minutes (and the one exactly 2 minutes back).
     expect(source.yielded).toBe(4);
     expect(second).toMatchObject({ pushed: 4, changed: 1, resent: 3 });
@@ -53,14 +58,14 @@ describe('incremental sync', () => {
     source.put('F', at(1));
     // The source fails after A, B, C: the first batch (A, B) is acknowledged, C never leaves.
     source.failAfter = 3;
-    const first = await start({ sync: { batchSize: 2, concurrency: 1, ordered: true, overlapMs: 0 } });
+    const first = await start({ sync: { batchSize: 2, concurrency: 1, overlapMs: 0 } }, { ordered: true });
     await expect(first.syncNow()).rejects.toThrow('source read failed');
     expect(savedCursor()).toEqual({ lastModified: at(0), id: 'B' });
     await first.stop();
 
     // The cursor sits inside the group of records stamped at(0); the next read starts at that instant, inclusive.
     source.failAfter = undefined;
-    const second = await start({ sync: { batchSize: 2, ordered: true, overlapMs: 0 } });
+    const second = await start({ sync: { batchSize: 2, overlapMs: 0 } }, { ordered: true });
     await second.syncNow();
     expect(Object.keys(held()).sort()).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
     expect(savedCursor()).toEqual({ lastModified: at(1), id: 'F' });
@@ -69,30 +74,30 @@ describe('incremental sync', () => {
   it('picks up a late write inside the overlap window', async () => {
     source.put('early', at(0));
     source.put('newest', at(600));
-    const connector = await start({ sync: { overlapMs: 300_000 } });
-    await connector.syncNow();
+    const worker = await start({ sync: { overlapMs: 300_000 } });
+    await worker.syncNow();
     // Committed late in the source: stamped 4 minutes before the cursor, visible only now.
     source.put('late', at(360));
-    await connector.syncNow();
+    await worker.syncNow();
     expect(held()).toHaveProperty('late', at(360));
   });
 
   it('handles a source that yields out of order: the cursor waits for the end of the run', async () => {
     for (let n = 0; n < 10; n += 1) source.put(`R-${n}`, at(n));
     source.shuffle = true;
-    const connector = await start({ sync: { batchSize: 2, ordered: true } });
-    await connector.syncNow();
+    const worker = await start({ sync: { batchSize: 2 } }, { ordered: true });
+    await worker.syncNow();
     expect(Object.keys(held())).toHaveLength(10);
     expect(savedCursor()).toEqual({ lastModified: at(9), id: 'R-9' });
   });
 
   it('never moves the cursor backwards, and a stale re-push does not overwrite newer data', async () => {
     source.put('X', at(100), { data: { v: 2 } });
-    const connector = await start({ sync: { overlapMs: 0 } });
-    await connector.syncNow();
+    const worker = await start({ sync: { overlapMs: 0 } });
+    await worker.syncNow();
     // The source now reports an older version (clock skew, restore from backup): nothing regresses.
     source.put('X', at(50), { data: { v: 1 } });
-    await connector.resync();
+    await worker.resync();
     expect(harness.approvals().find((approval) => approval.id === 'X')?.data).toEqual({ v: 2 });
     expect(savedCursor()).toEqual({ lastModified: at(100), id: 'X' });
   });
@@ -104,11 +109,14 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
     for (let n = 0; n < records; n += 1) source.put(`S-${String(n).padStart(2, '0')}`, at(n));
   });
 
-  async function resumeAndCheck(options: Partial<ConnectorOptions>): Promise<void> {
+  async function resumeAndCheck(
+    options: Partial<ConnectorOptions>,
+    declared: { ordered?: boolean } = {},
+  ): Promise<void> {
     harness.faults.clear();
     const before = savedCursor() as { lastModified: string } | undefined;
     // A new worker, as after a crash: only what the service holds carries over.
-    const restarted = await start(options);
+    const restarted = await start(options, declared);
     await restarted.syncNow();
     expect(Object.keys(held())).toHaveLength(records);
     const after = savedCursor() as { lastModified: string; id: string };
@@ -121,14 +129,14 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
 
   it('between batches (the source fails mid-read)', async () => {
     source.failAfter = 5;
-    const first = await start({ ...noRetry(), sync: { batchSize: 2, ordered: true, concurrency: 1 } });
+    const first = await start({ ...noRetry(), sync: { batchSize: 2, concurrency: 1 } }, { ordered: true });
     await expect(first.syncNow()).rejects.toThrow('source read failed');
     const partial = savedCursor() as { lastModified: string } | undefined;
     expect(partial).toBeDefined();
     expect(Date.parse(partial?.lastModified ?? '')).toBeLessThan(Date.parse(at(5)));
     await first.stop();
     source.failAfter = undefined;
-    await resumeAndCheck({ sync: { batchSize: 2, ordered: true } });
+    await resumeAndCheck({ sync: { batchSize: 2 } }, { ordered: true });
   });
 
   it('mid-batch (the service commits a batch but its answer is lost)', async () => {
@@ -159,12 +167,16 @@ describe('snapshot sync and reconciliation', () => {
   const open = new Map<string, SourceApproval>();
   const lookups: string[][] = [];
 
-  class SnapshotConnector extends Connector<typeof taskSchemas> {
-    readonly tasks = taskSchemas;
-    readonly handlers: TaskHandlers<typeof taskSchemas> = { approve: async () => {}, reject: async () => {} };
-    override async *snapshot(): AsyncIterable<SourceApproval> {
-      yield* open.values();
-    }
+  class SnapshotConnector extends Connector {
+    readonly tasks = {
+      approve: task({ input: taskInputs.approve, run: async () => {} }),
+      reject: task({ input: taskInputs.reject, run: async () => {} }),
+    };
+    readonly source = snapshot({
+      async *snapshot(): AsyncIterable<SourceApproval> {
+        yield* open.values();
+      },
+    });
   }
 
   beforeEach(() => {
@@ -175,41 +187,44 @@ describe('snapshot sync and reconciliation', () => {
   it('pushes what is new or changed, and marks resolved what vanished from the source', async () => {
     for (const id of ['K-1', 'K-2', 'K-3'])
       open.set(id, { id, schemaId: 'po', approver: 'ada', resolved: false, data: { v: 1 } });
-    const connector = await harness.start((options) => new SnapshotConnector(options));
-    expect(await connector.syncNow()).toEqual({ pushed: 3, changed: 3, resent: 0, resolved: 0 });
+    const worker = await harness.start(new SnapshotConnector());
+    expect(await worker.syncNow()).toEqual({ pushed: 3, changed: 3, resent: 0, resolved: 0 });
 
     open.delete('K-2');
     open.set('K-3', { id: 'K-3', schemaId: 'po', approver: 'ada', resolved: false, data: { v: 2 } });
-    expect(await connector.syncNow()).toEqual({ pushed: 2, changed: 2, resent: 0, resolved: 1 });
+    expect(await worker.syncNow()).toEqual({ pushed: 2, changed: 2, resent: 0, resolved: 1 });
     const byId = Object.fromEntries(harness.approvals().map((approval) => [approval.id, approval]));
     expect(byId['K-1']).toMatchObject({ resolved: false, data: { v: 1 } });
     expect(byId['K-2']).toMatchObject({ resolved: true });
     expect(byId['K-3']).toMatchObject({ resolved: false, data: { v: 2 } });
 
     // Nothing changed: nothing is pushed.
-    expect(await connector.syncNow()).toEqual({ pushed: 0, changed: 0, resent: 0, resolved: 0 });
+    expect(await worker.syncNow()).toEqual({ pushed: 0, changed: 0, resent: 0, resolved: 0 });
   });
 
   it('reconciliation asks the source about open approvals and resolves those it no longer has', async () => {
     class Reconciling extends MemoryConnector {
-      override async *lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
+      override readonly source = incremental({
+        changes: (window) => this.system.changes(window),
+        lookup: (ids) => this.#lookup(ids),
+      });
+
+      async *#lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
         lookups.push([...ids]);
         for (const id of ids) {
-          const record = this.source.records.get(id);
+          const record = this.system.records.get(id);
           if (record !== undefined) yield record;
         }
       }
     }
     for (let n = 0; n < 7; n += 1) source.put(`Q-${n}`, at(n));
-    const connector = await harness.start((options) => new Reconciling(options, source), {
-      sync: { reconcileChunkSize: 3 },
-    });
-    await connector.syncNow();
+    const worker = await harness.start(new Reconciling(source), { sync: { reconcileChunkSize: 3 } });
+    await worker.syncNow();
     // Deleted in the source without a change event the incremental read could see.
     source.records.delete('Q-1');
     source.records.delete('Q-5');
     source.put('Q-3', at(30), { resolved: true });
-    const report = await connector.syncNow('reconcile');
+    const report = await worker.reconcileNow();
     // The five the source still has are sent again as it has them; the two marked resolved are the change.
     expect(report).toMatchObject({ pushed: 7, changed: 2, resent: 5, resolved: 2 });
     expect(lookups.map((chunk) => chunk.length)).toEqual([3, 3, 1]);
@@ -225,22 +240,99 @@ describe('snapshot sync and reconciliation', () => {
 describe('connector state', () => {
   it('keeps the author’s state beside the kit’s, each write keeping the other', async () => {
     source.put('P-1', at(0));
-    const connector = await start();
-    await connector.writeState({ jiraProject: 'OPS' });
-    await connector.syncNow();
+    const worker = await start();
+    await worker.writeState({ jiraProject: 'OPS' });
+    await worker.syncNow();
     expect(harness.state().state).toMatchObject({
       app: { jiraProject: 'OPS' },
       kit: { sync: { cursor: { id: 'P-1' } } },
     });
-    await connector.stop();
+    await worker.stop();
     const restarted = await start();
     expect(restarted.readState()).toEqual({ jiraProject: 'OPS' });
+  });
+
+  it('reaches the handlers and the source through their context, and is saved with the kit’s part', async () => {
+    /** Counts its approvals in its state, and notes what its source read of it before each sync. */
+    class Counting extends Connector<{ approved: string[] }> {
+      readonly seenBySource: unknown[] = [];
+      readonly tasks = {
+        approve: task({
+          input: taskInputs.approve,
+          run: async ({ approval }, { state }: TaskContext<{ approved: string[] }>) => {
+            await state.write({ approved: [...(state.read()?.approved ?? []), approval.id] });
+          },
+        }),
+      };
+      readonly source = incremental<{ approved: string[] }>({
+        changes: (window, { state }) => {
+          this.seenBySource.push(state.read());
+          return source.changes(window);
+        },
+      });
+    }
+    source.put('P-1', at(0));
+    source.put('P-2', at(1));
+    const worker = await harness.start(new Counting());
+    await worker.syncNow();
+    for (const approvalId of ['P-1', 'P-2']) {
+      expect(await harness.awaitResult(harness.createTask(worker, { type: 'approve', approvalId }))).toEqual({
+        status: 'success',
+      });
+    }
+    expect(harness.state().state).toMatchObject({
+      app: { approved: ['P-1', 'P-2'] },
+      kit: { sync: { cursor: { id: 'P-2' } } },
+    });
+    await worker.syncNow();
+    expect(worker.connector.seenBySource).toEqual([undefined, { approved: ['P-1', 'P-2'] }]);
+    expect(worker.readState()).toEqual({ approved: ['P-1', 'P-2'] });
+  });
+
+  it('lets a task finishing in the grace time save the author’s state, and refuses a write once stopped', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const contexts: TaskContext[] = [];
+    class Finishing extends Connector {
+      readonly tasks = {
+        approve: task({
+          input: taskInputs.approve,
+          run: async ({ approval }, context) => {
+            contexts.push(context);
+            await released;
+            await context.state.write({ lastApproved: approval.id });
+          },
+        }),
+      };
+      readonly source = incremental({ changes: (window) => source.changes(window) });
+    }
+    source.put('P-1', at(0));
+    const worker = await harness.start(new Finishing());
+    await worker.syncNow();
+    const created = harness.createTask(worker, { type: 'approve', approvalId: 'P-1' });
+    await vi.waitFor(() => expect(contexts).toHaveLength(1));
+    const stopping = worker.stop();
+    expect(worker.lifecycle).toBe('stopping');
+    release();
+    await stopping;
+    expect(harness.task(created.id)?.result).toEqual({ status: 'success' });
+    expect(harness.state().state).toMatchObject({
+      app: { lastApproved: 'P-1' },
+      kit: { sync: { cursor: { id: 'P-1' } } },
+    });
+    await expect(contexts[0]?.state.write({ lastApproved: 'later' })).rejects.toMatchObject({
+      code: 'lifecycle',
+      message: 'Cannot write the state of a connector that is stopped',
+    });
+    expect(harness.state().state).toMatchObject({ app: { lastApproved: 'P-1' } });
   });
 
   it('refuses a write before start, which would replace the saved cursor', async () => {
     source.put('P-1', at(0));
     await (await start()).syncNow();
-    const idle = new MemoryConnector(harness.connectorOptions(), source);
+    const idle = new ConnectorWorker(new MemoryConnector(source), harness.connectorOptions());
     await expect(idle.writeState({ jiraProject: 'OPS' })).rejects.toMatchObject({ code: 'lifecycle' });
     expect(harness.state().state).toMatchObject({ kit: { sync: { cursor: { id: 'P-1' } } } });
     await idle.stop();

@@ -1,10 +1,18 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { sleep } from '../../src/client/retry.js';
-import type { ConnectorOptions, TaskContext, TaskHandlers } from '../../src/connector/index.js';
+
+import {
+  type ConnectorOptions,
+  type ConnectorWorker,
+  type TaskContext,
+  task,
+} from '../../src/connector/index.js';
+
+import { sleep } from '../../src/internal/wait.js';
+
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { ManualClock } from '../backend/helpers.js';
-import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 
 let harness: TestHarness;
@@ -26,20 +34,23 @@ afterEach(async () => {
 class Scripted extends MemoryConnector {
   readonly started: string[] = [];
   approve: (context: TaskContext) => Promise<void> = async () => {};
-  override readonly handlers: TaskHandlers<typeof taskSchemas> = {
-    approve: async ({ approval }, context) => {
-      this.started.push(approval.id);
-      await this.approve(context);
-      this.actions.push({ type: 'approve', approvalId: approval.id, key: context.idempotencyKey });
-    },
-    reject: async () => {},
+  override readonly tasks = {
+    approve: task({
+      input: taskInputs.approve,
+      run: async ({ approval }, context) => {
+        this.started.push(approval.id);
+        await this.approve(context);
+        this.actions.push({ type: 'approve', approvalId: approval.id, key: context.idempotencyKey });
+      },
+    }),
+    reject: task({ input: taskInputs.reject, run: async () => {} }),
   };
 }
 
-async function startScripted(overrides: Partial<ConnectorOptions> = {}): Promise<Scripted> {
-  const connector = await harness.start((options) => new Scripted(options, source), overrides);
-  await connector.syncNow();
-  return connector;
+async function startScripted(overrides: Partial<ConnectorOptions> = {}): Promise<ConnectorWorker<Scripted>> {
+  const worker = await harness.start(new Scripted(source), overrides);
+  await worker.syncNow();
+  return worker;
 }
 
 function logs() {
@@ -57,19 +68,19 @@ describe('a task deadline', () => {
   it('aborts a handler slower than the lease at tasks.timeoutMs and reports before the lease ends, so a second worker never runs it', async () => {
     const first = await startScripted({ poller: { timeoutMs: 200 } });
     // An action slower than the service's lease (60 s), which stops when its signal says so.
-    first.approve = ({ signal }) => sleep(120_000, signal);
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    first.connector.approve = ({ signal }) => sleep(120_000, signal);
+    const task = harness.createTask(first, { type: 'approve', approvalId: 'PO-1' });
 
-    expect(await harness.awaitResult(task.id, 5_000)).toMatchObject({
+    expect(await harness.awaitResult(task, 5_000)).toMatchObject({
       status: 'serviceUnavailable',
       meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 200 ms' },
     });
-    expect(first.started).toEqual(['PO-1']);
+    expect(first.connector.started).toEqual(['PO-1']);
 
     // The lease ends on the service's clock; a second worker then polls and finds nothing to run.
     serviceClock.advance(61_000);
     const recorder = recordingDispatcher();
-    const second = await harness.start((options) => new Scripted(options, source), {
+    const second = await harness.start(new Scripted(source), {
       service: harness.serviceOptions({ dispatcher: recorder.dispatcher }),
     });
     await vi.waitFor(() =>
@@ -79,26 +90,26 @@ describe('a task deadline', () => {
     );
     await second.stop();
     await recorder.close();
-    expect(second.started).toEqual([]);
+    expect(second.connector.started).toEqual([]);
     expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
-    expect(first.actions).toEqual([]);
+    expect(first.connector.actions).toEqual([]);
   });
 
   it('reports a result that comes after the deadline, and logs it as late', async () => {
     const log = logs();
-    const connector = await startScripted({
+    const worker = await startScripted({
       poller: { timeoutMs: 100 },
       logger: { level: 'warn', destination: log.destination },
     });
     // A source call that ignores the abort and succeeds a little later.
-    connector.approve = async ({ signal }) => {
+    worker.connector.approve = async ({ signal }) => {
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       await new Promise((resolve) => setTimeout(resolve, 20));
     };
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
 
-    expect(await harness.awaitResult(task.id, 5_000)).toEqual({ status: 'success' });
-    expect(connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
+    expect(await harness.awaitResult(task, 5_000)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
     expect(log.lines.map(({ msg, taskId, timeoutMs }) => ({ msg, taskId, timeoutMs }))).toEqual([
       { msg: 'task passed its deadline; aborting its signal', taskId: task.id, timeoutMs: 100 },
       { msg: 'task finished after its deadline; reporting it late', taskId: task.id, timeoutMs: 100 },
@@ -109,15 +120,15 @@ describe('a task deadline', () => {
 describe('the clocks of a task', () => {
   it('reports a task during which the wall clock steps back an hour', async () => {
     let wallClock = Date.now();
-    const connector = await startScripted({ now: () => wallClock });
-    connector.approve = async () => {
+    const worker = await startScripted({ now: () => wallClock });
+    worker.connector.approve = async () => {
       wallClock -= 3_600_000;
     };
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
 
-    expect(await harness.awaitResult(task.id, 5_000)).toEqual({ status: 'success' });
-    expect(connector.actions).toHaveLength(1);
-    const { body } = await connector.metrics.render();
+    expect(await harness.awaitResult(task, 5_000)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toHaveLength(1);
+    const { body } = await worker.metrics.render();
     expect(body).toContain('approval_connector_tasks_total{type="approve",status="success"} 1');
     expect(body).toContain('approval_connector_task_duration_seconds_count{type="approve"} 1');
   });

@@ -1,16 +1,23 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import type { TaskResultStatus } from '../../src/api/index.js';
 import {
+  Connector,
   type ConnectorOptions,
+  type ConnectorWorker,
+  incremental,
   MemoryKeyStore,
   runConnector,
-  ServiceUnavailableFailure,
-  SystemFailure,
-  type TaskHandlers,
+  ServiceUnavailableError,
+  SystemError,
+  type TaskContext,
+  task,
 } from '../../src/connector/index.js';
+
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource, type taskSchemas } from './support/memory-source.js';
+import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';
 
 let harness: TestHarness;
@@ -25,10 +32,12 @@ afterEach(async () => {
   await harness.close();
 });
 
-async function startSynced(overrides: Partial<ConnectorOptions> = {}): Promise<MemoryConnector> {
-  const connector = await harness.start((options) => new MemoryConnector(options, source), overrides);
-  await connector.syncNow();
-  return connector;
+async function startSynced(
+  overrides: Partial<ConnectorOptions> = {},
+): Promise<ConnectorWorker<MemoryConnector>> {
+  const worker = await harness.start(new MemoryConnector(source), overrides);
+  await worker.syncNow();
+  return worker;
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -41,25 +50,25 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 describe('running tasks', () => {
   it('runs a task once with its typed input and idempotency key, and reports success', async () => {
-    const connector = await startSynced();
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', approveComments: 'fine' });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    expect(connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
+    const worker = await startSynced();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1', approveComments: 'fine' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
     expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
   });
 
   it.each([
-    ['the kit’s AuthenticationFailure', undefined, 'locked', 'authenticationError', 'authentication_failure'],
+    ['the kit’s AuthenticationError', undefined, 'locked', 'authenticationError', 'authentication_failure'],
     [
-      'the kit’s ServiceUnavailableFailure',
-      new ServiceUnavailableFailure('SAP is down'),
+      'the kit’s ServiceUnavailableError',
+      new ServiceUnavailableError('SAP is down'),
       'PO-1',
       'serviceUnavailable',
       'service_unavailable_failure',
     ],
     [
-      'the kit’s SystemFailure',
-      new SystemFailure('PO locked by another user'),
+      'the kit’s SystemError',
+      new SystemError('PO locked by another user'),
       'PO-1',
       'systemError',
       'system_failure',
@@ -101,23 +110,110 @@ describe('running tasks', () => {
     ],
     ['anything else', new TypeError('undefined is not a function'), 'PO-1', 'internalError', 'TypeError'],
   ])('maps %s to %s', async (_, error, approvalId, status, code) => {
-    const connector = await startSynced();
-    connector.failWith = error;
-    const task = harness.createTask({ type: 'approve', approvalId });
-    const result = await harness.awaitResult(task.id);
+    const worker = await startSynced();
+    worker.connector.failWith = error;
+    const task = harness.createTask(worker, { type: 'approve', approvalId });
+    const result = await harness.awaitResult(task);
     expect(result).toMatchObject({ status, meta: { code } });
     expect(JSON.stringify(result.meta)).not.toMatch(/at .*\.ts:\d+/); // no stack
   });
 
   it('reports internalError without running the handler when the task data fails its schema', async () => {
-    const connector = await startSynced();
-    // `reject` requires comments.
-    const task = harness.createTask({ type: 'reject', approvalId: 'PO-1' });
-    expect(await harness.awaitResult(task.id)).toMatchObject({
+    const worker = await startSynced();
+    // `reject` requires comments, and empty ones (the service's default) fail its schema.
+    const task = harness.createTask(worker, { type: 'reject', approvalId: 'PO-1', approveComments: '' });
+    expect(await harness.awaitResult(task)).toMatchObject({
       status: 'internalError',
       meta: { code: 'task_data_invalid' },
     });
-    expect(connector.actions).toEqual([]);
+    expect(worker.connector.actions).toEqual([]);
+  });
+});
+
+describe('what a task declaration gets', () => {
+  /** Records what its pre-check and its handler were given; its pre-check refuses PO-1. */
+  class Checked extends Connector {
+    readonly given: { step: string; input: unknown; context: TaskContext }[] = [];
+    readonly source = incremental({ changes: (window) => this.system.changes(window) });
+    readonly tasks = {
+      approve: task({
+        input: z.object({
+          approval: z.object({ id: z.string() }),
+          approveComments: z.string().transform((comments) => comments.toUpperCase()),
+        }),
+        precheck: async (input, context) => {
+          this.given.push({ step: 'precheck', input, context });
+          if (input.approval.id !== 'PO-1') return true;
+          return {
+            status: 'systemError',
+            meta: { code: 'already_decided', message: 'decided in the source' },
+          };
+        },
+        run: async (input, context) => {
+          this.given.push({ step: 'run', input, context });
+        },
+      }),
+    };
+
+    constructor(readonly system: MemorySource) {
+      super();
+    }
+  }
+
+  it('gives precheck the validated input, not the raw task, and the same context as its handler', async () => {
+    const worker = await harness.start(new Checked(source));
+    await worker.syncNow();
+    const refused = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-1',
+      approveComments: 'late',
+    });
+    expect(await harness.awaitResult(refused)).toEqual({
+      status: 'systemError',
+      meta: { code: 'already_decided', message: 'decided in the source' },
+    });
+    const passed = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-2',
+      approveComments: 'fine',
+    });
+    expect(await harness.awaitResult(passed)).toEqual({ status: 'success' });
+
+    const { given } = worker.connector;
+    expect(given.map(({ step, input }) => ({ step, input }))).toEqual([
+      // The schema's output: the approval stripped to what it declares, the comments transformed.
+      { step: 'precheck', input: { approval: { id: 'PO-1' }, approveComments: 'LATE' } },
+      { step: 'precheck', input: { approval: { id: 'PO-2' }, approveComments: 'FINE' } },
+      { step: 'run', input: { approval: { id: 'PO-2' }, approveComments: 'FINE' } },
+    ]);
+    expect(given[0]?.context).toMatchObject({
+      taskId: refused.id,
+      type: 'approve',
+      idempotencyKey: refused.id,
+    });
+    expect(given[2]?.context).toBe(given[1]?.context);
+  });
+
+  it("classifies a handler's failure by the connector's classifyFailure first, then by the kit's table", async () => {
+    class Classifying extends MemoryConnector {
+      override classifyFailure(error: unknown): TaskResultStatus | undefined {
+        return error instanceof RangeError ? 'systemError' : undefined;
+      }
+    }
+    const worker = await harness.start(new Classifying(source));
+    await worker.syncNow();
+    worker.connector.failWith = new RangeError('quantity too large');
+    const own = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(own)).toEqual({
+      status: 'systemError',
+      meta: { code: 'RangeError', message: 'quantity too large' },
+    });
+    worker.connector.failWith = Object.assign(new Error('Unauthorized'), { status: 401 });
+    const kits = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(kits)).toMatchObject({
+      status: 'authenticationError',
+      meta: { code: 'HTTP_401' },
+    });
   });
 });
 
@@ -138,15 +234,15 @@ describe('tasks that break the contract', () => {
       if (isGetTask(request) && task) task.data.approval = 42;
       return body;
     };
-    const connector = await startSynced({ service: harness.serviceOptions({ baseUrl: proxy.url }) });
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
-    expect(await harness.awaitResult(task.id, 5_000)).toEqual({
+    const worker = await startSynced({ service: harness.serviceOptions({ baseUrl: proxy.url }) });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task, 5_000)).toEqual({
       status: 'internalError',
       meta: { code: 'task_data_invalid', message: expect.stringMatching(/"approve": data\.approval: /) },
     });
     expect(harness.task(task.id)).toMatchObject({ status: 'completed', deliveries: 1 });
-    expect(connector.actions).toEqual([]);
-    await connector.stop();
+    expect(worker.connector.actions).toEqual([]);
+    await worker.stop();
   });
 
   it('logs an answer with no usable task id and backs off, without stopping, then answers the next task', async () => {
@@ -162,7 +258,7 @@ describe('tasks that break the contract', () => {
         done();
       },
     });
-    const connector = await startSynced({
+    const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       logger: { level: 'warn', destination },
       poller: { idleMinMs: 5, idleMaxMs: 1_000 },
@@ -180,63 +276,62 @@ describe('tasks that break the contract', () => {
       ),
     );
     const pollErrors = /^approval_connector_poll_errors_total (\d+)$/m.exec(
-      (await connector.metrics.render()).body,
+      (await worker.metrics.render()).body,
     );
     expect(Number(pollErrors?.[1])).toBeGreaterThanOrEqual(4);
-    expect(connector.lifecycle).toBe('running');
+    expect(worker.lifecycle).toBe('running');
 
     broken = false;
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    await connector.stop();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    await worker.stop();
   });
 });
 
 describe('never running an action twice', () => {
   it('does not run a task delivered twice while it runs', async () => {
-    const connector = await startSynced({ poller: { concurrency: 4 } });
+    const worker = await startSynced({ poller: { concurrency: 4 } });
     const gate = deferred();
-    connector.gate = gate.promise;
+    worker.connector.gate = gate.promise;
     harness.faults.inject({ method: 'GET', path: '/v2/connector/tasks', fault: { type: 'duplicateTask' } });
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.deliveries).toBeGreaterThanOrEqual(2));
     gate.resolve();
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    expect(connector.actions).toHaveLength(1);
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toHaveLength(1);
   });
 
   it('does not run a task again when its lease runs out while it runs', async () => {
-    const connector = await startSynced();
+    const worker = await startSynced();
     const gate = deferred();
-    connector.gate = gate.promise;
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    worker.connector.gate = gate.promise;
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
     harness.backend.expireLeases({ taskId: task.id });
     await vi.waitFor(() => expect(harness.task(task.id)?.deliveries).toBe(2));
     gate.resolve();
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    expect(connector.actions).toHaveLength(1);
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toHaveLength(1);
   });
 
   it('reports again, without running again, when the answer to its result report is lost', async () => {
-    const connector = await startSynced({ service: harness.serviceOptions({ retry: { retries: 0 } }) });
+    const worker = await startSynced({ service: harness.serviceOptions({ retry: { retries: 0 } }) });
     harness.faults.inject({
       method: 'PATCH',
       path: '/v2/connector/tasks/:taskId',
       fault: { type: 'dropAnswer' },
     });
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
     // The retried report meets 409 (already completed), which counts as acknowledged.
     await vi.waitFor(() => expect(harness.faults.list()).toEqual([]));
-    expect(connector.actions).toHaveLength(1);
+    expect(worker.connector.actions).toHaveLength(1);
   });
 });
 
 describe('credentials and keys', () => {
   class CredentialConnector extends MemoryConnector {
     override readonly authRequired = true;
-    readonly seen: string[] = [];
   }
 
   it('opens a task sealed to the previous key after rotation, and one sealed to the new key', async () => {
@@ -244,18 +339,14 @@ describe('credentials and keys', () => {
     const day = 86_400_000;
     let now = Date.now();
     const clock = () => now;
-    const withSeen = (connector: CredentialConnector) => {
-      connector.handlers.approve; // handlers are fixed; credentials are checked through the idempotent action log
-      return connector;
-    };
-    const first = await harness.start((options) => withSeen(new CredentialConnector(options, source)), {
+    const first = await harness.start(new CredentialConnector(source), {
       keyStore,
       now: clock,
       poller: { enabled: false },
     });
     await first.syncNow();
     const oldKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
-    const sealedToOld = harness.createTask({
+    const sealedToOld = harness.createTask(first, {
       type: 'approve',
       approvalId: 'PO-1',
       credentials: { username: 'ada', password: 'old-key-secret' },
@@ -264,96 +355,109 @@ describe('credentials and keys', () => {
 
     // 24 days later, past the rotation margin: a new worker rotates and registers a new key.
     now += 24 * day;
-    const second = await harness.start((options) => new CredentialConnector(options, source), {
+    const second = await harness.start(new CredentialConnector(source), {
       keyStore,
       now: clock,
     });
     const newKey = harness.backend.getConnector(harness.tenant.system.id).publicKey;
     expect(newKey).not.toBe(oldKey);
-    const sealedToNew = harness.createTask({
+    const sealedToNew = harness.createTask(second, {
       type: 'approve',
       approvalId: 'PO-2',
       credentials: { username: 'ada', password: 'new-key-secret' },
     });
 
-    expect(await harness.awaitResult(sealedToOld.id)).toEqual({ status: 'success' });
-    expect(await harness.awaitResult(sealedToNew.id)).toEqual({ status: 'success' });
-    expect(second.actions.map((action) => action.approvalId).sort()).toEqual(['PO-1', 'PO-2']);
+    expect(await harness.awaitResult(sealedToOld)).toEqual({ status: 'success' });
+    expect(await harness.awaitResult(sealedToNew)).toEqual({ status: 'success' });
+    expect(second.connector.actions.map((action) => action.approvalId).sort()).toEqual(['PO-1', 'PO-2']);
   });
 
   it('registers a new public key with the service when the running connector rotates its key', async () => {
     // A key replaced a second after it is made: the running connector, not a restart, must rotate it.
-    const connector = await harness.start((options) => new CredentialConnector(options, source), {
+    const worker = await harness.start(new CredentialConnector(source), {
       keys: { keyLifetimeMs: 3_000, rotationMarginMs: 2_000 },
     });
-    await connector.syncNow();
+    await worker.syncNow();
     const registration = () => harness.backend.getConnector(harness.tenant.system.id);
     const first = registration().publicKey;
     await vi.waitFor(() => expect(registration().publicKey).not.toBe(first), { timeout: 5_000 });
-    const task = harness.createTask({
+    const task = harness.createTask(worker, {
       type: 'approve',
       approvalId: 'PO-1',
       credentials: { username: 'ada', password: 'sealed-to-a-rotated-key' },
     });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    expect(connector.actions).toHaveLength(1);
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    expect(worker.connector.actions).toHaveLength(1);
   });
 
   it('reports internalError when credentials cannot be opened', async () => {
     const keyStore = new MemoryKeyStore();
-    const connector = await harness.start((options) => new CredentialConnector(options, source), {
+    const worker = await harness.start(new CredentialConnector(source), {
       keyStore,
       poller: { enabled: false },
     });
-    await connector.syncNow();
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1', credentials: { password: 'x' } });
-    await connector.stop();
+    await worker.syncNow();
+    const task = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { password: 'x' },
+    });
+    await worker.stop();
     // Another worker with a key store that lost the key (a fresh one) cannot open it.
-    const other = await harness.start((options) => new CredentialConnector(options, source), {
+    const other = await harness.start(new CredentialConnector(source), {
       keyStore: new MemoryKeyStore(),
     });
-    expect(await harness.awaitResult(task.id)).toMatchObject({
+    expect(await harness.awaitResult(task)).toMatchObject({
       status: 'internalError',
       meta: { code: 'credentials_unreadable' },
     });
-    expect(other.actions).toEqual([]);
+    expect(other.connector.actions).toEqual([]);
   });
 });
 
 describe('shutdown', () => {
+  // A handler that never finishes by itself: only the abort after the grace time ends it, with a failure.
+  class Stuck extends MemoryConnector {
+    override readonly tasks = {
+      reject: task({ input: taskInputs.reject, run: async () => {} }),
+      approve: task({
+        input: taskInputs.approve,
+        run: (_input, { signal }) =>
+          new Promise<void>((_, reject) =>
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+          ),
+      }),
+    };
+  }
+
   it('on SIGTERM stops polling, lets a running task finish and report, and exits 0', async () => {
-    const connector = await startSynced();
+    const worker = await startSynced();
     const gate = deferred();
-    connector.gate = gate.promise;
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    worker.connector.gate = gate.promise;
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
 
     const signals = new EventEmitter();
-    const exit = runConnector(connector, { signals: signals as never });
+    const exit = runConnector(worker, { signals: signals as never });
     signals.emit('SIGTERM', 'SIGTERM');
-    await vi.waitFor(() => expect(connector.lifecycle).toBe('stopping'));
-    expect(connector.ready).toBe(false);
-    const waiting = harness.createTask({ type: 'approve', approvalId: 'PO-2' });
+    await vi.waitFor(() => expect(worker.lifecycle).toBe('stopping'));
+    expect(worker.ready).toBe(false);
+    const waiting = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
     gate.resolve();
     expect(await exit).toBe(0);
-    expect(connector.lifecycle).toBe('stopped');
+    expect(worker.lifecycle).toBe('stopped');
     expect(harness.task(task.id)).toMatchObject({ status: 'completed', result: { status: 'success' } });
     // Polling had stopped: the task created during shutdown was never taken.
     expect(harness.task(waiting.id)).toMatchObject({ status: 'waiting', deliveries: 0 });
   });
 
   it('hands back a task still running after the grace time, so the service offers it again', async () => {
-    const connector = await startSynced({ shutdown: { graceMs: 20, forceMs: 1_000 } });
-    // A handler that never finishes by itself: only the abort after the grace time ends it, with a failure.
-    const handler = connector.handlers.approve;
-    (connector.handlers as { approve: typeof handler }).approve = (_input, context) =>
-      new Promise((_, reject) =>
-        context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true }),
-      );
-    const task = harness.createTask({ type: 'approve', approvalId: 'PO-1' });
+    const worker = await harness.start(new Stuck(source), { shutdown: { graceMs: 20, forceMs: 1_000 } });
+    await worker.syncNow();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
-    await connector.stop();
-    expect(connector.lifecycle).toBe('stopped');
+    await worker.stop();
+    expect(worker.lifecycle).toBe('stopped');
     expect(harness.task(task.id)?.result).toBeUndefined();
     harness.backend.expireLeases({ taskId: task.id });
     expect(harness.task(task.id)?.status).toBe('waiting');
@@ -361,6 +465,23 @@ describe('shutdown', () => {
 });
 
 describe('logs', () => {
+  // A handler that logs the approver's password it was given, three ways.
+  class LoggingConnector extends MemoryConnector {
+    override readonly authRequired = true;
+    override readonly tasks = {
+      reject: task({ input: taskInputs.reject, run: async () => {} }),
+      approve: task({
+        input: taskInputs.approve,
+        run: async (_input, context) => {
+          const revealed = context.credentials?.password?.reveal();
+          context.logger.error({ err: new Error(`SAP refused the password ${revealed}`) }, 'login failed');
+          context.logger.warn(`retrying with ${revealed}`);
+          context.logger.info({ sent: JSON.stringify({ user: 'ada', password: revealed }) }, 'sent');
+        },
+      }),
+    };
+  }
+
   it('carry none of the secrets used: tokens, passwords, decrypted credentials', async () => {
     let logged = '';
     const destination = new Writable({
@@ -372,23 +493,23 @@ describe('logs', () => {
     class Leaky extends MemoryConnector {
       override readonly authRequired = true;
     }
-    const connector = await harness.start((options) => new Leaky(options, source), {
+    const worker = await harness.start(new Leaky(source), {
       logger: { level: 'trace', destination },
       keyStore: new MemoryKeyStore(),
     });
-    await connector.syncNow();
-    connector.failWith = Object.assign(new Error('login failed for password hunter2-credential'), {
+    await worker.syncNow();
+    worker.connector.failWith = Object.assign(new Error('login failed for password hunter2-credential'), {
       status: 401,
     });
-    const task = harness.createTask({
+    const task = harness.createTask(worker, {
       type: 'approve',
       approvalId: 'PO-1',
       credentials: { username: 'ada', password: 'hunter2-credential' },
     });
-    const result = await harness.awaitResult(task.id);
+    const result = await harness.awaitResult(task);
     expect(result.status).toBe('authenticationError');
     expect(JSON.stringify(result)).not.toContain('hunter2-credential');
-    await connector.stop();
+    await worker.stop();
     expect(logged.length).toBeGreaterThan(0);
     expect(logged).toContain('task failed');
     expect(logged).not.toContain('hunter2-credential');
@@ -404,29 +525,17 @@ describe('logs', () => {
         done();
       },
     });
-    class LoggingConnector extends MemoryConnector {
-      override readonly authRequired = true;
-      override readonly handlers: TaskHandlers<typeof taskSchemas> = {
-        approve: async (_input, context) => {
-          const revealed = context.credentials?.password?.reveal();
-          context.logger.error({ err: new Error(`SAP refused the password ${revealed}`) }, 'login failed');
-          context.logger.warn(`retrying with ${revealed}`);
-          context.logger.info({ sent: JSON.stringify({ user: 'ada', password: revealed }) }, 'sent');
-        },
-        reject: async () => {},
-      };
-    }
-    const connector = await harness.start((options) => new LoggingConnector(options, source), {
+    const worker = await harness.start(new LoggingConnector(source), {
       logger: { level: 'info', destination },
     });
-    await connector.syncNow();
-    const task = harness.createTask({
+    await worker.syncNow();
+    const task = harness.createTask(worker, {
       type: 'approve',
       approvalId: 'PO-1',
       credentials: { username: 'ada', password },
     });
-    expect(await harness.awaitResult(task.id)).toEqual({ status: 'success' });
-    await connector.stop();
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    await worker.stop();
     const lines = logged
       .split('\n')
       .filter((line) => line !== '')

@@ -28,7 +28,7 @@ describe('public types', () => {
     expectTypeOf(result.meta).toEqualTypeOf<{ code: string; message: string }>();
     expectTypeOf(classifyFailure)
       .parameter(1)
-      .toExtend<{ classify?: (error: unknown) => TaskResultStatus | undefined } | undefined>();
+      .toExtend<{ classifyFailure?: (error: unknown) => TaskResultStatus | undefined } | undefined>();
   });
 
   it('exposes public keys only', () => {

@@ -40,15 +40,12 @@ async function runOnce(
   }
   const recorder = recordingDispatcher();
   recorders.push(recorder);
-  const connector = await harness.start(
-    (options) =>
-      new Templated(
-        { ...options, service: { ...options.service, dispatcher: recorder.dispatcher } },
-        new MemorySource(),
-      ),
-    { poller: { enabled: false }, ...overrides },
-  );
-  await connector.stop();
+  const worker = await harness.start(new Templated(new MemorySource()), {
+    poller: { enabled: false },
+    ...overrides,
+    service: harness.serviceOptions({ dispatcher: recorder.dispatcher }),
+  });
+  await worker.stop();
   return recorder.requests;
 }
 

@@ -95,9 +95,11 @@ describe('a worker process', () => {
       FORCE_MS: String(forceMs),
     });
     await vi.waitFor(() => expect(messages(worker)).toContain('sync run finished'), { timeout: 15_000 });
+    // The worker runs in its own process, so the tasks are created on the backend directly.
+    const systemId = harness.tenant.system.id;
     const tasks = [
-      harness.createTask({ type: 'approve', approvalId: 'PO-1' }),
-      harness.createTask({ type: 'approve', approvalId: 'PO-2' }),
+      harness.backend.createTask({ systemId, type: 'approve', approvalId: 'PO-1' }),
+      harness.backend.createTask({ systemId, type: 'approve', approvalId: 'PO-2' }),
     ];
     await vi.waitFor(() => {
       for (const task of tasks) expect(harness.task(task.id)?.status).toBe('leased');

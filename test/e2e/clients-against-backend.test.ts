@@ -18,7 +18,6 @@ import {
 import {
   type ApiError,
   BadRequestError,
-  CLIENT_BODY_BUDGET_BYTES,
   ConflictError,
   IntegrationClient,
   ManagementClient,
@@ -30,6 +29,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '../../src/client/index.js';
+import { CLIENT_BODY_BUDGET_BYTES } from '../../src/client/management-client.js';
 import { splitByBytes } from '../../src/client/split.js';
 import { ValidationError } from '../../src/errors.js';
 

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   cpSync,
   existsSync,
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/node-version.js';
+import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/internal/node-version.js';
 
 // The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
 
@@ -82,44 +83,150 @@ function importsOf(file: string): string[] {
 
 // A connector as a user would write it against the installed package, and the reference backend from it.
 const CONNECTOR_SCRIPT = `
-import { Connector, MemoryKeyStore } from 'approval-connector-kit';
+import { Connector, ConnectorWorker, incremental, MemoryKeyStore } from 'approval-connector-kit';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 
 class OneApproval extends Connector {
   tasks = {};
-  handlers = {};
-  async *changes() {
-    yield {
-      id: 'PR-1',
-      schemaId: 'purchase-request',
-      approver: 'ada',
-      resolved: false,
-      lastModified: new Date('2026-05-01T10:00:00Z'),
-      data: { amount: 420 },
-    };
-  }
+  source = incremental({
+    async *changes() {
+      yield {
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      };
+    },
+  });
 }
 
 const backend = await startReferenceBackend();
 const tenant = backend.createTenant();
-const connector = new OneApproval({
+const worker = new ConnectorWorker(new OneApproval(), {
   service: { baseUrl: backend.url, token: tenant.connectorToken },
   keyStore: new MemoryKeyStore(),
   logger: { level: 'warn' },
   sync: { runOnStart: false, reconcileSchedule: false },
   poller: { enabled: false },
 });
-await connector.start();
-await connector.syncNow();
-await connector.stop();
+await worker.start();
+await worker.syncNow();
+await worker.stop();
 console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
+`;
+
+// Every class the entries export, with the name it has at run time, and how an error of the backend prints.
+const NAMES_SCRIPT = `
+import * as kit from 'approval-connector-kit';
+import * as backend from 'approval-connector-kit/backend';
+import * as client from 'approval-connector-kit/client';
+import * as testing from 'approval-connector-kit/testing';
+
+const renamed = [];
+for (const [entry, exports] of Object.entries({ kit, backend, client, testing })) {
+  for (const [name, value] of Object.entries(exports)) {
+    if (typeof value === 'function' && /^[A-Z]/.test(name) && value.name !== name) {
+      renamed.push(entry + '.' + name + ' is named ' + value.name);
+    }
+  }
+}
+const error = backend.ServiceError.notFound('tasks', 'T-1');
+console.log(JSON.stringify({ renamed, printed: String(error), name: error.name }));
+`;
+
+// The same connector in TypeScript, its task schemas built with the application's own zod, and a client alone.
+const TYPED_CONNECTOR = `
+import {
+  Connector,
+  ConnectorWorker,
+  incremental,
+  MemoryKeyStore,
+  type SourceApproval,
+  task,
+} from 'approval-connector-kit';
+import { startReferenceBackend } from 'approval-connector-kit/backend';
+import { IntegrationClient } from 'approval-connector-kit/client';
+import { z } from 'zod';
+
+const decided: string[] = [];
+
+class OneApproval extends Connector {
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+      run: async ({ approval, approveComments }) => {
+        decided.push(approval.id + ': ' + approveComments);
+      },
+    }),
+  };
+  readonly source = incremental({
+    async *changes(): AsyncIterable<SourceApproval> {
+      yield {
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      };
+    },
+  });
+}
+
+const backend = await startReferenceBackend();
+const tenant = backend.createTenant();
+const worker = new ConnectorWorker(new OneApproval(), {
+  service: { baseUrl: backend.url, token: tenant.connectorToken },
+  keyStore: new MemoryKeyStore(),
+  logger: { level: 'warn' },
+  sync: { runOnStart: false, reconcileSchedule: false },
+  poller: { idleMinMs: 5, idleMaxMs: 20 },
+});
+await worker.start();
+await worker.syncNow();
+const { id } = backend.createTask({
+  systemId: tenant.system.id,
+  type: 'approve',
+  approvalId: 'PR-1',
+  approveComments: 'within budget',
+});
+let result = backend.getTask(id)?.result;
+while (result === undefined) {
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  result = backend.getTask(id)?.result;
+}
+const client = new IntegrationClient({ baseUrl: backend.url, token: tenant.connectorToken });
+const approval = await client.getApproval('PR-1');
+await client.close();
+await worker.stop();
+await backend.close();
+console.log(JSON.stringify({ decided, result, approval: approval.id }));
 `;
 
 let work: string;
 let app: string;
 let tarballFiles: string[];
+let lowest: string;
 let olderNode: { path: string; version: string } | undefined;
+
+/** The lowest zod of the kit's peer range: `^4.1.0` gives `4.1.0`. */
+const LOWEST_ZOD = (() => {
+  const range = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest).peerDependencies
+    ?.zod;
+  const lowest = /^\^(\d+\.\d+\.\d+)$/.exec(range ?? '')?.[1];
+  if (lowest === undefined)
+    throw new Error(`Expected a caret range for the zod peer dependency, got ${range}`);
+  return lowest;
+})();
+
+interface Manifest {
+  version: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'kit-package-'));
@@ -155,6 +262,28 @@ beforeAll(async () => {
     ['install', tarball!, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
     app,
   );
+
+  // An application on the oldest zod the kit declares it supports.
+  lowest = join(work, 'lowest');
+  mkdirSync(lowest);
+  writeFileSync(
+    join(lowest, 'package.json'),
+    JSON.stringify({ name: 'my-connector-on-old-zod', private: true, type: 'module' }),
+  );
+  await succeed(
+    'npm',
+    [
+      'install',
+      tarball!,
+      `zod@${LOWEST_ZOD}`,
+      '--save-exact',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+    ],
+    lowest,
+  );
   olderNode = await findOlderNode();
 }, 180_000);
 
@@ -171,11 +300,15 @@ describe('the packed kit', () => {
         'dist/node-guard.js',
         'dist/index.js',
         'dist/index.d.ts',
+        'dist/client/index.js',
+        'dist/client/index.d.ts',
         'dist/backend/index.js',
         'dist/backend/index.d.ts',
         'dist/testing/index.js',
         'dist/testing/index.d.ts',
         'dist/cli/connector.js',
+        'dist/console/app.js',
+        'dist/console/app.css',
       ]),
     );
     expect(tarballFiles.filter((file) => !file.startsWith('dist/') || file.endsWith('.map'))).toEqual([
@@ -192,11 +325,22 @@ describe('the packed kit', () => {
     expect(JSON.parse(outcome.stdout)).toMatchObject([{ id: 'PR-1', approver: 'ada', resolved: false }]);
   });
 
+  it('keeps every class its own name in the build: a ServiceError prints as ServiceError, not _ServiceError', async () => {
+    writeFileSync(join(app, 'names.js'), NAMES_SCRIPT);
+    const outcome = await run(process.execPath, ['names.js'], { cwd: app });
+    expect(outcome.stderr).toBe('');
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      renamed: [],
+      printed: 'ServiceError: Not Found. Failed to find the an item tasks T-1',
+      name: 'ServiceError',
+    });
+  });
+
   it('imports the Node check first in every entry file, and the check loads no dependency', () => {
     const dist = join(app, 'node_modules', 'approval-connector-kit', 'dist');
     const guard = join(dist, 'node-guard.js');
     // ES modules run in the order they are imported, so only the first import of an entry is sure to run first.
-    for (const entry of ['index.js', 'backend/index.js', 'testing/index.js']) {
+    for (const entry of ['index.js', 'client/index.js', 'backend/index.js', 'testing/index.js']) {
       const [first] = importsOf(join(dist, entry));
       expect(first && resolve(dirname(join(dist, entry)), first), entry).toBe(guard);
     }
@@ -214,6 +358,40 @@ describe('the packed kit', () => {
     expect(packages).toEqual([]);
   });
 
+  it('serves the console page that the connector backend command links to', async () => {
+    const child = spawn(join(app, 'node_modules', '.bin', 'connector'), ['backend', '--port', '0'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      const link = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /console: +(\S+#login=\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      const { origin } = new URL(link);
+      const script = await fetch(`${origin}/console/app.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(1000);
+      const session = await fetch(`${origin}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: new URL(link).hash.replace('#login=', '') }),
+      });
+      expect(session.status).toBe(200);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
+  });
+
   it('installs the connector command', async () => {
     const outcome = await run(join(app, 'node_modules', '.bin', 'connector'), ['--help'], {
       cwd: app,
@@ -221,6 +399,56 @@ describe('the packed kit', () => {
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('Usage: connector <command> [options]');
+  });
+});
+
+describe(`zod as a peer dependency, on the lowest version of its range (${LOWEST_ZOD})`, () => {
+  it('is declared a peer, not a dependency, so that an application has one zod', () => {
+    const manifest = JSON.parse(
+      readFileSync(join(lowest, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(manifest.dependencies).not.toHaveProperty('zod');
+    expect(manifest.peerDependencies).toHaveProperty('zod');
+    expect(existsSync(join(lowest, 'node_modules', 'approval-connector-kit', 'node_modules', 'zod'))).toBe(
+      false,
+    );
+    const zod = JSON.parse(
+      readFileSync(join(lowest, 'node_modules', 'zod', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(zod.version).toBe(LOWEST_ZOD);
+  });
+
+  it("type-checks a connector whose task schemas are the application's zod, and runs it", async () => {
+    writeFileSync(join(lowest, 'connector.ts'), TYPED_CONNECTOR);
+    writeFileSync(
+      join(lowest, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2023',
+          lib: ['ES2024'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          verbatimModuleSyntax: true,
+          typeRoots: [join(root, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['connector.ts'],
+      }),
+    );
+    const checked = await run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: lowest });
+    expect(checked.stdout + checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+    const outcome = await run(process.execPath, ['connector.ts'], { cwd: lowest });
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      decided: ['PR-1: within budget'],
+      result: { status: 'success' },
+      approval: 'PR-1',
+    });
   });
 });
 
@@ -245,7 +473,12 @@ describe(`on a Node.js older than ${MINIMUM_NODE_VERSION}`, () => {
     expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it.for(['approval-connector-kit', 'approval-connector-kit/backend', 'approval-connector-kit/testing'])(
+  it.for([
+    'approval-connector-kit',
+    'approval-connector-kit/client',
+    'approval-connector-kit/backend',
+    'approval-connector-kit/testing',
+  ])(
     'importing %s fails with the clear error, before any dependency fails its own way',
     async (entry, context) => {
       context.skip(olderNode === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
@@ -269,10 +502,12 @@ describe(`on a Node.js older than ${MINIMUM_NODE_VERSION}`, () => {
     );
     const kitPackage = JSON.parse(
       readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
-    ) as { dependencies: Record<string, string> };
+    ) as Manifest;
     // The kit bundled, its dependencies left to node_modules. CommonJS output keeps the modules' order; an ES module
     // bundle hoists the dependencies' imports above every bundled line, so no check inside the kit could run first.
-    const externals = Object.keys(kitPackage.dependencies).map((name) => `--external:${name}`);
+    const externals = Object.keys({ ...kitPackage.dependencies, ...kitPackage.peerDependencies }).map(
+      (name) => `--external:${name}`,
+    );
     await succeed(
       join(root, 'node_modules', '.bin', 'esbuild'),
       [

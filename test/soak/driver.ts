@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 import { type Exchange, type FaultKind, FaultProxy } from './fault-proxy.js';
 import { type Child, type Exit, exitWithin, spawnScript, waitForOutput } from './processes.js';
 import { hash32, pick, seededRandom } from './random.js';

@@ -25,8 +25,8 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { sleep } from '../../src/client/retry.js';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
+import { sleep } from '../../src/internal/wait.js';
 import { pick, seededRandom } from './random.js';
 
 /** What the proxy does to one request. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from 'zod';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 import { hash32, unit } from './random.js';
 
 /** The size and seed of a {@link VersionedSource}. */

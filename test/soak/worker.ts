@@ -1,5 +1,6 @@
 /**
- * The soak's worker: a connector process as a user runs one (`process.exitCode = await runConnector(connector)`),
+ * The soak's worker: a connector process as a user runs one
+ * (`process.exitCode = await runConnector(connector, options)`),
  * syncing the generated source through the fault proxy. The driver starts it with its settings in the environment
  * variable `SOAK_WORKER` (JSON, see {@link WorkerSettings}), kills it, and starts it again; the version of the
  * source it reads is whatever the driver last wrote into the version file, read again at the start of each run.
@@ -10,11 +11,13 @@ import { z } from 'zod';
 import {
   type ChangeWindow,
   Connector,
+  type IncrementalSource,
+  incremental,
   runConnector,
   type SourceApproval,
-  type TaskHandlers,
+  task,
 } from '../../src/index.js';
-import { parseOptions } from '../../src/options.js';
+import { parseOptions } from '../../src/internal/options.js';
 import { VersionedSource } from './source.js';
 
 /** What the driver tells a worker. */
@@ -40,38 +43,33 @@ export const WorkerSettings = z.object({
 });
 export type WorkerSettings = z.infer<typeof WorkerSettings>;
 
-const tasks = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
-
-/** An incremental connector over the generated source, in `(lastModified, id)` order. */
-class SoakConnector extends Connector<typeof tasks> {
-  readonly tasks = tasks;
-  readonly handlers: TaskHandlers<typeof tasks> = {
-    approve: async () => {
-      throw new Error('the soak creates no tasks');
-    },
+/**
+ * An incremental connector over the generated source, which yields in `(lastModified, id)` order; whether it says
+ * so (`ordered`) is the driver's choice.
+ */
+class SoakConnector extends Connector {
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }) }),
+      run: async () => {
+        throw new Error('the soak creates no tasks');
+      },
+    }),
   };
-  readonly #source: VersionedSource;
+  readonly source: IncrementalSource;
+  readonly #generated: VersionedSource;
   readonly #versionFile: string;
 
-  constructor(settings: WorkerSettings) {
-    super({
-      service: {
-        baseUrl: settings.baseUrl,
-        token: settings.token,
-        // Few and short retries, so that faults in a row sometimes fail a call, and with it a sync run.
-        retry: { retries: 2, baseDelayMs: 20, maxDelayMs: 200, maxRetryTimeMs: 5_000 },
-      },
-      logger: { level: settings.logLevel },
-      sync: { ...settings.sync, schedule: 200, runOnStart: true, reconcileSchedule: false },
-      shutdown: { graceMs: 2_000, forceMs: 1_000 },
-    });
-    this.#source = new VersionedSource(settings.source);
+  constructor(settings: Pick<WorkerSettings, 'source' | 'versionFile'>, ordered: boolean) {
+    super();
+    this.#generated = new VersionedSource(settings.source);
     this.#versionFile = settings.versionFile;
+    this.source = incremental({ ordered, changes: (window) => this.#changes(window) });
   }
 
-  override async *changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
+  async *#changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
     const version = Number(readFileSync(this.#versionFile, 'utf8'));
-    yield* this.#source.changesSince(version, window.since?.getTime());
+    yield* this.#generated.changesSince(version, window.since?.getTime());
   }
 }
 
@@ -81,4 +79,15 @@ const settings = parseOptions(
   'soak worker settings',
   ['token'],
 );
-process.exitCode = await runConnector(new SoakConnector(settings));
+const { ordered, ...sync } = settings.sync;
+process.exitCode = await runConnector(new SoakConnector(settings, ordered), {
+  service: {
+    baseUrl: settings.baseUrl,
+    token: settings.token,
+    // Few and short retries, so that faults in a row sometimes fail a call, and with it a sync run.
+    retry: { retries: 2, baseDelayMs: 20, maxDelayMs: 200, maxRetryTimeMs: 5_000 },
+  },
+  logger: { level: settings.logLevel },
+  sync: { ...sync, schedule: 200, runOnStart: true, reconcileSchedule: false },
+  shutdown: { graceMs: 2_000, forceMs: 1_000 },
+});

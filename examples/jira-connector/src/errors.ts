@@ -1,9 +1,9 @@
 /**
  * What the Jira client throws. Each error has a stable `code`; an error that stands for an HTTP answer carries its
  * `status`, so the kit's failure mapping classifies it without more code (401/403 `authenticationError`; 408, 429
- * and 5xx `serviceUnavailable`; other 4xx `systemError`). Connection failures are undici's own errors, thrown as
- * they are (their `code`, such as `ECONNREFUSED`, is what the mapping reads), and an aborted call rejects with its
- * signal's reason.
+ * and 5xx `serviceUnavailable`; other 4xx `systemError`). A failed connection is thrown as the error `fetch` gives
+ * as the cause of its `TypeError` (its `code`, such as `ECONNREFUSED`, is what the mapping reads), and an aborted
+ * call rejects with its signal's reason.
  *
  * No error holds a credential: messages name the method and the path (never the query, never a header).
  * @module

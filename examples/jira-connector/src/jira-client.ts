@@ -2,9 +2,10 @@
  * A small client of Jira Cloud with exactly the calls the connector makes: the account's own details, the JQL
  * search, a Service Management request, its approvals, and the answer to one.
  *
- * It signs in with basic auth (an Atlassian account's email and an API token), sends every call once (a failed read
- * is read again at the next sync, a failed action is the task's failure), and throws {@link JiraHttpError} with the
- * `status` (and `retryAfterMs` from `Retry-After`) for any answer that is not a success.
+ * It signs in with basic auth (an Atlassian account's email and an API token), sends every call once with Node's
+ * global `fetch` (a failed read is read again at the next sync, a failed action is the task's failure), and throws
+ * {@link JiraHttpError} with the `status` (and `retryAfterMs` from `Retry-After`) for any answer that is not a
+ * success, a redirect included: it is not followed.
  *
  * @example
  * ```ts
@@ -14,7 +15,6 @@
  * ```
  * @module
  */
-import { type Dispatcher, request } from 'undici';
 import type { z } from 'zod';
 import { JiraArgumentError, JiraHttpError, JiraResponseError, JiraTimeoutError } from './errors.js';
 import { changedIssuesJql, checkedJql } from './jql.js';
@@ -46,12 +46,6 @@ export interface JiraClientOptions extends JiraCredentials {
    * @default 30_000
    */
   timeoutMs?: number;
-  /**
-   * The undici dispatcher that sends the calls: an `Agent` with your own connection settings or proxy, or a
-   * `MockAgent` in tests.
-   * @default undici's global dispatcher
-   */
-  dispatcher?: Dispatcher;
 }
 
 /** What every call accepts. */
@@ -90,12 +84,11 @@ export class JiraClient {
   readonly #base: URL;
   readonly #authorization: string;
   readonly #timeoutMs: number;
-  readonly #dispatcher: Dispatcher | undefined;
   /** The time zone of the signed-in account, asked for once; `null` when Jira did not say. */
   #timeZone: Promise<string | null> | undefined;
 
   constructor(options: JiraClientOptions) {
-    const { baseUrl, email, apiToken, timeoutMs = DEFAULT_TIMEOUT_MS, dispatcher } = options ?? {};
+    const { baseUrl, email, apiToken, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
     this.#base = parseBaseUrl(baseUrl);
     this.#authorization = basicAuthorization({ email, apiToken });
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
@@ -104,7 +97,6 @@ export class JiraClient {
       );
     }
     this.#timeoutMs = timeoutMs;
-    this.#dispatcher = dispatcher;
   }
 
   /**
@@ -117,7 +109,6 @@ export class JiraClient {
       email: credentials?.email,
       apiToken: credentials?.apiToken,
       timeoutMs: this.#timeoutMs,
-      dispatcher: this.#dispatcher,
     });
   }
 
@@ -278,20 +269,21 @@ export class JiraClient {
     let text: string;
     let retryAfter: string | undefined;
     try {
-      const answer = await request(url, {
+      const answer = await fetch(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
-        dispatcher: this.#dispatcher,
+        // A redirect is a sign-in page or a moved site: an answer to report, not a call to repeat elsewhere.
+        redirect: 'manual',
       });
-      status = answer.statusCode;
-      retryAfter = headerValue(answer.headers['retry-after']);
-      text = await answer.body.text();
+      status = answer.status;
+      retryAfter = answer.headers.get('retry-after') ?? undefined;
+      text = await answer.text();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (deadline.aborted) throw new JiraTimeoutError(target, this.#timeoutMs, deadline.reason);
-      throw error;
+      throw connectionFailure(error);
     }
 
     if (status < 200 || status > 299) {
@@ -428,6 +420,10 @@ function basicAuthorization({ email, apiToken }: Partial<JiraCredentials>): stri
   return `Basic ${Buffer.from(`${email}:${apiToken}`, 'utf8').toString('base64')}`;
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * `fetch` rejects every failed connection with the same `TypeError: fetch failed`; what failed (with the `code`,
+ * such as `ECONNREFUSED`, that the kit's failure mapping reads) is its `cause`.
+ */
+function connectionFailure(error: unknown): unknown {
+  return error instanceof TypeError && error.cause instanceof Error ? error.cause : error;
 }

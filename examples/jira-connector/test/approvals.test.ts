@@ -1,4 +1,3 @@
-import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   approverMappingEntries,
@@ -12,6 +11,7 @@ import {
 import { type ChangedIssue, JiraClient } from '../src/jira-client.js';
 import { JiraApproval, JiraApprovalPage, JiraCustomerRequest } from '../src/schemas.js';
 import { fixture, fixtureText } from './fixtures.js';
+import { BASE, MockJira } from './mock-jira.js';
 
 const FRED = 'qm:a713c8ea-1075-4e30-9d96-891a7d181739:5ad6d3581db05e2a66fa80b';
 const request = JiraCustomerRequest.parse(fixture('customer-request.json'));
@@ -151,37 +151,24 @@ describe('approverMappingEntries', () => {
 });
 
 describe('the reads: changedApprovals and lookupApprovals', () => {
-  const BASE = 'https://your-domain.atlassian.net';
-  let agent: MockAgent;
-  let paths: string[];
+  let site: MockJira;
 
   beforeEach(() => {
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    paths = [];
+    site = new MockJira();
   });
 
-  afterEach(async () => {
-    agent.assertNoPendingInterceptors();
-    await agent.close();
+  afterEach(() => {
+    site.done();
   });
 
   function answer(pathname: string, status: number, body: string): void {
-    agent
-      .get(BASE)
-      .intercept({ method: 'GET', path: (path) => path.split('?')[0] === pathname })
-      .reply((request) => {
-        paths.push(request.path);
-        return {
-          statusCode: status,
-          data: body,
-          responseOptions: { headers: { 'content-type': 'application/json' } },
-        };
-      });
+    site.answer('GET', pathname, status, body);
   }
 
-  const jira = () =>
-    new JiraClient({ baseUrl: BASE, email: 'sync@example.com', apiToken: 'token', dispatcher: agent });
+  /** What was asked, each call as its path and query. */
+  const paths = () => site.sent.map(({ path, query }) => (query.size === 0 ? path : `${path}?${query}`));
+
+  const jira = () => new JiraClient({ baseUrl: BASE, email: 'sync@example.com', apiToken: 'token' });
   const noApprovals = JSON.stringify({
     ...fixture('request-approvals-page-2.json'),
     size: 0,
@@ -212,7 +199,7 @@ describe('the reads: changedApprovals and lookupApprovals', () => {
       [`107001.3.${FRED}`, false],
     ]);
     expect(read[0]).toMatchObject({ data: { summary: 'Laptop for a new team member' } });
-    expect(paths.filter((path) => !path.includes('/approval') && path.includes('/request/'))).toEqual([
+    expect(paths().filter((path) => !path.includes('/approval') && path.includes('/request/'))).toEqual([
       '/rest/servicedeskapi/request/10003?expand=requestType',
     ]);
   });
@@ -228,7 +215,6 @@ describe('the reads: changedApprovals and lookupApprovals', () => {
     const read = await all(lookupApprovals(jira(), wanted));
 
     expect(read.map(({ id }) => id)).toEqual([`107001.3.${FRED}`]);
-    const search = new URL(paths[0]!, BASE).searchParams;
-    expect(search.get('jql')).toBe('id in (107001, 10002) ORDER BY updated ASC, key ASC');
+    expect(site.sent[0]!.query.get('jql')).toBe('id in (107001, 10002) ORDER BY updated ASC, key ASC');
   });
 });

@@ -1,73 +1,31 @@
 import { inspect } from 'node:util';
 import { classifyFailure } from 'approval-connector-kit';
-import { MockAgent } from 'undici';
+import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JiraArgumentError, JiraHttpError, JiraResponseError } from '../src/errors.js';
 import { JiraClient } from '../src/jira-client.js';
 import { jqlDateTime } from '../src/jql.js';
 import { fixtureText } from './fixtures.js';
+import { BASE, MockJira, type Sent } from './mock-jira.js';
 
-const BASE = 'https://your-domain.atlassian.net';
 const EMAIL = 'fred@example.com';
 const TOKEN = 'ATATT3xFfGF0-unit-test-token-value';
 const BASIC = `Basic ${Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64')}`;
 
-interface Sent {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: Record<string, string>;
-  body: string | undefined;
-}
-
-let agent: MockAgent;
+let site: MockJira;
 let sent: Sent[];
 
 beforeEach(() => {
-  agent = new MockAgent();
-  agent.disableNetConnect();
-  sent = [];
+  site = new MockJira();
+  sent = site.sent;
 });
 
-afterEach(async () => {
-  agent.assertNoPendingInterceptors();
-  await agent.close();
+afterEach(() => {
+  site.done();
 });
 
 function client(): JiraClient {
-  return new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN, dispatcher: agent });
-}
-
-/** Answers the next call to `method pathname` with `status` and `body` (a fixture's text or a value as JSON). */
-function answer(
-  method: string,
-  pathname: string,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  agent
-    .get(BASE)
-    .intercept({ method, path: (path) => path.split('?')[0] === pathname })
-    .reply((request) => {
-      const url = new URL(request.path, BASE);
-      sent.push({
-        method: request.method,
-        path: url.pathname,
-        query: url.searchParams,
-        headers: Object.fromEntries(
-          Object.entries(request.headers as Record<string, string>).map(([name, value]) => [
-            name.toLowerCase(),
-            value,
-          ]),
-        ),
-        body: typeof request.body === 'string' ? request.body : undefined,
-      });
-      const data = typeof body === 'string' ? body : JSON.stringify(body);
-      const type =
-        typeof body === 'string' && !body.startsWith('{') ? 'text/html;charset=UTF-8' : 'application/json';
-      return { statusCode: status, data, responseOptions: { headers: { 'content-type': type, ...headers } } };
-    });
+  return new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -87,7 +45,7 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 
 describe('JiraClient: the calls', () => {
   it('signs in with basic auth of the email and the API token, and asks for JSON', async () => {
-    answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json'));
+    site.answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json'));
 
     const account = await client().myself();
 
@@ -96,8 +54,8 @@ describe('JiraClient: the calls', () => {
   });
 
   it('reads every page of a search, following nextPageToken until isLast', async () => {
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-1.json'));
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-1.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
 
     const issues = await all(client().searchIssues('project = ED ORDER BY key', { pageSize: 2 }));
 
@@ -114,9 +72,9 @@ describe('JiraClient: the calls', () => {
   });
 
   it("searches what changed since an instant, written in the account's time zone, asking for the zone once", async () => {
-    answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json')); // Australia/Sydney
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    site.answer('GET', '/rest/api/3/myself', 200, fixtureText('myself.json')); // Australia/Sydney
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
     const jira = client();
 
     // 2016-10-05T07:08:59Z is 18:08:59 in Sydney (daylight saving time, UTC+11).
@@ -138,7 +96,7 @@ describe('JiraClient: the calls', () => {
   });
 
   it('reads a full search without a date restriction and without asking for the time zone', async () => {
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
 
     await all(client().changedIssues('project = ITSM', undefined));
 
@@ -147,7 +105,7 @@ describe('JiraClient: the calls', () => {
   });
 
   it('reads issues by id with read-after-write consistency for them', async () => {
-    answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
 
     const issues = await all(client().issuesById(['10004', '10010']));
 
@@ -157,13 +115,13 @@ describe('JiraClient: the calls', () => {
   });
 
   it("pages a request's approvals with start and limit until isLastPage", async () => {
-    answer(
+    site.answer(
       'GET',
       '/rest/servicedeskapi/request/ITSM-7/approval',
       200,
       fixtureText('request-approvals-page-1.json'),
     );
-    answer(
+    site.answer(
       'GET',
       '/rest/servicedeskapi/request/ITSM-7/approval',
       200,
@@ -185,7 +143,7 @@ describe('JiraClient: the calls', () => {
   });
 
   it('reads one approval, for the precheck', async () => {
-    answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
+    site.answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
 
     const approval = await client().getApproval('ITSM-7', '1');
 
@@ -200,7 +158,7 @@ describe('JiraClient: the calls', () => {
   });
 
   it('reads a customer request with its request type', async () => {
-    answer('GET', '/rest/servicedeskapi/request/107001', 200, fixtureText('customer-request.json'));
+    site.answer('GET', '/rest/servicedeskapi/request/107001', 200, fixtureText('customer-request.json'));
 
     const request = await client().getRequest('107001');
 
@@ -214,7 +172,7 @@ describe('JiraClient: the calls', () => {
   });
 
   it('answers an approval with {"decision": …} as JSON and returns the approval as it is after', async () => {
-    answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
+    site.answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, fixtureText('approval.json'));
 
     const approval = await client().answerApproval('ITSM-7', '1', 'approve');
 
@@ -223,8 +181,8 @@ describe('JiraClient: the calls', () => {
     expect(approval.finalDecision).toBe('approved');
   });
 
-  it('signs in as the approver with withCredentials, keeping the site and the dispatcher', async () => {
-    answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/3', 200, fixtureText('approval.json'));
+  it('signs in as the approver with withCredentials, keeping the site', async () => {
+    site.answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/3', 200, fixtureText('approval.json'));
 
     await client()
       .withCredentials({ email: 'ada@example.com', apiToken: 'ada-token' })
@@ -235,19 +193,14 @@ describe('JiraClient: the calls', () => {
     );
     expect(sent[0]!.body).toBe('{"decision":"decline"}');
   });
+
   it('keeps a path after the host as a prefix of every call', async () => {
     const prefixed = 'https://api.example.com/ex/jira/0a1b2c3d';
-    agent
-      .get('https://api.example.com')
-      .intercept({ method: 'GET', path: '/ex/jira/0a1b2c3d/rest/api/3/myself' })
-      .reply(200, fixtureText('myself.json'), { headers: { 'content-type': 'application/json' } });
+    nock('https://api.example.com')
+      .get('/ex/jira/0a1b2c3d/rest/api/3/myself')
+      .reply(200, fixtureText('myself.json'), { 'content-type': 'application/json' });
 
-    const jira = new JiraClient({
-      baseUrl: `${prefixed}/`,
-      email: EMAIL,
-      apiToken: TOKEN,
-      dispatcher: agent,
-    });
+    const jira = new JiraClient({ baseUrl: `${prefixed}/`, email: EMAIL, apiToken: TOKEN });
 
     await expect(jira.myself()).resolves.toMatchObject({ displayName: 'Mia Krystof' });
   });
@@ -255,7 +208,7 @@ describe('JiraClient: the calls', () => {
 
 describe('JiraClient: failures the kit classifies without more code', () => {
   it("carries a 404's status and Service Management's errorMessage: a systemError", async () => {
-    answer(
+    site.answer(
       'GET',
       '/rest/servicedeskapi/request/ITSM-7/approval/1',
       404,
@@ -274,7 +227,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it('carries a refused sign-in (401 with an HTML page) as an authenticationError', async () => {
-    answer('GET', '/rest/api/3/myself', 401, '<html><body>Unauthorized (401)</body></html>', {
+    site.answer('GET', '/rest/api/3/myself', 401, '<html><body>Unauthorized (401)</body></html>', {
       'x-seraph-loginreason': 'AUTHENTICATED_FAILED',
     });
 
@@ -288,7 +241,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it('carries a 400 of an approval already answered as a systemError, with what Jira said', async () => {
-    answer(
+    site.answer(
       'POST',
       '/rest/servicedeskapi/request/ITSM-7/approval/1',
       400,
@@ -305,7 +258,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it("reads the platform's ErrorCollection", async () => {
-    answer('GET', '/rest/api/3/search/jql', 400, fixtureText('platform-error-collection.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 400, fixtureText('platform-error-collection.json'));
 
     const error = await rejection(all(client().searchIssues('project = NOPE')));
 
@@ -316,7 +269,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it("turns a 429's Retry-After in seconds into retryAfterMs: a serviceUnavailable", async () => {
-    answer('GET', '/rest/api/3/search/jql', 429, '', {
+    site.answer('GET', '/rest/api/3/search/jql', 429, '', {
       'retry-after': '30',
       'ratelimit-reason': 'jira-quota-based',
     });
@@ -333,7 +286,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   it("turns a 503's Retry-After as an HTTP date into retryAfterMs", async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-05-01T10:00:00Z') });
     try {
-      answer('GET', '/rest/api/3/myself', 503, '', { 'retry-after': 'Fri, 01 May 2026 10:00:45 GMT' });
+      site.answer('GET', '/rest/api/3/myself', 503, '', { 'retry-after': 'Fri, 01 May 2026 10:00:45 GMT' });
 
       const error = await rejection(client().myself());
 
@@ -345,8 +298,8 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it('refuses a success whose body is not JSON, or lacks what the connector reads', async () => {
-    answer('GET', '/rest/api/3/myself', 200, '<html>maintenance</html>');
-    answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, { id: '1', approvers: [] });
+    site.answer('GET', '/rest/api/3/myself', 200, '<html>maintenance</html>');
+    site.answer('GET', '/rest/servicedeskapi/request/ITSM-7/approval/1', 200, { id: '1', approvers: [] });
 
     const notJson = await rejection(client().myself());
     const incomplete = await rejection(client().getApproval('ITSM-7', '1'));
@@ -362,8 +315,8 @@ describe('JiraClient: failures the kit classifies without more code', () => {
 
   it('stops paging when Jira hands back a nextPageToken it gave before', async () => {
     const looping = { isLast: false, issues: [], nextPageToken: 'same' };
-    answer('GET', '/rest/api/3/search/jql', 200, looping);
-    answer('GET', '/rest/api/3/search/jql', 200, looping);
+    site.answer('GET', '/rest/api/3/search/jql', 200, looping);
+    site.answer('GET', '/rest/api/3/search/jql', 200, looping);
 
     const error = await rejection(all(client().searchIssues('project = ITSM')));
 
@@ -371,6 +324,19 @@ describe('JiraClient: failures the kit classifies without more code', () => {
       code: 'jira_invalid_response',
       message: expect.stringContaining('nextPageToken'),
     });
+  });
+
+  it('throws a redirect as the answer it is, not following it with the credentials to where it points', async () => {
+    site.answer('GET', '/rest/api/3/myself', 302, '', {
+      location: `${BASE}/login.jsp?os_destination=%2Frest%2Fapi%2F3%2Fmyself`,
+    });
+
+    const error = await rejection(client().myself());
+
+    expect(error).toBeInstanceOf(JiraHttpError);
+    expect(error).toMatchObject({ status: 302, code: 'jira_http_error' });
+    expect(classifyFailure(error).status).toBe('internalError');
+    expect(sent.map(({ path }) => path)).toEqual(['/rest/api/3/myself']);
   });
 
   it("rejects with the signal's reason when the call is aborted, sending nothing", async () => {
@@ -383,7 +349,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
   });
 
   it("never shows the API token: not in an error, its message or inspection, nor in the client's", async () => {
-    answer('GET', '/rest/api/3/myself', 401, fixtureText('service-desk-error.json'));
+    site.answer('GET', '/rest/api/3/myself', 401, fixtureText('service-desk-error.json'));
     const jira = client();
 
     const error = await rejection(jira.myself());

@@ -5,7 +5,8 @@
  *
  * Credentials are passed to each call and kept by none: the sync reads with the connector's technical user, each
  * decision is taken with the approver's own credentials, and the CSRF token and session cookies a decision fetches
- * are used for that decision's POST only.
+ * are used for that decision's POST only. Calls go through Node's global `fetch`; a redirect (to a logon page) is
+ * not followed but answered as the {@link SapHttpError} it is.
  *
  * @example
  * ```ts
@@ -15,7 +16,6 @@
  * ```
  * @module
  */
-import { type Dispatcher, request } from 'undici';
 import type { z } from 'zod';
 import { SapHttpError, SapInboxUnsettledError, SapResponseError } from './errors.js';
 import {
@@ -51,11 +51,6 @@ export interface SapInboxClientOptions {
    * @default 30_000
    */
   timeoutMs?: number;
-  /**
-   * undici dispatcher to send requests with (a `MockAgent` in tests, a `ProxyAgent`).
-   * @default undici's global dispatcher
-   */
-  dispatcher?: Dispatcher;
 }
 
 /** What every call takes: whose credentials to use, and a signal that aborts it. */
@@ -84,7 +79,7 @@ const MAX_READS = 4;
 
 interface Answer {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Headers;
   text: string;
 }
 
@@ -94,7 +89,6 @@ export class SapInboxClient {
   readonly #sapClient: string | undefined;
   readonly #pageSize: number;
   readonly #timeoutMs: number;
-  readonly #dispatcher: Dispatcher | undefined;
 
   constructor(options: SapInboxClientOptions) {
     this.#service = serviceRoot(options.serviceUrl);
@@ -106,7 +100,6 @@ export class SapInboxClient {
     this.#sapClient = options.sapClient;
     this.#pageSize = integerOption('pageSize', options.pageSize, 100, 1, 1000);
     this.#timeoutMs = integerOption('timeoutMs', options.timeoutMs, 30_000, 1, 600_000);
-    this.#dispatcher = options.dispatcher;
   }
 
   /**
@@ -222,7 +215,7 @@ export class SapInboxClient {
         'x-csrf-token': session.token,
         ...(session.cookie === '' ? {} : { cookie: session.cookie }),
       });
-      if (answer.status === 403 && headerOf(answer.headers, 'x-csrf-token')?.toLowerCase() === 'required') {
+      if (answer.status === 403 && answer.headers.get('x-csrf-token')?.toLowerCase() === 'required') {
         if (attempt === 1) continue;
       }
       if (answer.status < 200 || answer.status > 299) throw httpError('POST Decision', answer);
@@ -233,12 +226,12 @@ export class SapInboxClient {
   async #fetchCsrfSession(options: SapCallOptions): Promise<{ token: string; cookie: string }> {
     const answer = await this.#send('GET', '', {}, options, { 'x-csrf-token': 'Fetch' });
     if (answer.status < 200 || answer.status > 299) throw httpError('GET (CSRF token fetch)', answer);
-    const token = headerOf(answer.headers, 'x-csrf-token');
-    if (token === undefined || token === '' || token.toLowerCase() === 'required') {
+    const token = answer.headers.get('x-csrf-token');
+    if (token === null || token === '' || token.toLowerCase() === 'required') {
       throw new SapResponseError('GET (CSRF token fetch)', 'it carried no x-csrf-token header');
     }
-    const setCookies = answer.headers['set-cookie'];
-    const cookie = (Array.isArray(setCookies) ? setCookies : setCookies === undefined ? [] : [setCookies])
+    const cookie = answer.headers
+      .getSetCookie()
       .map((line) => line.split(';', 1)[0]?.trim() ?? '')
       .filter((pair) => pair.includes('='))
       .join('; ');
@@ -282,14 +275,19 @@ export class SapInboxClient {
       .map(([key, value]) => `${key}=${encodeURIComponent(value)}`)
       .join('&');
     const basic = Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64');
-    const response = await request(url, {
-      method,
-      headers: { ...headers, accept: 'application/json', authorization: `Basic ${basic}` },
-      signal: AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)]),
-      ...(this.#dispatcher === undefined ? {} : { dispatcher: this.#dispatcher }),
-    });
-    const text = await response.body.text();
-    return { status: response.statusCode, headers: response.headers, text };
+    try {
+      const response = await fetch(url, {
+        method,
+        headers: { ...headers, accept: 'application/json', authorization: `Basic ${basic}` },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)]),
+        // A redirect (to a logon page, say) is SAP's answer: following it would read another page as that answer.
+        redirect: 'manual',
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, text };
+    } catch (error) {
+      throw signal.aborted ? signal.reason : connectionFailure(error);
+    }
   }
 }
 
@@ -323,7 +321,7 @@ function httpError(what: string, answer: Answer): SapHttpError {
   }
   const { code, message } = readODataError(body);
   return new SapHttpError(what, answer.status, {
-    retryAfterMs: parseRetryAfter(headerOf(answer.headers, 'retry-after'), Date.now()),
+    retryAfterMs: parseRetryAfter(answer.headers.get('retry-after') ?? undefined, Date.now()),
     sapCode: code,
     sapMessage: message,
   });
@@ -354,9 +352,12 @@ function issuesOf(error: z.ZodError): string {
     .join('; ');
 }
 
-function headerOf(headers: Answer['headers'], name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * `fetch` rejects every failed connection with the same `TypeError: fetch failed`; what failed (with the `code`,
+ * such as `ECONNREFUSED`, that the kit's failure mapping reads) is its `cause`.
+ */
+function connectionFailure(error: unknown): unknown {
+  return error instanceof TypeError && error.cause instanceof Error ? error.cause : error;
 }
 
 function serviceRoot(serviceUrl: string | URL): URL {

@@ -1,9 +1,20 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { classifyFailure } from 'approval-connector-kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SapInboxClient } from '../src/client.js';
 import { SapHttpError, SapInboxUnsettledError, SapResponseError } from '../src/errors.js';
-import { basic, collection, fixture, MockSap, SERVICE_URL, taskEntry } from './support/mock-sap.js';
+import {
+  basic,
+  collection,
+  fixture,
+  MockSap,
+  ORIGIN,
+  SERVICE_PATH,
+  SERVICE_URL,
+  taskEntry,
+} from './support/mock-sap.js';
 
 const technicalUser = { username: 'APPROVAL_SYNC', password: 'sync-pass-1' };
 const approver = { username: 'AMILLER', password: 'miller-pass-1' };
@@ -15,12 +26,12 @@ let sap: MockSap;
 beforeEach(() => {
   sap = new MockSap();
 });
-afterEach(async () => {
-  await sap.close();
+afterEach(() => {
+  sap.done();
 });
 
 function client(options: { pageSize?: number; timeoutMs?: number } = {}): SapInboxClient {
-  return new SapInboxClient({ serviceUrl: SERVICE_URL, dispatcher: sap.agent, ...options });
+  return new SapInboxClient({ serviceUrl: SERVICE_URL, ...options });
 }
 
 function taskQuery(skip: number, top: number, filter = OPEN_FILTER): Record<string, string> {
@@ -458,7 +469,6 @@ describe('bad input', () => {
     const withClient = new SapInboxClient({
       serviceUrl: SERVICE_URL.slice(0, -1),
       sapClient: '100',
-      dispatcher: sap.agent,
     });
 
     expect(await withClient.decisionOptions(ref, { credentials: technicalUser, signal })).toHaveLength(2);
@@ -569,23 +579,17 @@ describe('failures, as the kit classifies them', () => {
     );
     expect(sap.calls()).toEqual([]);
 
-    sap.agent
-      .get('https://sap.example.com')
-      .intercept({ path: () => true })
-      .reply(200, fixture('decision-options.json'))
-      .delay(60_000);
+    const taken = sap.hold({ resource: 'DecisionOptions' });
     const controller = new AbortController();
     const reading = client().decisionOptions(ref, { credentials: approver, signal: controller.signal });
+    await taken;
     controller.abort(new Error('worker stopping'));
     await expect(reading).rejects.toThrow('worker stopping');
   });
 
   it('gives up on a request that outlasts timeoutMs with a TimeoutError, classified serviceUnavailable', async () => {
-    sap.agent
-      .get('https://sap.example.com')
-      .intercept({ path: () => true })
-      .reply(200, fixture('decision-options.json'))
-      .delay(60_000);
+    // However short the deadline, it may pass before the request is sent: either way the call outlasts it.
+    void sap.hold({ resource: 'DecisionOptions' }, { optional: true });
 
     const error = await client({ timeoutMs: 20 })
       .decisionOptions(ref, { credentials: approver, signal })
@@ -593,6 +597,40 @@ describe('failures, as the kit classifies them', () => {
 
     expect(error).toMatchObject({ name: 'TimeoutError' });
     expect(classifyFailure(error).status).toBe('serviceUnavailable');
+  });
+
+  it("throws a refused connection as the socket's error with its code, not as fetch's bare TypeError", async () => {
+    sap.allowLoopback();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+
+    const error = await new SapInboxClient({ serviceUrl: `http://127.0.0.1:${port}${SERVICE_PATH}` })
+      .decisionOptions(ref, { credentials: approver, signal })
+      .catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'ECONNREFUSED' },
+    });
+  });
+
+  it('throws a redirect to a logon page as the SapHttpError it is, without following it', async () => {
+    sap.on(
+      { resource: 'DecisionOptions' },
+      { status: 302, headers: { location: `${ORIGIN}/sap/saml2/sp/logon?RelayState=inbox` } },
+    );
+
+    const error = await client()
+      .decisionOptions(ref, { credentials: approver, signal })
+      .catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(SapHttpError);
+    expect(error).toMatchObject({ status: 302 });
+    expect(classifyFailure(error)).toMatchObject({ status: 'internalError', meta: { code: 'sap_http' } });
+    expect(sap.calls().map((call) => call.resource)).toEqual(['DecisionOptions']);
   });
 
   function answerDecisionFailure(status: number, body: string): void {

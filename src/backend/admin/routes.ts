@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { toIssues } from '../../api/index.js';
-import { ValidationError } from '../../errors.js';
+import { toIssues, ValidationError } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { FaultInjector } from '../faults/injector.js';
 import { isAdminToken } from '../http/auth.js';

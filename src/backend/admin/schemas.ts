@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObjectInput, Uuid } from '../../api/index.js';
+import { EncryptedCredentials, JsonObjectInput, Uuid } from '../../api/index.js';
 
 /** Bodies of the admin API. Exact: an unknown key is a 400, so a typo is noticed. */
 export const AdminSchemas = {
@@ -24,6 +24,7 @@ export const AdminSchemas = {
     approvalId: z.string().min(1),
     approveComments: z.string().optional(),
     credentials: JsonObjectInput.optional(),
+    sealedCredentials: EncryptedCredentials.optional(),
   }),
   leases: z.strictObject({ systemId: z.string().min(1).optional(), taskId: z.string().min(1).optional() }),
 } as const;

@@ -1,4 +1,4 @@
-import { toIssues } from '../../api/index.js';
+import { toIssues } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import { type FaultAction, type FaultInfo, FaultRule, type FaultRuleInput } from './schema.js';
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../errors.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 // A `\uD800`-`\uDFFF` escape: the only way a JSON text can spell half of a surrogate pair.
@@ -24,11 +25,17 @@ export function registerJsonParser(app: FastifyInstance): void {
       }
       const value: unknown = JSON.parse(text);
       if (SURROGATE_ESCAPE.test(text) && !isWellFormed(value)) {
-        throw new Error('a string holds half of a surrogate pair (a lone \\uD800-\\uDFFF escape)');
+        throw ServiceError.badRequest(
+          'body: a string holds half of a surrogate pair (a lone \\uD800-\\uDFFF escape)',
+        );
       }
       done(null, value);
     } catch (error) {
-      done(Object.assign(error as Error, { statusCode: 400 }), undefined);
+      // JSON.parse's own SyntaxError is answered as fastify's parse errors are: a 400 naming the body.
+      done(
+        error instanceof ServiceError ? error : Object.assign(error as Error, { statusCode: 400 }),
+        undefined,
+      );
     }
   });
 }
@@ -37,7 +44,7 @@ function decode(body: Buffer): string {
   try {
     return utf8.decode(body);
   } catch {
-    throw new Error('is not valid UTF-8');
+    throw ServiceError.badRequest('body: is not valid UTF-8');
   }
 }
 

@@ -1,24 +1,29 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { adminErrorCode, ServiceError } from '../errors.js';
 import { headersTooLarge } from './head.js';
 
 /** Which error shape a request is answered in, chosen by its path. */
 export type Api = 'v1' | 'v2' | 'admin';
 
-/** `/v1` and below answer in the v1 shape, `/admin` and below in the admin shape, every other path in the v2 shape. */
+/**
+ * `/v1` and below answer in the v1 shape, `/admin` and `/console` and below in the admin shape, every other path in
+ * the v2 shape.
+ */
 export function apiOf(url: string): Api {
   const path = url.split('?', 1)[0] ?? '';
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
-  if (path === '/admin' || path.startsWith('/admin/')) return 'admin';
+  for (const prefix of ['/admin', '/console']) {
+    if (path === prefix || path.startsWith(`${prefix}/`)) return 'admin';
+  }
   return 'v2';
 }
 
 /** The body of an error in the shape of its API: v1 `{Error}`, v2 `{status: 'failure'}`, admin `{error: {code, message}}`. */
 export function errorBody(api: Api, error: ServiceError): Record<string, unknown> {
   if (api === 'v1') return { Error: error.message };
-  if (api === 'admin') return { error: { code: error.code, message: error.message } };
+  if (api === 'admin') return { error: { code: adminErrorCode(error.kind), message: error.message } };
   return { status: 'failure' };
 }
 

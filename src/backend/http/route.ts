@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Endpoint } from '../../api/index.js';
-import { toIssues } from '../../api/index.js';
+import { toIssues } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Principal } from '../store/index.js';
 import { authenticate } from './auth.js';
@@ -55,7 +55,8 @@ export function defineRoute<E extends Endpoint>(
     },
     handler: async (request, reply) => {
       const principal = principals.get(request);
-      if (principal === undefined) throw new Error('The request reached its handler unauthenticated');
+      // onRequest authenticated it or refused it; should that ever not hold, the request is refused, never served.
+      if (principal === undefined) throw ServiceError.unauthorized();
       const input: RouteInput<E> = {
         params: validate('params', endpoint.params, request.params) as Out<E['params']>,
         query: validate(

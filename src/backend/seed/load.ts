@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { toIssues } from '../../api/index.js';
-import { ValidationError, type ValidationIssue } from '../../errors.js';
+import { toIssues, ValidationError, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { Seed, type SeedInput } from './schema.js';
@@ -21,7 +20,7 @@ export function readSeedFile(file: string): Seed {
     const message = error instanceof Error ? error.message : String(error);
     throw new ValidationError(
       `seed file ${file}`,
-      [{ path: [], message: `cannot be read as JSON: ${message}` }],
+      [{ path: [], message: `cannot be read as JSON: ${message}`, code: 'invalid_format' }],
       {
         cause: error,
       },
@@ -98,5 +97,5 @@ function guard<T>(subject: string, path: (string | number)[], fn: () => T): T {
 }
 
 function fail(subject: string, path: ValidationIssue['path'], message: string, cause?: unknown): never {
-  throw new ValidationError(subject, [{ path, message }], { cause });
+  throw new ValidationError(subject, [{ path, message, code: 'custom' }], { cause });
 }

@@ -22,6 +22,15 @@ export interface ApprovalChange {
   data?: Record<string, unknown> | undefined;
 }
 
+/** The console's query: a system's approvals, newest first, filtered. */
+export interface ApprovalBrowseQuery {
+  resolved?: boolean | undefined;
+  /** A case-insensitive substring of the id, the approver, the schema id or any text of the data. */
+  search?: string | undefined;
+  /** The most approvals answered. */
+  limit: number;
+}
+
 export interface ApprovalListQuery {
   /** Only approvals modified after this instant (ms). */
   after?: number;
@@ -85,14 +94,59 @@ export class Approvals {
     // One statement either way, without reading the stored approval first: an Update approvals batch is mostly
     // this, 50 or more times over.
     if (change.schemaId !== undefined && change.approver !== undefined) {
-      db.run(UPSERT, ...values, this.ctx.now());
+      this.#changed(systemId, id, change, db.run(UPSERT, ...values, this.ctx.now()) > 0);
       return;
     }
-    if (db.run(MERGE, ...values) === 0 && this.find(systemId, id, 'shallow') === undefined) {
+    const merged = db.run(MERGE, ...values);
+    if (merged === 0 && this.find(systemId, id, 'shallow') === undefined) {
       throw ServiceError.invalid([
-        { path: where, message: 'schemaId and approver are required for a new approval' },
+        {
+          path: where,
+          message: 'schemaId and approver are required for a new approval',
+          code: 'invalid_type',
+        },
       ]);
     }
+    this.#changed(systemId, id, change, merged > 0);
+  }
+
+  #changed(systemId: string, approvalId: string, change: ApprovalChange, applied: boolean): void {
+    this.ctx.changed(() => ({
+      kind: 'approval',
+      systemId,
+      approvalId,
+      lastModified: change.lastModified === undefined ? undefined : iso(Date.parse(change.lastModified)),
+      applied,
+      at: iso(this.ctx.now()),
+    }));
+  }
+
+  /** The console's view: newest first (by lastModified, then id), filtered, with how many match in all. */
+  browse(systemId: string, query: ApprovalBrowseQuery): { approvals: ApprovalRecord[]; total: number } {
+    const where = ['system_id = ?'];
+    const params: (string | number)[] = [systemId];
+    if (query.resolved !== undefined) {
+      where.push('resolved = ?');
+      params.push(query.resolved ? 1 : 0);
+    }
+    if (query.search !== undefined && query.search !== '') {
+      where.push(
+        '(contains_ci(id, ?) OR contains_ci(approver, ?) OR contains_ci(schema_id, ?) OR contains_ci(data, ?))',
+      );
+      params.push(query.search, query.search, query.search, query.search);
+    }
+    const condition = where.join(' AND ');
+    const { db } = this.ctx;
+    const total = db.get<{ total: number }>(
+      `SELECT count(*) AS total FROM approvals WHERE ${condition}`,
+      ...params,
+    );
+    const rows = db.all<Row>(
+      `SELECT ${COLUMNS} WHERE ${condition} ORDER BY last_modified DESC, id DESC LIMIT ?`,
+      ...params,
+      query.limit,
+    );
+    return { approvals: rows.map((row) => toRecord(row, 'full')), total: total?.total ?? 0 };
   }
 
   /**

@@ -72,18 +72,25 @@ export class Connectors {
         {
           path: [hasKey ? 'publicKeyExpiredAt' : 'publicKey'],
           message: 'publicKey and publicKeyExpiredAt come together',
+          code: 'custom',
         },
       ]);
     }
     if (change.publicKey !== undefined && !isPublicKey(change.publicKey)) {
       throw ServiceError.invalid([
-        { path: ['publicKey'], message: 'must be a 32-byte x25519 key in standard base64' },
+        {
+          path: ['publicKey'],
+          message: 'must be a 32-byte x25519 key in standard base64',
+          code: 'invalid_format',
+        },
       ]);
     }
     const expiresAt =
       change.publicKeyExpiredAt === undefined ? undefined : Date.parse(change.publicKeyExpiredAt);
     if (expiresAt !== undefined && expiresAt <= now) {
-      throw ServiceError.invalid([{ path: ['publicKeyExpiredAt'], message: 'must be in the future' }]);
+      throw ServiceError.invalid([
+        { path: ['publicKeyExpiredAt'], message: 'must be in the future', code: 'custom' },
+      ]);
     }
     const { db } = this.ctx;
     if (change.taskTypes !== undefined) {
@@ -118,5 +125,6 @@ export class Connectors {
       db.run('DELETE FROM connector_keys WHERE system_id = ? AND expires_at <= ?', systemId, now);
     }
     db.run('UPDATE connectors SET updated_at = ? WHERE system_id = ?', now, systemId);
+    this.ctx.changed({ kind: 'connector', systemId });
   }
 }

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { ValidationError } from '../../errors.js';
 import { MIGRATIONS, SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export type Row = Record<string, SQLInputValue>;
@@ -20,6 +21,7 @@ export class Database {
   readonly #statements = new Map<string, StatementSync>();
   #depth = 0;
   #closed = false;
+  #afterCommit: (() => void)[] = [];
 
   constructor(file?: string) {
     // Loaded here rather than imported: on a Node without `node:sqlite`, a static import fails while the module
@@ -34,14 +36,14 @@ export class Database {
     );
     this.#db.function('fold_case', { deterministic: true }, (text) => foldCase(String(text)));
     try {
-      this.#migrate();
+      this.#migrate(file);
     } catch (error) {
       this.#db.close();
       throw error;
     }
   }
 
-  #migrate(): void {
+  #migrate(file: string | undefined): void {
     const { user_version: version } = this.#db.prepare('PRAGMA user_version').get() as {
       user_version: number;
     };
@@ -56,9 +58,13 @@ export class Database {
     const steps: (string | undefined)[] = [];
     for (let next = version + 1; next <= SCHEMA_VERSION; next++) steps.push(MIGRATIONS[next]);
     if (steps.length === 0 || steps.includes(undefined)) {
-      throw new Error(
-        `The data file has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
-      );
+      throw new ValidationError(`data file ${file}`, [
+        {
+          path: [],
+          message: `has schema version ${version}; this backend reads version ${SCHEMA_VERSION}`,
+          code: 'custom',
+        },
+      ]);
     }
     // A migration may rebuild a table that others refer to; SQLite ignores this pragma inside a transaction.
     this.#db.exec('PRAGMA foreign_keys = OFF');
@@ -99,16 +105,27 @@ export class Database {
     // Prepared like any other statement: every request runs one transaction, and exec() would parse these anew.
     this.#statement('BEGIN IMMEDIATE').run();
     this.#depth++;
+    let result: T;
     try {
-      const result = fn();
+      result = fn();
       this.#statement('COMMIT').run();
-      return result;
     } catch (error) {
+      this.#afterCommit = [];
       this.#statement('ROLLBACK').run();
       throw error;
     } finally {
       this.#depth--;
     }
+    const callbacks = this.#afterCommit;
+    this.#afterCommit = [];
+    for (const callback of callbacks) callback();
+    return result;
+  }
+
+  /** Runs `callback` once the current transaction commits (at once outside one); never if it rolls back. */
+  afterCommit(callback: () => void): void {
+    if (this.#depth === 0) callback();
+    else this.#afterCommit.push(callback);
   }
 
   /** Whether nothing has been stored yet (no organization exists). */

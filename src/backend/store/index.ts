@@ -1,4 +1,5 @@
 import { Approvals } from './approvals.js';
+import { StoreChanges } from './changes.js';
 import { Connectors } from './connectors.js';
 import type { StoreContext } from './context.js';
 import { Database } from './database.js';
@@ -11,7 +12,8 @@ import { UiTemplates } from './templates.js';
 import { hashToken, Tokens } from './tokens.js';
 import { Users } from './users.js';
 
-export type { ApprovalChange, ApprovalListQuery, ApprovalRecord } from './approvals.js';
+export type { ApprovalBrowseQuery, ApprovalChange, ApprovalListQuery, ApprovalRecord } from './approvals.js';
+export type { StoreChange, StoreChangeListener, StoreChanges } from './changes.js';
 export type { ConnectorChange, ConnectorRecord } from './connectors.js';
 export type { NewMapping, UserMappingRecord } from './mappings.js';
 export type { NewOrganization, Organization } from './organizations.js';
@@ -43,10 +45,21 @@ export class Store {
   readonly states: ConnectorStates;
   readonly templates: UiTemplates;
   readonly tasks: Tasks;
+  /** Every committed write, for those who watch the store live. */
+  readonly changes = new StoreChanges();
 
   constructor(options: StoreOptions) {
     this.db = new Database(options.file);
-    const ctx: StoreContext = { db: this.db, now: options.now };
+    const ctx: StoreContext = {
+      db: this.db,
+      now: options.now,
+      // Built only when someone watches: an Update approvals batch notes one change per approval.
+      changed: (change) => {
+        if (!this.changes.watched) return;
+        const built = typeof change === 'function' ? change() : change;
+        this.db.afterCommit(() => this.changes.publish(built));
+      },
+    };
     this.organizations = new Organizations(ctx);
     this.systems = new Systems(ctx);
     this.tokens = new Tokens(ctx, new Set((options.reservedTokens ?? []).map(hashToken)));

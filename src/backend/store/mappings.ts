@@ -55,6 +55,7 @@ export class UserMappings {
    */
   addMany(systemId: string, items: readonly NewMapping[]): UserMappingRecord[] {
     for (const item of items) this.#apply(systemId, item);
+    if (items.length > 0) this.ctx.changed({ kind: 'directory' });
     return items.map((item) => this.find(systemId, item.userId) as UserMappingRecord);
   }
 

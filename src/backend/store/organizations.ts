@@ -29,7 +29,15 @@ export class Organizations {
       organization.name,
       this.ctx.now(),
     );
+    this.ctx.changed({ kind: 'directory' });
     return organization;
+  }
+
+  /** Every organization, by name then id. */
+  list(): Organization[] {
+    return this.ctx.db
+      .all<Organization>('SELECT id, name FROM organizations ORDER BY name, id')
+      .map((row) => ({ id: row.id, name: row.name }));
   }
 
   find(id: string): Organization | undefined {

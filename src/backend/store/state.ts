@@ -1,3 +1,4 @@
+import { ServiceError } from '../errors.js';
 import { iso, type StoreContext } from './context.js';
 
 /** A system's connector state, in the shape Get state answers. */
@@ -16,7 +17,8 @@ export class ConnectorStates {
       'SELECT id, created_at AS createdAt, updated_at AS updatedAt, state FROM connector_states WHERE system_id = ?',
       systemId,
     );
-    if (row === undefined) throw new Error(`System ${systemId} has no state record`);
+    // Every system has its state record from its creation: without one, there is no such system.
+    if (row === undefined) throw ServiceError.notFound('systems', systemId);
     return {
       id: row.id,
       createdAt: iso(row.createdAt),
@@ -33,5 +35,6 @@ export class ConnectorStates {
       this.ctx.now(),
       systemId,
     );
+    this.ctx.changed({ kind: 'state', systemId });
   }
 }

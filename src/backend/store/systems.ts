@@ -40,6 +40,7 @@ export class Systems {
       now,
       now,
     );
+    this.ctx.changed({ kind: 'directory' });
     return system;
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type EncryptedCredentials, sealCredentials, type TaskResult } from '../../api/index.js';
+import { EncryptedCredentials, isPublicKey, sealCredentials, type TaskResult } from '../../api/index.js';
+import { toIssues, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Approvals } from './approvals.js';
 import type { Connectors } from './connectors.js';
@@ -41,6 +42,12 @@ export interface NewTask {
    * `authRequired: true` (required then) and ignored otherwise, so plain secrets are never stored.
    */
   credentials?: Record<string, unknown>;
+  /**
+   * The approver's credentials already sealed by the caller (the console seals them in the browser), instead of
+   * `credentials`: stored as they are, so the backend never holds them in plain form. They must be sealed to the
+   * connector's current key.
+   */
+  sealedCredentials?: EncryptedCredentials;
 }
 
 /** A task as Get task answers it. */
@@ -107,12 +114,28 @@ export class Tasks {
           `the public key of the connector of system ${input.systemId} has expired`,
         );
       }
-      if (input.credentials === undefined) {
+      if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
         throw ServiceError.invalid([
-          { path: ['credentials'], message: 'is required: the connector registered authRequired' },
+          {
+            path: ['sealedCredentials'],
+            message: 'comes instead of credentials, not with them',
+            code: 'custom',
+          },
         ]);
       }
-      sealed = sealCredentials(input.credentials, connector.publicKey);
+      if (input.sealedCredentials !== undefined) {
+        sealed = checkSealed(input.sealedCredentials, connector.publicKey);
+      } else if (input.credentials !== undefined) {
+        sealed = sealCredentials(input.credentials, connector.publicKey);
+      } else {
+        throw ServiceError.invalid([
+          {
+            path: ['credentials'],
+            message: 'is required: the connector registered authRequired',
+            code: 'invalid_type',
+          },
+        ]);
+      }
     }
     const id = randomUUID();
     this.ctx.db.run(
@@ -127,6 +150,7 @@ export class Tasks {
       now,
       now,
     );
+    this.ctx.changed({ kind: 'task', systemId: input.systemId });
     return this.info(id) as TaskInfo;
   }
 
@@ -143,6 +167,7 @@ export class Tasks {
       hold ? now + leaseMs : now,
       row.id,
     );
+    this.ctx.changed({ kind: 'task', systemId });
     const approval = this.approvals.find(systemId, row.approvalId, 'full');
     const task: WireTask = {
       id: row.id,
@@ -164,6 +189,7 @@ export class Tasks {
       this.ctx.now(),
       taskId,
     );
+    this.ctx.changed({ kind: 'task', systemId });
   }
 
   /** Ends leases now, so the tasks are offered again: one task, a system's, or every one. */
@@ -179,12 +205,17 @@ export class Tasks {
       params.push(filter.systemId);
     }
     const now = this.ctx.now();
-    return this.ctx.db.run(
+    const expired = this.ctx.db.run(
       `UPDATE tasks SET available_at = ? WHERE ${where.join(' AND ')} AND available_at > ?`,
       now,
       ...params,
       now,
     );
+    if (expired > 0) {
+      const systemId = filter.taskId === undefined ? filter.systemId : this.#row(filter.taskId)?.systemId;
+      this.ctx.changed({ kind: 'task', systemId });
+    }
+    return expired;
   }
 
   info(taskId: string): TaskInfo | undefined {
@@ -218,4 +249,63 @@ export class Tasks {
   #row(taskId: string): Row | undefined {
     return this.ctx.db.get<Row>(`SELECT ${COLUMNS} WHERE id = ?`, taskId);
   }
+}
+
+/**
+ * Credentials a caller sealed, checked as far as a service can without opening them: the contract's format, sealed to
+ * the connector's current key (a task sealed to another key might never be opened), from a valid one-time key.
+ */
+function checkSealed(input: unknown, currentKey: string): EncryptedCredentials {
+  const parsed = EncryptedCredentials.safeParse(input);
+  if (!parsed.success) {
+    throw ServiceError.invalid(
+      toIssues(parsed.error).map((issue) => ({ ...issue, path: ['sealedCredentials', ...issue.path] })),
+    );
+  }
+  const { algorithm, publicKey, ephemeralPublicKey, nonce, ciphertext } = parsed.data;
+  const problems: ValidationIssue[] = [];
+  if (!isPublicKey(ephemeralPublicKey)) {
+    problems.push({
+      path: ['ephemeralPublicKey'],
+      message: 'must be a 32-byte x25519 key in standard base64',
+      code: 'invalid_format',
+    });
+  }
+  if (base64Length(nonce) !== NONCE_BYTES) {
+    problems.push({
+      path: ['nonce'],
+      message: `must be ${NONCE_BYTES} bytes in standard base64`,
+      code: 'invalid_format',
+    });
+  }
+  if ((base64Length(ciphertext) ?? 0) <= BOX_OVERHEAD_BYTES) {
+    problems.push({
+      path: ['ciphertext'],
+      message: 'must be a sealed box in standard base64',
+      code: 'invalid_format',
+    });
+  }
+  if (problems.length > 0) {
+    throw ServiceError.invalid(
+      problems.map((problem) => ({ ...problem, path: ['sealedCredentials', ...problem.path] })),
+    );
+  }
+  if (publicKey !== currentKey) {
+    throw ServiceError.conflict(
+      "sealedCredentials: sealed to a key that is not the connector's current one; seal them again to its current key",
+    );
+  }
+  // Only the format's fields are kept: nothing else a caller sent is stored with the task.
+  return { algorithm, publicKey, ephemeralPublicKey, nonce, ciphertext };
+}
+
+const NONCE_BYTES = 24;
+/** What a NaCl box adds to its plaintext: the poly1305 tag. */
+const BOX_OVERHEAD_BYTES = 16;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** How many bytes a standard base64 text holds; `undefined` when it is not one. */
+function base64Length(text: string): number | undefined {
+  if (!BASE64.test(text)) return undefined;
+  return (text.length / 4) * 3 - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
 }

@@ -46,5 +46,6 @@ export class UiTemplates {
         this.ctx.now(),
       );
     }
+    this.ctx.changed({ kind: 'templates', systemId });
   }
 }

@@ -76,6 +76,7 @@ export class Users {
       user.lastName,
       this.ctx.now(),
     );
+    this.ctx.changed({ kind: 'directory' });
     return user;
   }
 
@@ -104,6 +105,7 @@ export class Users {
     let deleted = 0;
     for (const id of unique)
       deleted += this.ctx.db.run('DELETE FROM users WHERE id = ? AND org_id = ?', id, orgId);
+    if (deleted > 0) this.ctx.changed({ kind: 'directory' });
     return deleted;
   }
 

@@ -2,20 +2,21 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import {
+  backendOptionsSchema,
   type ReferenceBackend,
   readSeedFile,
   type Seed,
   startReferenceBackend,
 } from '../../backend/index.js';
-import { backendOptionsSchema } from '../../backend/options.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { host, logLevel, nonEmptyString, parseOptions, port } from '../../options.js';
-import { onShutdownSignal } from '../../signals.js';
+import { host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
+import { onShutdownSignal } from '../../internal/signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
 Runs the reference backend: the Approval Service's Management API (v1) and Integration API (v2), an admin API
-under /admin, and the OpenAPI document at /openapi.json.
+under /admin, a console page at /console, and the OpenAPI document at /openapi.json. The start banner prints a
+link that signs a browser in to the console once.
 
 Options:
   --port N       TCP port (default 8080; 0 picks a free one)
@@ -81,7 +82,11 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     );
     if (positionals.length > 0) {
       throw new ValidationError('options of connector backend', [
-        { path: [], message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag` },
+        {
+          path: [],
+          message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag`,
+          code: 'unrecognized_keys',
+        },
       ]);
     }
   } catch (error) {
@@ -137,6 +142,8 @@ function banner(
   const lines = [
     '',
     `Reference backend listening on ${backend.url}`,
+    `  console:  ${backend.createConsoleLink()}`,
+    '            (the link signs one browser in, once, within an hour)',
     `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
     `  openapi:  ${backend.url}/openapi.json`,
     `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generateKeyRingData, type KeyRingData, ReadOnlyKeyStore } from '../../connector/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { nonEmptyString, parseOptions } from '../../options.js';
+import { nonEmptyString, parseOptions } from '../../internal/options.js';
 
 const USAGE = `Usage: connector keys generate [--previous FILE] [--out FILE]
 
@@ -50,6 +50,7 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
     if (!options['--help'] && action !== 'generate') {
       throw new ValidationError(SUBJECT, [
         {
+          code: 'custom',
           path: [],
           message:
             action === undefined
@@ -59,7 +60,9 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
       ]);
     }
     if (extra !== undefined) {
-      throw new ValidationError(SUBJECT, [{ path: [], message: `Unexpected argument \`${extra}\`` }]);
+      throw new ValidationError(SUBJECT, [
+        { code: 'custom', path: [], message: `Unexpected argument \`${extra}\`` },
+      ]);
     }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type ConnectorFactory, runWorker, WORKER_USAGE } from '../../connector/index.js';
+import { type Connector, type ConnectorFactory, runWorker, WORKER_USAGE } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
 
 /** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */
@@ -11,8 +11,8 @@ export const DEFAULT_MODULE = 'dist/connector.js';
 const USAGE = `Usage: connector run [module] [--role sync|tasks|all]
 
 Runs the connector that the module exports as a long-lived worker, until SIGTERM or SIGINT. The module (default:
-${DEFAULT_MODULE}) has a default export that builds the connector, sync or async:
-  export default (options, { env, logger, role }) => new MyConnector(options, new SourceClient(env.SOURCE_URL));
+${DEFAULT_MODULE}) has a default export that is the connector, or a function that builds it, sync or async:
+  export default ({ env, logger, role }) => new MyConnector(new SourceClient(env.SOURCE_URL));
 
 ${WORKER_USAGE}`;
 
@@ -33,26 +33,39 @@ export async function runRunCommand(argv: readonly string[]): Promise<number> {
   const module = tokens.find((token) => token.kind === 'positional');
   const rest = module === undefined ? [...argv] : argv.filter((_, index) => index !== module.index);
   const path = resolve(module?.value ?? DEFAULT_MODULE);
-  return runWorker(async (options, context) => (await importConnectorModule(path))(options, context), {
-    argv: rest,
-  });
+  return runWorker(
+    async (context) => {
+      const exported = await importConnectorModule(path);
+      // The worker checks that what it gets is a connector (its `tasks` and `source`).
+      return typeof exported === 'function' ? exported(context) : (exported as Connector<object>);
+    },
+    { argv: rest },
+  );
 }
 
-/** The builder a connector module exports by default; a `ValidationError` names what is wrong with the module. */
-async function importConnectorModule(path: string): Promise<ConnectorFactory> {
-  const refuse = (message: string) => new ValidationError('connector module', [{ path: [], message }]);
+/**
+ * What a connector module exports by default: the connector or a function that builds it. A `ValidationError` names
+ * what is wrong with the module; the worker checks that what it gets is a connector.
+ */
+async function importConnectorModule(path: string): Promise<ConnectorFactory | object> {
+  const refuse = (message: string) =>
+    new ValidationError('connector module', [{ code: 'custom', path: [], message }]);
   if (!existsSync(path)) {
     throw refuse(`${path} does not exist: give the module's path, \`connector run dist/connector.js\``);
   }
   const exported: unknown = ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
-  const example = 'export default (options, context) => new MyConnector(options, …)';
+  const example = 'export default new MyConnector(…), or ({ env }) => new MyConnector(…)';
   if (exported === undefined) throw refuse(`${path} has no default export: ${example}`);
-  if (typeof exported !== 'function') {
-    throw refuse(`The default export of ${path} is not a function that builds the connector: ${example}`);
+  if (typeof exported !== 'function' && (typeof exported !== 'object' || exported === null)) {
+    throw refuse(
+      `The default export of ${path} is neither a connector nor a function that builds one: ${example}`,
+    );
   }
   // A class is a function too, but one that cannot be called without `new`.
-  if (/^class\b/.test(Function.prototype.toString.call(exported))) {
-    throw refuse(`The default export of ${path} is a class; export a function that builds one: ${example}`);
+  if (typeof exported === 'function' && /^class\b/.test(Function.prototype.toString.call(exported))) {
+    throw refuse(
+      `The default export of ${path} is a class; export the connector, or a function that builds one: ${example}`,
+    );
   }
-  return exported as ConnectorFactory;
+  return exported as ConnectorFactory | object;
 }

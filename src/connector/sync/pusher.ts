@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
-import type { ApprovalWrite } from '../../api/integration.js';
-import type { IntegrationClient } from '../../client/integration-client.js';
+import type { ApprovalWrite } from '../../api/index.js';
+import type { IntegrationClient } from '../../client/index.js';
 import { compareCursors, type SyncCursor } from '../state.js';
 
 /** Bounds of the batches the pusher sends. Every field is required here; `SyncOptions` documents the defaults. */

@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalWrite } from '../../api/integration.js';
-import type { IntegrationClient } from '../../client/integration-client.js';
-import type { Logger } from '../logger.js';
-import { compareCursors, type StateStore, type SyncCursor } from '../state.js';
+import type { ApprovalWrite } from '../../api/index.js';
+import type { IntegrationClient } from '../../client/index.js';
+import { InvalidConnectorError } from '../errors.js';
+import type { Logger } from '../operations/index.js';
+import { compareCursors, type StateAccess, type StateStore, type SyncCursor } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
 
-/** The source methods a run calls; `Connector` passes its own. */
+/** The source methods a run calls: those the connector declared. */
 export interface SyncSource {
-  changes?: (window: ChangeWindow, context: SourceContext) => AsyncIterable<SourceApproval>;
-  snapshot?: (context: SourceContext) => AsyncIterable<SourceApproval>;
-  lookup?: (ids: readonly string[], context: SourceContext) => AsyncIterable<SourceApproval>;
+  changes?: (window: ChangeWindow, context: SourceContext<object>) => AsyncIterable<SourceApproval>;
+  snapshot?: (context: SourceContext<object>) => AsyncIterable<SourceApproval>;
+  lookup?: (ids: readonly string[], context: SourceContext<object>) => AsyncIterable<SourceApproval>;
 }
 
 /** What every run needs. */
@@ -18,6 +19,8 @@ export interface RunContext {
   client: IntegrationClient;
   source: SyncSource;
   state: StateStore<object>;
+  /** The author's part of the state, as the source methods get it in their context. */
+  appState: StateAccess<object>;
   limits: PushLimits;
   signal: AbortSignal;
   logger: Logger;
@@ -83,7 +86,7 @@ export async function runIncremental(
   let resent = 0;
   const changes = requireMethod(context.source.changes, 'changes');
   try {
-    for await (const record of changes(window, { signal, logger })) {
+    for await (const record of changes(window, { signal, logger, state: context.appState })) {
       signal.throwIfAborted();
       const approval = parseSourceApproval(record, true);
       const key = { lastModified: new Date(approval.lastModified as string).toISOString(), id: approval.id };
@@ -126,7 +129,7 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
   let resolved = 0;
   const snapshot = requireMethod(context.source.snapshot, 'snapshot');
-  for await (const record of snapshot({ signal, logger })) {
+  for await (const record of snapshot({ signal, logger, state: context.appState })) {
     signal.throwIfAborted();
     const approval = parseSourceApproval(record, false);
     const hash = contentHash(approval);
@@ -154,7 +157,7 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
   let resolved = 0;
   const check = async (ids: string[]) => {
     const found = new Set<string>();
-    for await (const record of lookup(ids, { signal, logger })) {
+    for await (const record of lookup(ids, { signal, logger, state: context.appState })) {
       const approval = parseSourceApproval(record, false);
       found.add(approval.id);
       await pusher.add(approval);
@@ -211,6 +214,6 @@ function stableJson(value: unknown): string {
 }
 
 function requireMethod<T>(method: T | undefined, name: string): T {
-  if (method === undefined) throw new TypeError(`The connector does not implement ${name}()`);
+  if (method === undefined) throw new InvalidConnectorError(`The connector does not implement ${name}()`);
   return method;
 }

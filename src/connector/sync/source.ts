@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { ApprovalId } from '../../api/integration.js';
-import { DateTimeInput, JsonObjectInput, toIssues } from '../../api/primitives.js';
-import { ValidationError } from '../../errors.js';
-import type { Logger } from '../logger.js';
-import type { SyncCursor } from '../state.js';
+import { ApprovalId, DateTimeInput, JsonObjectInput } from '../../api/index.js';
+import { toIssues, ValidationError } from '../../errors.js';
+import type { Logger } from '../operations/index.js';
+import type { StateAccess, SyncCursor } from '../state.js';
 
 /** An approval as a connector reads it from its source system. */
 export interface SourceApproval {
@@ -42,11 +41,42 @@ export interface ChangeWindow {
 }
 
 /** What a source method receives besides its arguments. */
-export interface SourceContext {
-  /** Aborted when the connector stops; pass it to the source's HTTP calls. */
-  signal: AbortSignal;
-  logger: Logger;
+export interface SourceContext<AppState extends object = Record<string, unknown>> {
+  /** Aborted when the worker stops; pass it to the source's HTTP calls. */
+  readonly signal: AbortSignal;
+  /** A child logger bound to the run (`component: 'sync'`, `mode`). */
+  readonly logger: Logger;
+  /** The author's own part of connector state. */
+  readonly state: StateAccess<AppState>;
 }
+
+/** A source read as changes since a point in time, as `incremental({...})` declares it. */
+export interface IncrementalSource<AppState extends object = Record<string, unknown>> {
+  readonly kind: 'incremental';
+  /**
+   * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
+   * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run.
+   */
+  readonly ordered: boolean;
+  /** Every change at or after `window.since` (everything when it is `undefined`). */
+  changes(window: ChangeWindow, context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+  /** For reconciliation: the current record of each of these approvals the source still has. */
+  lookup?(ids: readonly string[], context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+}
+
+/** A source that can only list what is open now, as `snapshot({...})` declares it. */
+export interface SnapshotSource<AppState extends object = Record<string, unknown>> {
+  readonly kind: 'snapshot';
+  /** Every approval open in the source now. */
+  snapshot(context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+  /** For reconciliation: the current record of each of these approvals the source still has. */
+  lookup?(ids: readonly string[], context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+}
+
+/** How a connector reads its source: declared with `incremental({...})` or `snapshot({...})`. */
+export type ConnectorSource<AppState extends object = Record<string, unknown>> =
+  | IncrementalSource<AppState>
+  | SnapshotSource<AppState>;
 
 /** Checks what the author's source produced, naming the record; turns `lastModified` into an ISO string. */
 export function parseSourceApproval(
@@ -62,7 +92,7 @@ export function parseSourceApproval(
   if (!parsed.success) throw new ValidationError(subject, toIssues(parsed.error));
   if (requireLastModified && parsed.data.lastModified === undefined) {
     throw new ValidationError(subject, [
-      { path: ['lastModified'], message: 'is required for incremental sync' },
+      { path: ['lastModified'], message: 'is required for incremental sync', code: 'invalid_type' },
     ]);
   }
   return parsed.data;

@@ -1,13 +1,11 @@
 import type { z } from 'zod';
-import type { Task, TaskResult } from '../../api/integration.js';
-import type { Logger } from '../logger.js';
-import type { Credentials } from '../secret.js';
+import type { Task, TaskResult } from '../../api/index.js';
+import type { Credentials } from '../keys/index.js';
+import type { Logger } from '../operations/index.js';
+import type { StateAccess } from '../state.js';
 
-/** The task types a connector supports, each with the schema of the task data its handler needs. */
-export type TaskSchemas = Readonly<Record<string, z.ZodType>>;
-
-/** What a handler gets besides its validated input. */
-export interface TaskContext {
+/** What a task's `precheck` and `run` get besides its validated input. */
+export interface TaskContext<AppState extends object = Record<string, unknown>> {
   /** The task's id. */
   readonly taskId: string;
   /** The task's type. */
@@ -28,22 +26,40 @@ export interface TaskContext {
   readonly credentials: Credentials | undefined;
   /** The task as the service sent it (credentials still sealed). */
   readonly task: Task;
+  /** The author's own part of connector state. */
+  readonly state: StateAccess<AppState>;
 }
 
-/** What a handler may return: nothing, or `meta` for the task result (no secrets: they are scrubbed anyway). */
+/** What a task's `run` may return: nothing, or `meta` for the task result (no secrets: they are scrubbed anyway). */
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing is the common case
 export type TaskOutcome = void | { meta?: Record<string, unknown> };
-
-/** Runs one task type in the source. Throwing reports a failure status; see `docs/failure-mapping.md`. */
-export type TaskHandler<Input> = (input: Input, context: TaskContext) => Promise<TaskOutcome>;
-
-/** One handler per declared task type, each typed by its schema. A missing one is a compile error. */
-export type TaskHandlers<Schemas extends TaskSchemas> = {
-  readonly [Type in keyof Schemas]: TaskHandler<z.output<Schemas[Type]>>;
-};
 
 /**
  * What a pre-check decides: `true` to run the handler, or a result to report without running it (for example
  * `{status: 'systemError', meta: {code: 'already_decided', message: '…'}}` when the approval was decided in the source).
  */
 export type PrecheckVerdict = true | TaskResult;
+
+/**
+ * One task type, as {@link task} declares it: the schema of the task data it needs, an optional pre-check and the
+ * handler that carries the action out in the source. Both get the schema's output and the same {@link TaskContext}.
+ */
+export interface TaskDeclaration<
+  Input extends z.ZodType = z.ZodType,
+  AppState extends object = Record<string, unknown>,
+> {
+  /** The schema of the task data (`approval`, `approveComments`) the handler needs. */
+  readonly input: Input;
+  /**
+   * Confirms in the source, before `run`, that the approval is still pending and unchanged: `true` runs the handler,
+   * a result is reported instead.
+   */
+  precheck?(input: z.output<Input>, context: TaskContext<AppState>): Promise<PrecheckVerdict>;
+  /** Carries the action out in the source. Throwing reports a failure status; see `docs/failure-mapping.md`. */
+  run(input: z.output<Input>, context: TaskContext<AppState>): Promise<TaskOutcome>;
+}
+
+/** A connector's task types, each declared with {@link task}. */
+export type TaskDeclarations<AppState extends object = Record<string, unknown>> = Readonly<
+  Record<string, TaskDeclaration<z.ZodType, AppState>>
+>;

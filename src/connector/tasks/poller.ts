@@ -1,17 +1,21 @@
 import PQueue from 'p-queue';
-import type { Task, TaskResult, TaskResultStatus } from '../../api/integration.js';
-import { toIssues } from '../../api/primitives.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../client/errors.js';
-import type { IntegrationClient, LeasedTask } from '../../client/integration-client.js';
-import { sleep } from '../../client/retry.js';
-import { ApprovalKitError } from '../../errors.js';
-import { abortAfter, settlesWithin } from '../deadline.js';
-import { CredentialsUnreadable, classifyFailure, TaskDataInvalid } from '../failures.js';
-import type { KeyRing } from '../keys.js';
-import { type Logger, secretScrubbingLogger } from '../logger.js';
-import type { ConnectorMetrics } from '../metrics.js';
-import { type Credentials, redactSecrets } from '../secret.js';
-import type { PrecheckVerdict, TaskContext, TaskHandler, TaskSchemas } from './definition.js';
+import type { TaskResult, TaskResultStatus } from '../../api/index.js';
+import {
+  BadRequestError,
+  ConflictError,
+  type IntegrationClient,
+  type LeasedTask,
+  NotFoundError,
+} from '../../client/index.js';
+import { toIssues } from '../../errors.js';
+import { backoffDelay } from '../../internal/backoff.js';
+import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
+import { ShutdownDeadlineError, StoppingError } from '../errors.js';
+import { classifyFailure, TaskDataInvalidError } from '../failures.js';
+import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
+import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
+import type { StateAccess } from '../state.js';
+import type { TaskContext, TaskDeclarations } from './definition.js';
 
 /** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
@@ -24,15 +28,17 @@ export interface PollerSettings {
   timeoutMs: number;
 }
 
-/** What the poller needs from the connector. */
+/** What the poller needs from the connector and the worker. */
 export interface PollerParts {
   client: IntegrationClient;
-  schemas: TaskSchemas;
-  handlers: Readonly<Record<string, TaskHandler<never>>>;
+  /** The connector's task types: each one's input schema, pre-check and handler. */
+  tasks: TaskDeclarations<object>;
   /** Present when the connector has `authRequired`. */
   keyRing: KeyRing | undefined;
-  precheck: ((task: Task, context: TaskContext) => Promise<PrecheckVerdict>) | undefined;
-  classify: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  /** The connector's own failure classification, consulted before the kit's. */
+  classifyFailure: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  /** The author's part of connector state, as the task context gives it. */
+  state: StateAccess<object>;
   logger: Logger;
   metrics: ConnectorMetrics | undefined;
   random: () => number;
@@ -98,11 +104,7 @@ export class TaskPoller {
    * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
    */
   async stop(graceMs: number, forceMs: number): Promise<void> {
-    const deadline = abortAfter(
-      graceMs + forceMs,
-      () => new ApprovalKitError('shutdown_deadline', 'The shutdown deadline has passed'),
-      this.#deadline,
-    );
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const startedAt = performance.now();
     const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
@@ -121,7 +123,7 @@ export class TaskPoller {
       { inFlight: this.#running.size },
       'tasks still running after the grace time; aborting them',
     );
-    this.#force.abort(new ApprovalKitError('stopping', 'The connector is shutting down'));
+    this.#force.abort(new StoppingError('The connector is shutting down'));
     if (await settlesWithin(drained, left())) {
       deadline.cancel();
       return;
@@ -172,8 +174,13 @@ export class TaskPoller {
 
   /** Adaptive idle wait: doubles while no task comes, with jitter, back to the minimum as soon as one does. */
   #idleDelay(idle: number): number {
-    const ceiling = Math.min(this.#settings.idleMaxMs, this.#settings.idleMinMs * 2 ** Math.min(idle, 30));
-    return Math.round(ceiling / 2 + (this.#parts.random() * ceiling) / 2);
+    const { idleMinMs, idleMaxMs } = this.#settings;
+    return backoffDelay(idle, {
+      baseMs: idleMinMs,
+      maxMs: idleMaxMs,
+      jitter: 'equal',
+      random: this.#parts.random,
+    });
   }
 
   /** Waits until fewer than `concurrency` tasks run, so that a task is never leased only to wait for a slot. */
@@ -258,30 +265,29 @@ export class TaskPoller {
    * at the task's deadline or at forced shutdown, whichever comes first.
    */
   async #execute(leased: LeasedTask, logger: Logger, signal: AbortSignal): Promise<TaskResult | undefined> {
-    const { schemas, handlers, keyRing, precheck, classify } = this.#parts;
+    const { tasks, keyRing, state, classifyFailure: ownRule } = this.#parts;
     let credentials: Credentials | undefined;
     let taskLogger = logger;
     try {
       // Answered like data that fails its type's schema: the service would otherwise offer the task forever.
-      if (!leased.valid) throw new TaskDataInvalid(leased.type ?? '(unreadable)', leased.issues);
+      if (!leased.valid) throw new TaskDataInvalidError(leased.type ?? '(unreadable)', leased.issues);
       const { task } = leased;
-      const schema = schemas[task.type];
-      const handler = handlers[task.type];
-      if (schema === undefined || handler === undefined) {
-        throw new TaskDataInvalid(task.type, [
-          { path: ['type'], message: `no handler for task type "${task.type}"` },
+      const declared = Object.hasOwn(tasks, task.type) ? tasks[task.type] : undefined;
+      if (declared === undefined) {
+        throw new TaskDataInvalidError(task.type, [
+          { path: ['type'], message: `no handler for task type "${task.type}"`, code: 'invalid_value' },
         ]);
       }
-      const input = schema.safeParse(task.data);
-      if (!input.success) throw new TaskDataInvalid(task.type, toIssues(input.error));
+      const input = declared.input.safeParse(task.data);
+      if (!input.success) throw new TaskDataInvalidError(task.type, toIssues(input.error));
       if (keyRing !== undefined) {
         const sealed = task.data.credentials;
-        if (sealed === undefined) throw new CredentialsUnreadable('The task carries no credentials');
+        if (sealed === undefined) throw new CredentialsUnreadableError('The task carries no credentials');
         credentials = await keyRing.open(sealed);
         // As in the result's meta: an author's line may quote them (an error from the source, say).
         taskLogger = secretScrubbingLogger(logger, Object.values(credentials));
       }
-      const context: TaskContext = {
+      const context: TaskContext<object> = {
         taskId: task.id,
         type: task.type,
         idempotencyKey: task.id,
@@ -289,18 +295,19 @@ export class TaskPoller {
         logger: taskLogger,
         credentials,
         task,
+        state,
       };
-      if (precheck !== undefined) {
-        const verdict = await precheck(task, context);
+      if (declared.precheck !== undefined) {
+        const verdict = await declared.precheck(input.data, context);
         if (verdict !== true) return scrub(verdict, credentials);
       }
-      const outcome = await (handler as TaskHandler<unknown>)(input.data, context);
+      const outcome = await declared.run(input.data, context);
       const meta = outcome?.meta;
       return scrub(meta === undefined ? { status: 'success' } : { status: 'success', meta }, credentials);
     } catch (error) {
       if (this.#force.signal.aborted) return undefined;
       const { status, meta } = classifyFailure(error, {
-        ...(classify ? { classify } : {}),
+        ...(ownRule ? { classifyFailure: ownRule } : {}),
         secrets: credentials === undefined ? [] : Object.values(credentials),
       });
       taskLogger.warn({ status, code: meta.code }, 'task failed');
@@ -357,14 +364,4 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
-}
-
-/** Settles as `promise` does, or rejects with the signal's reason as soon as it is aborted, whichever comes first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

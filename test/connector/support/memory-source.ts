@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import {
-  AuthenticationFailure,
+  AuthenticationError,
   type ChangeWindow,
   Connector,
-  type ConnectorOptions,
+  type ConnectorSource,
+  incremental,
   type SourceApproval,
   type TaskContext,
-  type TaskHandlers,
+  task,
 } from '../../../src/connector/index.js';
 
 /** A source system in memory: approvals by id, each with a lastModified. */
@@ -47,33 +48,40 @@ export class MemorySource {
   }
 }
 
-export const taskSchemas = {
-  approve: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
-  reject: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+const approval = z.object({ id: z.string() });
+
+/** The task types of a {@link MemoryConnector}: `reject` requires comments. */
+export const taskInputs = {
+  approve: z.object({ approval, approveComments: z.string().optional() }),
+  reject: z.object({ approval, approveComments: z.string().min(1) }),
 };
 
 /** An incremental connector over a {@link MemorySource}, recording the actions it ran. */
-export class MemoryConnector extends Connector<typeof taskSchemas> {
-  readonly tasks = taskSchemas;
+export class MemoryConnector extends Connector {
   readonly actions: { type: string; approvalId: string; key: string }[] = [];
   /** Lets a test hold a handler until it says so. */
   gate: Promise<void> | undefined;
   /** Makes the next handler throw this. */
   failWith: unknown;
-  readonly handlers: TaskHandlers<typeof taskSchemas> = {
-    approve: async ({ approval }, context) => this.#act('approve', approval.id, context),
-    reject: async ({ approval }, context) => this.#act('reject', approval.id, context),
+  readonly tasks = {
+    approve: task({
+      input: taskInputs.approve,
+      run: async ({ approval }, context) => this.#act('approve', approval.id, context),
+    }),
+    reject: task({
+      input: taskInputs.reject,
+      run: async ({ approval }, context) => this.#act('reject', approval.id, context),
+    }),
   };
+  readonly source: ConnectorSource;
 
+  /** `ordered`: whether the connector declares that `changes()` yields in `(lastModified, id)` order. */
   constructor(
-    options: ConnectorOptions,
-    readonly source: MemorySource,
+    readonly system: MemorySource,
+    { ordered = false }: { ordered?: boolean } = {},
   ) {
-    super(options);
-  }
-
-  override changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
-    return this.source.changes(window);
+    super();
+    this.source = incremental({ ordered, changes: (window) => this.system.changes(window) });
   }
 
   async #act(type: string, approvalId: string, context: TaskContext): Promise<void> {
@@ -84,7 +92,7 @@ export class MemoryConnector extends Connector<typeof taskSchemas> {
       this.failWith = undefined;
       throw error;
     }
-    if (approvalId === 'locked') throw new AuthenticationFailure('session expired');
+    if (approvalId === 'locked') throw new AuthenticationError('session expired');
     this.actions.push({ type, approvalId, key: context.idempotencyKey });
   }
 }

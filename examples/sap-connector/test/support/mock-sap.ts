@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { MockAgent } from 'undici';
+import nock from 'nock';
+import { expect } from 'vitest';
 
 /** Where the mocked SAP system lives. */
 export const ORIGIN = 'https://sap.example.com';
@@ -48,58 +49,109 @@ export interface Reply {
   headers?: Record<string, string | string[]>;
 }
 
-/** SAP behind an undici MockAgent: every request must match an expectation, and every one is recorded. */
+/** A request the client sent: method, resource below the service root, decoded query and headers. */
+export interface Call {
+  method: string;
+  resource: string;
+  query: Record<string, string>;
+  /** By lower-case name. */
+  headers: Record<string, string>;
+}
+
+/**
+ * SAP behind nock, on the global `fetch` the client calls: every request must match an expectation, and every one
+ * is recorded, answered or not. Create one before each test and call {@link MockSap.done} after it, which fails the
+ * test when an expected request was not made.
+ */
 export class MockSap {
-  readonly agent = new MockAgent({ enableCallHistory: true });
+  readonly #calls: Call[] = [];
+  readonly #recordUnanswered = (request: Request) => {
+    this.#calls.push(callOf(request));
+  };
 
   constructor() {
-    this.agent.disableNetConnect();
+    nock.disableNetConnect();
+    nock.emitter.on('no match', this.#recordUnanswered);
   }
 
   /** Answers the next request that matches `expectation` with `reply` (JSON unless headers say otherwise). */
   on(expectation: Expectation, reply: Reply): void {
-    const { resource, query } = expectation;
-    this.agent
-      .get(ORIGIN)
-      .intercept({
-        method: expectation.method ?? 'GET',
-        path: (path) => {
-          const url = new URL(path, ORIGIN);
-          if (decodeURIComponent(url.pathname) !== `${SERVICE_PATH}${resource}`) return false;
-          if (query === undefined) return true;
-          const sent = Object.fromEntries(url.searchParams);
-          return JSON.stringify(sortKeys(sent)) === JSON.stringify(sortKeys(query));
-        },
-      })
-      .reply(reply.status ?? 200, reply.body ?? '', { headers: { ...JSON_HEADERS, ...reply.headers } });
+    this.#record(
+      this.#expect(expectation).reply(reply.status ?? 200, reply.body ?? '', {
+        ...JSON_HEADERS,
+        ...reply.headers,
+      }),
+    );
   }
 
-  /** The requests sent, in order: method, resource below the service root, decoded query and headers. */
-  calls(): {
-    method: string;
-    resource: string;
-    query: Record<string, string>;
-    headers: Record<string, string>;
-  }[] {
-    return (this.agent.getCallHistory()?.calls() ?? []).map((call) => ({
-      method: call.method,
-      resource: decodeURIComponent(call.path).slice(SERVICE_PATH.length),
-      query: call.searchParams,
-      headers: Object.fromEntries(
-        Object.entries(call.headers ?? {}).map(([name, value]) => [
-          name.toLowerCase(),
-          Array.isArray(value) ? value.join(', ') : value,
-        ]),
-      ),
-    }));
+  /**
+   * Takes the next request that matches `expectation` and never answers it: the client has to give up. Resolves
+   * once that request has come. With `optional`, a request that never comes does not fail the test.
+   */
+  hold(expectation: Expectation, { optional = false } = {}): Promise<void> {
+    const { promise: taken, resolve } = Promise.withResolvers<void>();
+    // nock's delay() holds the body back, and aborting a fetch while its body is held crashes Node's fetch
+    // (an assertion in undici): hold the answer itself instead, until the request is aborted.
+    this.#record(
+      this.#expect(expectation)
+        .optionally(optional)
+        .reply(
+          (request: Request) =>
+            new Promise((_, reject) => {
+              request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true });
+              resolve();
+            }),
+        ),
+    );
+    return taken;
   }
 
-  async close(): Promise<void> {
-    await this.agent.close();
+  /** Lets requests to 127.0.0.1 through to the network, for a test that needs a real socket; until {@link done}. */
+  allowLoopback(): void {
+    nock.enableNetConnect((host) => host.startsWith('127.0.0.1:'));
+  }
+
+  /** The requests sent, in order. */
+  calls(): Call[] {
+    return [...this.#calls];
+  }
+
+  /** Forgets every expectation not met; fails when one was. */
+  done(): void {
+    const pending = nock.pendingMocks();
+    nock.cleanAll();
+    nock.disableNetConnect();
+    nock.emitter.removeListener('no match', this.#recordUnanswered);
+    expect(pending, 'requests expected but not made').toEqual([]);
+  }
+
+  #expect({ method = 'GET', resource, query }: Expectation): nock.Interceptor {
+    return nock(ORIGIN)
+      .intercept((path) => decodeURIComponent(path) === `${SERVICE_PATH}${resource}`, method)
+      .query(
+        (sent: Record<string, string | string[]>) =>
+          query === undefined || JSON.stringify(sortKeys(sent)) === JSON.stringify(sortKeys(query)),
+      );
+  }
+
+  #record(scope: nock.Scope): void {
+    scope.on('request', (request: Request) => {
+      this.#calls.push(callOf(request));
+    });
   }
 }
 
-function sortKeys(record: Record<string, string>): [string, string][] {
+function callOf(request: Request): Call {
+  const url = new URL(request.url);
+  return {
+    method: request.method,
+    resource: decodeURIComponent(url.pathname).slice(SERVICE_PATH.length),
+    query: Object.fromEntries(url.searchParams),
+    headers: Object.fromEntries(request.headers),
+  };
+}
+
+function sortKeys(record: Record<string, string | string[]>): [string, string | string[]][] {
   return Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
 }
 

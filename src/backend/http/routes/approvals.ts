@@ -33,7 +33,11 @@ export function registerApprovalRoutes(app: FastifyInstance, ctx: ServiceContext
   defineRoute(app, ctx, endpoints.putApprovals, ({ body, principal }) => {
     if (body.approvals.length > MAX_APPROVALS_PER_BATCH) {
       throw ServiceError.invalid([
-        { path: ['approvals'], message: `must hold at most ${MAX_APPROVALS_PER_BATCH} approvals` },
+        {
+          path: ['approvals'],
+          message: `must hold at most ${MAX_APPROVALS_PER_BATCH} approvals`,
+          code: 'too_big',
+        },
       ]);
     }
     // Inside the route's transaction: one invalid approval rolls back the ones before it.

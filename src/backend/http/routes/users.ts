@@ -27,11 +27,13 @@ export function registerUserRoutes(app: FastifyInstance, ctx: ServiceContext): v
     checkLimit(query.limit);
     if (query.searchableFields !== undefined && query.search === undefined) {
       throw ServiceError.invalid([
-        { path: ['search'], message: 'is required when searchableFields is given' },
+        { path: ['search'], message: 'is required when searchableFields is given', code: 'invalid_type' },
       ]);
     }
     if (query.filterFields !== undefined && query.filter === undefined) {
-      throw ServiceError.invalid([{ path: ['filter'], message: 'is required when filterFields is given' }]);
+      throw ServiceError.invalid([
+        { path: ['filter'], message: 'is required when filterFields is given', code: 'invalid_type' },
+      ]);
     }
     return ctx.store.users
       .list(principal.orgId, {

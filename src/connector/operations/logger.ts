@@ -11,8 +11,8 @@ import {
   symbols,
 } from 'pino';
 import { z } from 'zod';
-import { logLevel, parseOptions, pinoLogger, withMethods } from '../options.js';
-import { REDACTED, redactSecrets, type Secret, secretPattern } from './secret.js';
+import { logLevel, parseOptions, pinoLogger, withMethods } from '../../internal/options.js';
+import { REDACTED, redactSecrets, type Secret, secretPattern } from '../keys/index.js';
 
 export type { Logger } from 'pino';
 

@@ -3,11 +3,10 @@
  * failure retried with backoff until the key is replaced. See `docs/keys.md`.
  * @module
  */
-import { backoffDelay, type RetryPolicy } from '../client/retry.js';
-import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys.js';
-import type { Logger } from './logger.js';
-import type { ConnectorMetrics } from './metrics.js';
-import type { ScheduledJob } from './sync/schedule.js';
+import { type Backoff, backoffDelay } from '../../internal/backoff.js';
+import type { ConnectorMetrics, Logger } from '../operations/index.js';
+import type { ScheduledJob } from '../sync/schedule.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 
 /** What the rotation needs from the connector. */
 export interface KeyRotationParts {
@@ -51,7 +50,7 @@ export function announceNewKey(
  */
 export class KeyRotation implements ScheduledJob {
   readonly #parts: KeyRotationParts;
-  readonly #retry: RetryPolicy;
+  readonly #retry: Backoff;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   /** Checks in a row that left the key due, expired or unregistered. */
@@ -61,13 +60,7 @@ export class KeyRotation implements ScheduledJob {
 
   constructor(parts: KeyRotationParts) {
     this.#parts = parts;
-    this.#retry = {
-      retries: Number.POSITIVE_INFINITY,
-      baseDelayMs: RETRY_MIN_MS,
-      maxDelayMs: RETRY_MAX_MS,
-      maxRetryTimeMs: Number.POSITIVE_INFINITY,
-      random: parts.random,
-    };
+    this.#retry = { baseMs: RETRY_MIN_MS, maxMs: RETRY_MAX_MS, jitter: 'full', random: parts.random };
   }
 
   /** Arms the first check, at the current key's rotation time (at once when it is due already). */
@@ -134,7 +127,7 @@ export class KeyRotation implements ScheduledJob {
     if (this.#failures === 0 && current !== undefined) {
       next = ring.rotationDueAt.getTime();
     } else {
-      next = at + Math.max(RETRY_MIN_MS, backoffDelay(Math.max(1, this.#failures), this.#retry));
+      next = at + Math.max(RETRY_MIN_MS, backoffDelay(Math.max(0, this.#failures - 1), this.#retry));
       // Checked again at the expiry itself, so that it is reported when it happens.
       const expiresAt = current?.expiresAt.getTime();
       if (expiresAt !== undefined && expiresAt > at) next = Math.min(next, expiresAt);

@@ -9,10 +9,9 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import nacl from 'tweetnacl';
 import { z } from 'zod';
-import { fromBase64, toBase64 } from '../api/credentials.js';
-import { toIssues } from '../api/primitives.js';
-import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
-import { nonEmptyString, parseOptions } from '../options.js';
+import { fromBase64, toBase64 } from '../../api/index.js';
+import { ApprovalKitError, formatIssues, toIssues, type ValidationIssue } from '../../errors.js';
+import { nonEmptyString, parseOptions } from '../../internal/options.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 const Key = z.string().regex(KEY_PATTERN, 'must be a 32-byte key in standard base64');
@@ -55,7 +54,7 @@ export const KeyRingData = z.object({
 export type KeyRingData = z.infer<typeof KeyRingData>;
 
 /** The key ring read from a store is malformed. The message names each problem, never a key. */
-export class KeyRingInvalid extends ApprovalKitError {
+export class KeyRingInvalidError extends ApprovalKitError<'key_ring_invalid'> {
   readonly issues: readonly ValidationIssue[];
 
   constructor(source: string, issues: readonly ValidationIssue[]) {
@@ -65,7 +64,7 @@ export class KeyRingInvalid extends ApprovalKitError {
 }
 
 /** A read-only key store was asked to save: its keys are provided, and rotated, by the operator. */
-export class KeyStoreReadOnly extends ApprovalKitError {
+export class KeyStoreReadOnlyError extends ApprovalKitError<'key_store_read_only'> {
   constructor(source: string) {
     super(
       'key_store_read_only',
@@ -75,12 +74,12 @@ export class KeyStoreReadOnly extends ApprovalKitError {
 }
 
 /**
- * Validates key ring data read from `source` (named in the error). Throws {@link KeyRingInvalid}; neither the
+ * Validates key ring data read from `source` (named in the error). Throws {@link KeyRingInvalidError}; neither the
  * message nor a `cause` carries the data, since parser messages quote their input.
  */
 export function parseKeyRingData(value: unknown, source: string): KeyRingData {
   const result = KeyRingData.safeParse(value);
-  if (!result.success) throw new KeyRingInvalid(source, toIssues(result.error));
+  if (!result.success) throw new KeyRingInvalidError(source, toIssues(result.error));
   return result.data;
 }
 
@@ -92,7 +91,9 @@ function parseKeyRingText(text: string, source: string): KeyRingData {
   try {
     value = JSON.parse(json);
   } catch {
-    throw new KeyRingInvalid(source, [{ path: [], message: 'is not JSON (nor base64 of JSON)' }]);
+    throw new KeyRingInvalidError(source, [
+      { path: [], message: 'is not JSON (nor base64 of JSON)', code: 'invalid_format' },
+    ]);
   }
   return parseKeyRingData(value, source);
 }
@@ -226,7 +227,7 @@ export class ReadOnlyKeyStore implements KeyStore {
   }
 
   async save(_data: KeyRingData): Promise<void> {
-    throw new KeyStoreReadOnly(this.description);
+    throw new KeyStoreReadOnlyError(this.description);
   }
 }
 

@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { ApprovalKitError } from '../errors.js';
-import { func, host, parseOptions, pinoLogger, port, withMethods } from '../options.js';
+import { ApprovalKitError } from '../../errors.js';
+import { func, host, parseOptions, pinoLogger, port, withMethods } from '../../internal/options.js';
 import type { Logger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 
@@ -53,14 +53,14 @@ export interface OperationsServerOptions {
 }
 
 /** The operations server was closed; it cannot start again. */
-export class OperationsServerClosed extends ApprovalKitError {
+export class OperationsServerClosedError extends ApprovalKitError<'operations_server_closed'> {
   constructor() {
     super('operations_server_closed', 'The operations server was closed; create a new one');
   }
 }
 
 /** The operations server could not listen on its port (in use, or not allowed). */
-export class OperationsServerListenFailed extends ApprovalKitError {
+export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen_failed'> {
   constructor(host: string, port: number, options: { cause: unknown }) {
     const reason = (options.cause as { code?: unknown } | undefined)?.code;
     super(
@@ -114,17 +114,17 @@ export class OperationsServer {
 
   /**
    * Starts listening. Resolves with the base URL once the port is open; a second call answers the same.
-   * Rejects with {@link OperationsServerListenFailed} when the port cannot be opened, and with
-   * {@link OperationsServerClosed} after `close()`.
+   * Rejects with {@link OperationsServerListenError} when the port cannot be opened, and with
+   * {@link OperationsServerClosedError} after `close()`.
    */
   start(): Promise<{ url: string }> {
-    if (this.#closing !== undefined) return Promise.reject(new OperationsServerClosed());
+    if (this.#closing !== undefined) return Promise.reject(new OperationsServerClosedError());
     this.#starting ??= new Promise((resolve, reject) => {
       const { port, host } = this.#options;
       const onError = (cause: unknown) => {
         // A later start() may try again, say once the port is free.
         this.#starting = undefined;
-        reject(new OperationsServerListenFailed(host, port, { cause }));
+        reject(new OperationsServerListenError(host, port, { cause }));
       };
       this.#server.once('error', onError);
       this.#server.listen(port, host, () => {

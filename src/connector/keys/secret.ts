@@ -4,6 +4,7 @@
  * gives its value only through an explicit {@link Secret.reveal}.
  * @module
  */
+import { ValidationError } from '../../errors.js';
 
 /** What a {@link Secret} shows instead of its value. */
 export const REDACTED = '[redacted]';
@@ -26,7 +27,11 @@ export class Secret {
   readonly #value: string;
 
   constructor(value: string) {
-    if (typeof value !== 'string') throw new TypeError(`Expected a string for a Secret, got ${typeof value}`);
+    if (typeof value !== 'string') {
+      throw new ValidationError('secret', [
+        { path: [], message: `Expected a string, got ${typeof value}`, code: 'invalid_type' },
+      ]);
+    }
     this.#value = value;
   }
 

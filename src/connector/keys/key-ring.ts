@@ -7,12 +7,17 @@
  */
 import nacl from 'tweetnacl';
 import { z } from 'zod';
-import { fromBase64, isPublicKey, openCredentials, toBase64 } from '../api/credentials.js';
-import type { EncryptedCredentials } from '../api/integration.js';
-import { ApprovalKitError } from '../errors.js';
-import { crossCheck, func, integer, parseOptions } from '../options.js';
-import { CredentialsUnreadable } from './failures.js';
-import { type KeyRingData, type KeyStore, KeyStoreReadOnly, parseKeyRingData } from './key-store.js';
+import {
+  type EncryptedCredentials,
+  fromBase64,
+  isPublicKey,
+  openCredentials,
+  toBase64,
+} from '../../api/index.js';
+import { ApprovalKitError } from '../../errors.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { crossCheck, func, integer, parseOptions } from '../../internal/options.js';
+import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 import { type Credentials, wrapCredentials } from './secret.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -63,9 +68,20 @@ export interface PublicKeyInfo {
  * The key ring has no key that has not expired, and cannot make one: its store is read-only (the operator has not
  * provided a new key) or holds nothing.
  */
-export class KeyRingUnavailable extends ApprovalKitError {
+export class KeyRingUnavailableError extends ApprovalKitError<'key_ring_unavailable'> {
   constructor(message: string) {
     super('key_ring_unavailable', message);
+  }
+}
+
+/**
+ * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
+ * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`
+ * (see `docs/failure-mapping.md`).
+ */
+export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('credentials_unreadable', message, options);
   }
 }
 
@@ -171,7 +187,8 @@ export class KeyRing {
   #keys: RingKey[] = [];
   /** Whether keys were pruned since the store was last written. */
   #pruned = false;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Loads, saves and rotations, one at a time, so that two callers never rotate twice. */
+  readonly #exclusive = new OneAtATime();
   /** The public key last made current, and the key this ring itself made last, with why. */
   #announced: string | undefined;
   #made: { publicKey: string; reason: NewKeyReason } | undefined;
@@ -183,12 +200,12 @@ export class KeyRing {
 
   /**
    * Loads the key ring from a store. With a writable store, creates and saves a first key when there is none and
-   * rotates when rotation is due. Throws {@link KeyRingInvalid} when the stored data is malformed and
-   * {@link KeyRingUnavailable} when a read-only store has no key that has not expired.
+   * rotates when rotation is due. Throws {@link KeyRingInvalidError} when the stored data is malformed and
+   * {@link KeyRingUnavailableError} when a read-only store has no key that has not expired.
    */
   static async load(store: KeyStore, options: KeyRingOptions = {}): Promise<KeyRing> {
     const ring = new KeyRing(store, compileKeyRingOptions(options));
-    await ring.#exclusive(() => ring.#merge());
+    await ring.#exclusive.run(() => ring.#merge());
     // What the store held is loaded, not new; a key made or adopted from here on is announced.
     ring.#announced = ring.#keys[0]?.publicKey;
     if (store.readOnly === true) ring.#current();
@@ -196,7 +213,7 @@ export class KeyRing {
     return ring;
   }
 
-  /** The key to register with the service. Throws {@link KeyRingUnavailable} when every key has expired. */
+  /** The key to register with the service. Throws {@link KeyRingUnavailableError} when every key has expired. */
   get current(): PublicKeyInfo {
     return this.#current().info();
   }
@@ -220,7 +237,7 @@ export class KeyRing {
    * operator added; the ring never creates one there.
    */
   rotateIfDue(): Promise<boolean> {
-    return this.#exclusive(async () => {
+    return this.#exclusive.run(async () => {
       const before = this.#keys[0]?.publicKey;
       const writable = this.#store.readOnly !== true;
       if (!writable) await this.#merge();
@@ -239,11 +256,11 @@ export class KeyRing {
 
   /**
    * Makes a new key current now, whether or not rotation is due, and saves it. Earlier keys stay until they expire.
-   * Throws {@link KeyStoreReadOnly} with a read-only store.
+   * Throws {@link KeyStoreReadOnlyError} with a read-only store.
    */
   rotate(): Promise<PublicKeyInfo> {
-    return this.#exclusive(async () => {
-      if (this.#store.readOnly === true) throw new KeyStoreReadOnly(this.#store.description);
+    return this.#exclusive.run(async () => {
+      if (this.#store.readOnly === true) throw new KeyStoreReadOnlyError(this.#store.description);
       await this.#merge();
       await this.#addKey();
       this.#announce();
@@ -256,7 +273,7 @@ export class KeyRing {
    * key changed.
    */
   reload(): Promise<boolean> {
-    return this.#exclusive(async () => {
+    return this.#exclusive.run(async () => {
       const before = this.#keys[0]?.publicKey;
       await this.#merge();
       this.#announce();
@@ -267,7 +284,7 @@ export class KeyRing {
   /**
    * Opens the credentials a task carries with the key named in `sealed.publicKey`, else with any key that has not
    * expired. When no key of the ring is named, the store is read once more first (another process may have
-   * rotated). Every field of the result is a {@link Secret}. Throws {@link CredentialsUnreadable}.
+   * rotated). Every field of the result is a {@link Secret}. Throws {@link CredentialsUnreadableError}.
    */
   async open(sealed: EncryptedCredentials): Promise<Credentials> {
     let opened = this.#tryOpen(sealed);
@@ -275,7 +292,7 @@ export class KeyRing {
       try {
         await this.reload();
       } catch (error) {
-        throw new CredentialsUnreadable(
+        throw new CredentialsUnreadableError(
           `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold, and ` +
             `its key store could not be read again`,
           { cause: error },
@@ -284,7 +301,7 @@ export class KeyRing {
       opened = this.#tryOpen(sealed);
     }
     if (opened !== undefined) return wrapCredentials(opened);
-    throw new CredentialsUnreadable(
+    throw new CredentialsUnreadableError(
       this.#holds(sealed.publicKey)
         ? 'Credentials could not be decrypted: tampered with, or not a JSON object'
         : `Credentials are sealed to ${describeKey(sealed.publicKey)}, which this connector does not hold ` +
@@ -307,7 +324,7 @@ export class KeyRing {
     const current = this.#keys[0];
     if (current !== undefined) return current;
     const store = this.#store;
-    throw new KeyRingUnavailable(
+    throw new KeyRingUnavailableError(
       store.readOnly === true
         ? `No unexpired key in ${store.description}: it is read-only, so the operator must add a new key there`
         : `No unexpired key in ${store.description}`,
@@ -371,13 +388,6 @@ export class KeyRing {
   async #save(keys: readonly RingKey[]): Promise<void> {
     await this.#store.save({ version: 1, keys: keys.map((key) => key.toData()) });
     this.#pruned = false;
-  }
-
-  // Loads, saves and rotations run one at a time, so two callers never rotate twice.
-  #exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import type { LevelWithSilent, Logger } from 'pino';
 import { z } from 'zod';
-import { formatPath, ValidationError, type ValidationIssue } from './errors.js';
+import { formatPath, ValidationError, type ValidationIssue } from '../errors.js';
 
 /**
  * Validates options against a strict schema and returns them with every default applied. A bad option is a
@@ -113,6 +113,7 @@ function toOptionIssues(issue: z.core.$ZodIssue, prefix: Path, context: Context)
       return {
         path: keyPath,
         message: `Unknown option \`${formatPath(keyPath)}\`; ${hint(key, known, path)}`,
+        code: issue.code,
       };
     });
   }
@@ -127,7 +128,13 @@ function toOptionIssues(issue: z.core.$ZodIssue, prefix: Path, context: Context)
   const name = path.length === 0 ? context.subject : `\`${formatPath(path)}\``;
   const shown = formatPath(path);
   const hidden = context.secret.some((secret) => shown === secret || shown.startsWith(`${secret}.`));
-  return [{ path, message: `Expected ${name} to be ${issue.message}, got ${received(issue.input, hidden)}` }];
+  return [
+    {
+      path,
+      message: `Expected ${name} to be ${issue.message}, got ${received(issue.input, hidden)}`,
+      code: issue.code,
+    },
+  ];
 }
 
 function hint(key: string, known: readonly string[], parent: Path): string {

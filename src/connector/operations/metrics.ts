@@ -5,8 +5,8 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
-import type { TaskResultStatus } from '../api/integration.js';
-import { crossCheck, func, parseOptions } from '../options.js';
+import type { TaskResultStatus } from '../../api/index.js';
+import { crossCheck, func, parseOptions } from '../../internal/options.js';
 
 /** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */
 export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';

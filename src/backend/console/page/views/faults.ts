@@ -1,0 +1,307 @@
+import { api, type FaultInfo, type FaultRuleInput } from '../api.js';
+import { badge, fill, h } from '../dom.js';
+import { announce, errorMessage, touches, type View } from '../view.js';
+
+/** A fault that stays on until switched off (in practice: it never runs out). */
+const UNTIL_OFF = Number.MAX_SAFE_INTEGER;
+const METHODS = ['', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+interface Preset {
+  id: string;
+  name: string;
+  what: string;
+  method: (typeof METHODS)[number];
+  path: string;
+  fault: FaultRuleInput['fault'];
+  /** A number the switch lets one set: the status, or the Retry-After. */
+  number?: { label: string; key: 'status' | 'retryAfter'; min: number; max: number };
+}
+
+/** The switches: the faults a connector must survive, each on the requests it hurts most by default. */
+const PRESETS: readonly Preset[] = [
+  {
+    id: 'rate-limit',
+    name: 'Rate limit (429 with Retry-After)',
+    what: 'Answers 429 with a Retry-After header, doing nothing.',
+    method: '',
+    path: '/v2/*',
+    fault: { type: 'status', status: 429, retryAfter: 1 },
+    number: { label: 'Retry-After (seconds)', key: 'retryAfter', min: 0, max: 3600 },
+  },
+  {
+    id: 'server-error',
+    name: 'Server error (5xx)',
+    what: 'Answers this status, doing nothing.',
+    method: '',
+    path: '/v2/*',
+    fault: { type: 'status', status: 503 },
+    number: { label: 'Status', key: 'status', min: 500, max: 599 },
+  },
+  {
+    id: 'drop',
+    name: 'Dropped connections',
+    what: 'Closes the connection before doing anything.',
+    method: '',
+    path: '/v2/*',
+    fault: { type: 'drop' },
+  },
+  {
+    id: 'drop-answer',
+    name: 'Dropped answers',
+    what: 'Does what was asked and commits it, then closes the connection unanswered.',
+    method: 'PUT',
+    path: '/v2/rawapprovals',
+    fault: { type: 'dropAnswer' },
+  },
+  {
+    id: 'lost-ack',
+    name: 'Lost acknowledgements',
+    what: 'Stores a task’s result, then loses the answer: the connector reports it again.',
+    method: 'PATCH',
+    path: '/v2/connector/tasks/:taskId',
+    fault: { type: 'dropAnswer' },
+  },
+  {
+    id: 'duplicate',
+    name: 'Duplicate delivery',
+    what: 'Hands a task out without a lease, so the next Get task delivers it again.',
+    method: 'GET',
+    path: '/v2/connector/tasks',
+    fault: { type: 'duplicateTask' },
+  },
+];
+
+/** The fault switches, the faults in force, and a button that ends every lease now. */
+export function faultsView(): View {
+  const active = h('div', {});
+  const switches = PRESETS.map(faultSwitch);
+  const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
+  const element = h(
+    'section',
+    { 'aria-labelledby': 'faults-title' },
+    h('h1', { id: 'faults-title' }, 'Faults'),
+    h(
+      'p',
+      {},
+      'Switch a fault on and watch the connector survive it. A fault applies to the v1 and v2 requests that match ',
+      'its method and path (',
+      h('code', {}, ':name'),
+      ' is one segment, ',
+      h('code', {}, '*'),
+      ' anything), before authentication, until it is switched off or has applied the number of times given.',
+    ),
+    h(
+      'div',
+      { class: 'switches' },
+      switches.map((item) => item.element),
+    ),
+    h(
+      'article',
+      { class: 'panel' },
+      h('h2', {}, 'Lease expiry'),
+      h(
+        'p',
+        {},
+        'Ends every running lease now, so each leased task is offered again, as if its connector had died.',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: () => {
+            api.expireLeases().then(
+              ({ expired }) => {
+                expire.textContent = `${expired} lease${expired === 1 ? '' : 's'} ended.`;
+                announce(expire.textContent);
+              },
+              (error: unknown) => fill(expire, errorMessage(error)),
+            );
+          },
+        },
+        'Expire every lease now',
+      ),
+      expire,
+    ),
+    h('h2', {}, 'In force'),
+    active,
+  );
+
+  const refresh = async () => {
+    try {
+      const faults = await api.faults();
+      for (const item of switches) item.show(faults);
+      fill(
+        active,
+        faults.length === 0
+          ? h('p', { class: 'muted' }, 'No fault: every request is served normally.')
+          : [
+              h(
+                'ul',
+                { class: 'faults' },
+                faults.map((fault) =>
+                  h(
+                    'li',
+                    {},
+                    badge(describeFault(fault.fault), 'warn'),
+                    ' ',
+                    h(
+                      'span',
+                      { class: 'mono' },
+                      `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`,
+                    ),
+                    ' ',
+                    h(
+                      'span',
+                      { class: 'muted' },
+                      fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
+                    ),
+                    ' ',
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        'aria-label': `Remove fault ${fault.id}`,
+                        onclick: () => void api.clearFault(fault.id).then(refresh),
+                      },
+                      'Remove',
+                    ),
+                  ),
+                ),
+              ),
+              h(
+                'button',
+                { type: 'button', onclick: () => void api.clearFaults().then(refresh) },
+                'Remove every fault',
+              ),
+            ],
+      );
+    } catch (error) {
+      fill(active, errorMessage(error));
+    }
+  };
+  for (const item of switches) item.changed = refresh;
+
+  return {
+    element,
+    async update(changes) {
+      // Faults are no write of the store; they are reloaded whenever anything else changes, as requests come.
+      if (
+        changes === undefined ||
+        touches(changes, ['task', 'approval', 'connector', 'state', 'templates', 'directory'])
+      ) {
+        await refresh();
+      }
+    },
+  };
+}
+
+function describeFault(fault: FaultInfo['fault']): string {
+  switch (fault.type) {
+    case 'status':
+      return `${fault.status}${fault.retryAfter === undefined ? '' : `, Retry-After ${fault.retryAfter}`}`;
+    case 'delay':
+      return `delay ${fault.ms} ms`;
+    default:
+      return fault.type;
+  }
+}
+
+/** Whether a fault in force is this switch's: same kind, same requests. */
+function matches(preset: Preset, fault: FaultInfo, method: string, path: string): boolean {
+  return (
+    fault.fault.type === preset.fault.type &&
+    (fault.method ?? '') === method &&
+    (fault.path ?? '') === path &&
+    (preset.fault.type !== 'status' ||
+      (fault.fault.type === 'status' && (fault.fault.status === 429) === (preset.fault.status === 429)))
+  );
+}
+
+function faultSwitch(preset: Preset): {
+  element: HTMLElement;
+  show(faults: FaultInfo[]): void;
+  changed: () => Promise<void>;
+} {
+  const id = (name: string) => `${preset.id}-${name}`;
+  const method = h(
+    'select',
+    { id: id('method') },
+    METHODS.map((name) => h('option', { value: name }, name || 'any')),
+  );
+  method.value = preset.method;
+  const path = h('input', { id: id('path'), value: preset.path, autocomplete: 'off', required: true });
+  const times = h('input', { id: id('times'), type: 'number', min: 1, placeholder: 'until off' });
+  const number =
+    preset.number === undefined
+      ? undefined
+      : h('input', {
+          id: id('number'),
+          type: 'number',
+          min: preset.number.min,
+          max: preset.number.max,
+          value: String((preset.fault as Record<string, unknown>)[preset.number.key]),
+          required: true,
+        });
+  const toggle = h(
+    'button',
+    { type: 'button', class: 'switch', 'aria-pressed': 'false', id: id('switch') },
+    'Off',
+  );
+  const problem = h('p', { class: 'form-status', role: 'alert' });
+  const inputs = [method, path, times, ...(number === undefined ? [] : [number])];
+  let mine: FaultInfo[] = [];
+
+  const item = {
+    element: h(
+      'article',
+      { class: 'panel switch-panel', 'aria-labelledby': id('title') },
+      h('div', { class: 'switch-head' }, h('h2', { id: id('title') }, preset.name), toggle),
+      h('p', { class: 'muted' }, preset.what),
+      h(
+        'div',
+        { class: 'switch-fields' },
+        h('div', {}, h('label', { for: id('method') }, 'Method'), method),
+        h('div', { class: 'wide' }, h('label', { for: id('path') }, 'Path'), path),
+        number === undefined || preset.number === undefined
+          ? null
+          : h('div', {}, h('label', { for: id('number') }, preset.number.label), number),
+        h('div', {}, h('label', { for: id('times') }, 'Times'), times),
+      ),
+      problem,
+    ),
+    show(faults: FaultInfo[]) {
+      mine = faults.filter((fault) => matches(preset, fault, method.value, path.value));
+      const on = mine.length > 0;
+      toggle.setAttribute('aria-pressed', String(on));
+      toggle.textContent = on ? 'On' : 'Off';
+      for (const input of inputs) input.disabled = on;
+    },
+    changed: async () => {},
+  };
+  toggle.setAttribute('aria-label', `${preset.name}: switch`);
+  toggle.addEventListener('click', () => {
+    problem.textContent = '';
+    const on = mine.length > 0;
+    const fault = { ...preset.fault } as Record<string, unknown>;
+    if (number !== undefined && preset.number !== undefined) fault[preset.number.key] = Number(number.value);
+    const action = on
+      ? Promise.all(mine.map((fault) => api.clearFault(fault.id)))
+      : api.injectFault({
+          ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
+          path: path.value,
+          times: times.value === '' ? UNTIL_OFF : Number(times.value),
+          fault: fault as FaultRuleInput['fault'],
+        });
+    action.then(
+      () => {
+        announce(`${preset.name} switched ${on ? 'off' : 'on'}.`);
+        return item.changed();
+      },
+      (error: unknown) => {
+        problem.textContent = error instanceof Error ? error.message : String(error);
+      },
+    );
+  });
+  return item;
+}

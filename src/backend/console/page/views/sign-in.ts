@@ -1,0 +1,43 @@
+import { api, ConsoleError } from '../api.js';
+import { h } from '../dom.js';
+
+/** The page shown without a session: why, and a form for the admin token. */
+export function signInView(reason: string | undefined, signedIn: () => void): HTMLElement {
+  const input = h('input', {
+    id: 'admin-token',
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+  });
+  const problem = h('p', { class: 'form-status', role: 'alert' });
+  const form = h(
+    'form',
+    {
+      class: 'panel sign-in',
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        problem.textContent = '';
+        api.signIn(input.value).then(signedIn, (error: unknown) => {
+          problem.textContent =
+            error instanceof ConsoleError && error.status === 401
+              ? 'That is not the admin token.'
+              : String(error instanceof Error ? error.message : error);
+        });
+      },
+    },
+    h('h1', {}, 'Sign in to the console'),
+    reason === undefined ? null : h('p', { class: 'notice notice-warn' }, reason),
+    h(
+      'p',
+      {},
+      'Open the link the backend printed when it started (it works once), or sign in with its admin token: ',
+      'the one printed at start, or the value of APPROVAL_ADMIN_TOKEN.',
+    ),
+    h('label', { for: 'admin-token' }, 'Admin token'),
+    input,
+    h('button', { type: 'submit' }, 'Sign in'),
+    problem,
+  );
+  return h('main', { id: 'main' }, form);
+}

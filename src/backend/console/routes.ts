@@ -1,0 +1,172 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { EncryptedCredentials } from '../../api/index.js';
+import { toIssues } from '../../errors.js';
+import type { AdminOperations } from '../admin/operations.js';
+import { ServiceError } from '../errors.js';
+import type { FaultInjector } from '../faults/injector.js';
+import { isAdminToken } from '../http/auth.js';
+import type { Store } from '../store/index.js';
+import type { PageAssets } from './assets.js';
+import type { ConsoleLive } from './live.js';
+import { type ConsoleSessions, checkOrigin } from './sessions.js';
+
+/** The prefix of the console's page and of its own endpoints. */
+export const CONSOLE_PREFIX = '/console';
+
+export interface ConsoleRouteContext {
+  store: Store;
+  /** The backend's clock. */
+  now: () => number;
+  operations: AdminOperations;
+  faults: FaultInjector;
+  adminToken: string;
+  sessions: ConsoleSessions;
+  live: ConsoleLive;
+  assets: PageAssets;
+}
+
+/** The most approvals one page of the console shows. */
+export const MAX_APPROVALS_SHOWN = 200;
+
+const Schemas = {
+  signIn: z.strictObject({ token: z.string().min(1) }),
+  approvals: z.object({
+    resolved: z.enum(['true', 'false']).optional(),
+    search: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_APPROVALS_SHOWN).default(50),
+  }),
+  // Credentials only ever come sealed: the console never hands the backend plain ones.
+  task: z.strictObject({
+    type: z.string().min(1),
+    approvalId: z.string().min(1),
+    approveComments: z.string().optional(),
+    sealedCredentials: EncryptedCredentials.optional(),
+  }),
+  leases: z.strictObject({ systemId: z.string().min(1).optional() }),
+};
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw ServiceError.invalid(toIssues(result.error));
+  return result.data;
+}
+
+function param(request: FastifyRequest, name: string): string {
+  return (request.params as Record<string, string>)[name] ?? '';
+}
+
+/**
+ * The console: its page at `/console`, and the endpoints the page calls under `/console/api`, each refused without
+ * a session cookie (401), and, when it changes something, without the session's CSRF token (403). Errors are in
+ * the admin API's shape.
+ */
+export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteContext): void {
+  const { store, operations: ops, faults, sessions, live, assets } = ctx;
+  const now = () => new Date(ctx.now()).toISOString();
+  const sessionOf = new WeakMap<FastifyRequest, string>();
+
+  app.get(CONSOLE_PREFIX, async (_request, reply) => assets.sendHtml(reply));
+  app.get(`${CONSOLE_PREFIX}/`, async (_request, reply) => assets.sendHtml(reply));
+  app.get(`${CONSOLE_PREFIX}/app.js`, async (_request, reply) => assets.send(reply, 'app.js'));
+  app.get(`${CONSOLE_PREFIX}/app.css`, async (_request, reply) => assets.send(reply, 'app.css'));
+
+  // For tools and for a browser whose link is spent: a new one-time link, for the admin token.
+  app.post(`${CONSOLE_PREFIX}/links`, async (request) => {
+    if (!isAdminToken(request.headers.authorization, ctx.adminToken)) throw ServiceError.unauthorized();
+    return { url: `http://${request.headers.host}${CONSOLE_PREFIX}/#login=${sessions.issueLoginToken()}` };
+  });
+
+  void app.register(
+    async (api) => {
+      api.addHook('onRequest', async (request, reply) => {
+        void reply.header('cache-control', 'no-store');
+        if (request.method === 'POST' && request.routeOptions.url === `${CONSOLE_PREFIX}/api/session`) {
+          checkOrigin(request);
+          return;
+        }
+        sessionOf.set(request, sessions.require(request).id);
+      });
+
+      api.post('/session', async (request, reply) =>
+        sessions.signIn(request, reply, parse(Schemas.signIn, request.body).token),
+      );
+      api.get('/session', async (request) => ({ csrfToken: sessions.require(request).csrfToken }));
+      api.delete('/session', async (request, reply) => {
+        const session = sessionOf.get(request);
+        sessions.signOut(request, reply);
+        if (session !== undefined) live.endSession(session);
+        return { status: 'success' };
+      });
+
+      api.get('/events', async (request, reply) => {
+        reply.hijack();
+        live.open(reply.raw, sessionOf.get(request) ?? '');
+        return reply;
+      });
+
+      api.get('/organizations', async () =>
+        store.organizations.list().map((organization) => ({
+          ...organization,
+          users: store.users.list(organization.id),
+          systems: store.systems.listByOrg(organization.id).map((system) => ({
+            ...system,
+            mappings: store.mappings.listBySystem(system.id),
+          })),
+        })),
+      );
+
+      api.get('/systems/:systemId', async (request) => {
+        const system = store.systems.get(param(request, 'systemId'));
+        return {
+          system,
+          organization: store.organizations.get(system.orgId),
+          connector: store.connectors.get(system.id),
+          templates: store.templates.list(system.id),
+          state: store.states.get(system.id),
+          now: now(),
+        };
+      });
+
+      api.get('/systems/:systemId/approvals', async (request) => {
+        const system = store.systems.get(param(request, 'systemId'));
+        const query = parse(Schemas.approvals, request.query);
+        const { approvals, total } = store.approvals.browse(system.id, {
+          resolved: query.resolved === undefined ? undefined : query.resolved === 'true',
+          search: query.search,
+          limit: query.limit,
+        });
+        return {
+          total,
+          approvals: approvals.map((approval) => ({
+            ...approval,
+            history: live.history(system.id, approval.id),
+          })),
+        };
+      });
+
+      api.get('/systems/:systemId/tasks', async (request) => ({
+        now: now(),
+        tasks: ops.listTasks(param(request, 'systemId')),
+      }));
+      api.post('/systems/:systemId/tasks', async (request) =>
+        ops.createTask({ systemId: param(request, 'systemId'), ...parse(Schemas.task, request.body) }),
+      );
+
+      api.get('/faults', async () => faults.list());
+      api.post('/faults', async (request) => faults.inject(request.body as never));
+      api.delete('/faults', async () => {
+        faults.clear();
+        return { status: 'success' };
+      });
+      api.delete('/faults/:id', async (request) => {
+        faults.clear(Number(param(request, 'id')));
+        return { status: 'success' };
+      });
+      api.post('/leases/expire', async (request) => ({
+        expired: ops.expireLeases(parse(Schemas.leases, request.body)),
+      }));
+    },
+    { prefix: `${CONSOLE_PREFIX}/api` },
+  );
+}

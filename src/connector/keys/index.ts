@@ -1,0 +1,43 @@
+/**
+ * The connector's keys: the key ring of x25519 key pairs that tasks' credentials are sealed to, where it is kept
+ * between runs (key stores), how a running connector keeps it current (rotation), and {@link Secret}, the string
+ * that does not print, in which decrypted credentials reach a handler. See `docs/keys.md`.
+ *
+ * @example
+ * ```ts
+ * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
+ * const credentials = await ring.open(task.data.credentials); // every field a Secret
+ * ```
+ * @module
+ */
+
+export {
+  CredentialsUnreadableError,
+  generateKeyRingData,
+  KeyRing,
+  type KeyRingOptions,
+  KeyRingUnavailableError,
+  keyRingOptionsShape,
+  marginUnderLifetime,
+  type NewKeyReason,
+  type PublicKeyInfo,
+} from './key-ring.js';
+export { announceNewKey, KeyRotation } from './key-rotation.js';
+export {
+  FileKeyStore,
+  KeyRingData,
+  KeyRingInvalidError,
+  type KeyStore,
+  KeyStoreReadOnlyError,
+  MemoryKeyStore,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+} from './key-store.js';
+export {
+  type Credentials,
+  REDACTED,
+  redactSecrets,
+  Secret,
+  secretPattern,
+  wrapCredentials,
+} from './secret.js';

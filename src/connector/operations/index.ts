@@ -1,0 +1,40 @@
+/**
+ * The connector's operations side: its pino logger (secrets redacted, one child per component), its Prometheus
+ * metrics, and the operations server that answers `/healthz`, `/readyz` and `/metrics`. See `docs/operations.md`.
+ *
+ * @example
+ * ```ts
+ * const metrics = new ConnectorMetrics();
+ * const server = new OperationsServer({ port: 9464, health, isReady, metrics });
+ * const { url } = await server.start();
+ * ```
+ * @module
+ */
+
+export {
+  componentLogger,
+  createLogger,
+  type Logger,
+  type LoggerOptions,
+  loggerOptionsSchema,
+  secretScrubbingLogger,
+} from './logger.js';
+export {
+  ConnectorMetrics,
+  type ConnectorMetricsOptions,
+  type KeyEvent,
+  metricsOptionsShape,
+  type RenderedMetrics,
+  registryIsFree,
+  type SyncMode,
+  type SyncOutcome,
+} from './metrics.js';
+export {
+  type HealthReport,
+  OperationsServer,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  type OperationsServerOptions,
+  operationsServerOptionsSchema,
+  type ReadinessReport,
+} from './server.js';

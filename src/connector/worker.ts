@@ -1,0 +1,497 @@
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
+import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
+import { backoffDelay } from '../internal/backoff.js';
+import { OneAtATime } from '../internal/one-at-a-time.js';
+import { func, parseOptions } from '../internal/options.js';
+import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
+import type { Connector } from './connector.js';
+import {
+  type ConnectorOptions,
+  type ResolvedConnectorOptions,
+  resolveConnectorOptions,
+  SHUTDOWN_MARGIN_MS,
+} from './connector-options.js';
+import { LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
+import { announceNewKey, KeyRing, KeyRotation } from './keys/index.js';
+import {
+  ConnectorMetrics,
+  componentLogger,
+  createLogger,
+  type Logger,
+  OperationsServer,
+  type SyncMode,
+} from './operations/index.js';
+import { type StateAccess, StateStore } from './state.js';
+import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
+import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';
+import { TaskPoller } from './tasks/poller.js';
+
+/**
+ * Where a worker is in its life: `idle` → `starting` → `running` → `stopping` → `stopped`, or `failed` when
+ * starting met an error that retrying cannot mend (a rejected token, an invalid registration).
+ */
+export type LifecycleState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+/** The type of the author's own part of connector state, as a connector class declares it. */
+export type AppStateOf<C extends Connector<object>> = C extends Connector<infer AppState> ? AppState : never;
+
+/**
+ * Runs a {@link Connector}: registration and keys, the sync loop, the task poller, UI templates, connector state,
+ * the operations endpoints, and a lifecycle fit for a long-lived worker. The options say where the service is and
+ * how the kit runs; the connector says what the author's code does. `runConnector` builds one and stops it on
+ * SIGTERM or SIGINT.
+ *
+ * @example
+ * ```ts
+ * const worker = new ConnectorWorker(new MyConnector(sourceClient), { service: { baseUrl, token } });
+ * await worker.start();
+ * await worker.syncNow();
+ * await worker.stop();
+ * ```
+ */
+export class ConnectorWorker<C extends Connector<object> = Connector> {
+  /** The connector this worker runs. */
+  readonly connector: C;
+  /** Where the worker records its metrics. */
+  readonly metrics: ConnectorMetrics;
+  readonly #client: IntegrationClient;
+  readonly #logger: Logger;
+  readonly #settings: ResolvedConnectorOptions;
+  readonly #state: StateStore<AppStateOf<C>>;
+  /** The author's part of the state, as the connector's methods get it in their context. */
+  readonly #appState: StateAccess<AppStateOf<C>>;
+  /** Aborted as soon as stop() begins: what starts no new work (sync runs, start-up steps). */
+  readonly #stopping = new AbortController();
+  /** Aborted at the shutdown deadline: every other call, so that none outlives stop(). */
+  readonly #deadline = new AbortController();
+  #lifecycle: LifecycleState = 'idle';
+  #keepAlive: NodeJS.Timeout | undefined;
+  #keyRing: KeyRing | undefined;
+  #poller: TaskPoller | undefined;
+  #jobs: ScheduledJob[] = [];
+  #operations: OperationsServer | undefined;
+  #operationsUrl: string | undefined;
+  /** Sync runs, one at a time. */
+  readonly #runs = new OneAtATime();
+  #started: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+
+  /**
+   * Checks the connector's declarations and the options, and builds the worker; it sends nothing until
+   * {@link start}. A bad declaration or option is a `ValidationError` naming it and what it got.
+   */
+  constructor(connector: C, options: ConnectorOptions) {
+    parseOptions(DeclaredConnector, connector, 'connector');
+    this.connector = connector;
+    this.#settings = resolveConnectorOptions(options);
+    const { logger, metrics, service, now } = this.#settings;
+    this.#logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
+    this.metrics = new ConnectorMetrics({ ...metrics, now });
+    const onRetry = retryReporter(this.metrics, componentLogger(this.#logger, 'client'), service.onRetry);
+    this.#client = new IntegrationClient({ ...service, onRetry });
+    this.#state = new StateStore<AppStateOf<C>>(this.#client);
+    this.#appState = {
+      read: () => this.#state.app,
+      write: (state) => this.#writeAppState(state, ['running', 'stopping']),
+    };
+  }
+
+  /** Where the worker is in its life. */
+  get lifecycle(): LifecycleState {
+    return this.#lifecycle;
+  }
+
+  /**
+   * The base URL of the operations endpoints (`/healthz`, `/readyz`, `/metrics`), such as `http://127.0.0.1:9464`:
+   * the port actually opened, also when `operations.port` is `0`. `undefined` before they listen, after the
+   * worker stopped, and when `operations` is off.
+   */
+  get operationsUrl(): string | undefined {
+    return this.#operationsUrl;
+  }
+
+  /**
+   * The most `stop()` takes, in milliseconds: `shutdown.graceMs + shutdown.forceMs + SHUTDOWN_MARGIN_MS`. It
+   * resolves by then whatever the service and the handlers do; `runConnector` ends the process then at the latest.
+   */
+  get stopDeadlineMs(): number {
+    const { graceMs, forceMs } = this.#settings.shutdown;
+    return graceMs + forceMs + SHUTDOWN_MARGIN_MS;
+  }
+
+  /** Whether the worker should get traffic: running, and its poller is polling. */
+  get ready(): boolean {
+    return this.#lifecycle === 'running' && (this.#poller?.healthy ?? true);
+  }
+
+  /**
+   * Starts the worker: loads the connector state and keys, registers with the service, publishes the UI templates,
+   * then starts the sync schedule and the task poller. While the service cannot be reached it keeps trying, with
+   * backoff, and logs so; it fails only on what retrying cannot mend (a rejected token, an invalid registration).
+   */
+  start(): Promise<void> {
+    if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
+    this.#lifecycle = 'starting';
+    // The schedules' timers do not hold the process (nor do polling or the operations port when they are off): this
+    // does, until stop(), so that a worker never ends by itself.
+    this.#keepAlive = setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
+    this.#started = this.#start().catch((error: unknown) => {
+      if (this.#stopping.signal.aborted) return;
+      clearInterval(this.#keepAlive);
+      this.#lifecycle = 'failed';
+      this.#logger.error({ err: error }, 'the connector failed to start');
+      throw error;
+    });
+    return this.#started;
+  }
+
+  /**
+   * Stops the worker: readiness fails at once, polling, schedules and a sync run in progress stop, state is saved,
+   * running tasks get the grace time to finish and are then aborted. It resolves within {@link stopDeadlineMs}
+   * whatever the service and the handlers do. Idempotent: every call returns the same promise.
+   */
+  stop(): Promise<void> {
+    if (this.#stopped !== undefined) return this.#stopped;
+    if (this.#lifecycle === 'idle') {
+      this.#lifecycle = 'stopped';
+      this.#stopped = this.#client.close();
+      return this.#stopped;
+    }
+    this.#stopped = this.#stop();
+    return this.#stopped;
+  }
+
+  /**
+   * Runs a sync of the source now, as its declaration says (incremental or snapshot), after any run in progress,
+   * and resolves with what it did. Runs never overlap. Only while `running`; otherwise it rejects with a
+   * {@link LifecycleError}.
+   */
+  syncNow(): Promise<RunReport> {
+    return this.#exclusive(() => this.#run(this.connector.source.kind, false));
+  }
+
+  /**
+   * Runs a sync that reads the whole source, not only what changed since the cursor (which still never moves
+   * backwards). For a snapshot source, the same as {@link syncNow}.
+   */
+  resync(): Promise<RunReport> {
+    return this.#exclusive(() => this.#run(this.connector.source.kind, true));
+  }
+
+  /**
+   * Runs a reconciliation now (the source's `lookup()` asked about every approval the service holds as open), after
+   * any run in progress, and resolves with what it did.
+   */
+  reconcileNow(): Promise<RunReport> {
+    return this.#exclusive(() => this.#run('reconcile', false));
+  }
+
+  /** The author's own part of connector state, as last loaded or written. */
+  readState(): AppStateOf<C> | undefined {
+    return this.#state.app;
+  }
+
+  /**
+   * Replaces the author's own part of connector state and saves it. The kit's part is kept. Only while `running`:
+   * before the state is loaded, a write would replace the saved cursor.
+   */
+  writeState(state: AppStateOf<C>): Promise<void> {
+    return this.#writeAppState(state, ['running']);
+  }
+
+  #writeAppState(state: AppStateOf<C>, allowed: readonly LifecycleState[]): Promise<void> {
+    if (!allowed.includes(this.#lifecycle)) {
+      return Promise.reject(new LifecycleError('write the state of', this.#lifecycle));
+    }
+    return this.#state.setApp(state, this.#deadline.signal);
+  }
+
+  async #start(): Promise<void> {
+    const logger = this.#logger;
+    const signal = this.#stopping.signal;
+    const { connector } = this;
+    if (connector.authRequired) {
+      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
+        ...this.#settings.keys,
+        now: this.#settings.now,
+        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
+      });
+      await this.#keyRing.rotateIfDue();
+    }
+    await this.#untilReachable('load the connector state', () => this.#state.load(signal));
+    await this.#untilReachable('register the connector', () => this.#register());
+    await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
+    if (signal.aborted) return;
+
+    if (this.#settings.operations) {
+      this.#operations = new OperationsServer({
+        ...this.#settings.operations,
+        logger: componentLogger(logger, 'operations'),
+        metrics: this.metrics,
+        health: () => ({
+          healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
+          state: this.#lifecycle,
+        }),
+        isReady: () =>
+          this.ready
+            ? { ready: true }
+            : {
+                ready: false,
+                reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
+              },
+      });
+      const { url } = await this.#operations.start();
+      this.#operationsUrl = url;
+      logger.info({ url }, 'operations endpoints listening');
+      // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
+      if (signal.aborted) return;
+    }
+    this.#lifecycle = 'running';
+    this.#scheduleJobs();
+    const poller = this.#settings.poller;
+    if (poller.enabled) {
+      this.#poller = new TaskPoller(
+        {
+          client: this.#client,
+          tasks: connector.tasks,
+          keyRing: this.#keyRing,
+          classifyFailure: connector.classifyFailure?.bind(connector),
+          state: this.#appState as StateAccess<object>,
+          logger: componentLogger(logger, 'tasks'),
+          metrics: this.metrics,
+          random: this.#settings.random,
+        },
+        poller,
+      );
+      this.#poller.start();
+    }
+    this.metrics.ready(true);
+    logger.info(
+      { taskTypes: Object.keys(connector.tasks), authRequired: connector.authRequired },
+      'connector running',
+    );
+  }
+
+  async #stop(): Promise<void> {
+    this.#lifecycle = 'stopping';
+    this.metrics.ready(false);
+    this.#stopping.abort(new StoppingError());
+    for (const job of this.#jobs) job.stop();
+    const { graceMs, forceMs } = this.#settings.shutdown;
+    const startedAt = performance.now();
+    const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
+    const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
+    const drained = (async () => {
+      await this.#started?.catch(() => {});
+      await Promise.all([this.#poller?.stop(graceMs, forceMs), this.#saveState()]);
+    })();
+    // Both bound themselves by the deadline; this only guards against a step that does not (a key store that hangs).
+    if (!(await settlesWithin(drained, left() - SHUTDOWN_MARGIN_MS / 2))) {
+      this.#logger.error('stopping passed its deadline; closing regardless');
+    }
+    deadline.cancel();
+    const closed = Promise.all([this.#operations?.close(), this.#client.close()]);
+    if (!(await settlesWithin(closed, left()))) await this.#client.destroy().catch(() => {});
+    this.#operationsUrl = undefined;
+    clearInterval(this.#keepAlive);
+    this.#lifecycle = 'stopped';
+    this.#logger.info('connector stopped');
+  }
+
+  /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
+  async #saveState(): Promise<void> {
+    await this.#runs.idle();
+    await this.#state
+      .flush(this.#deadline.signal)
+      .catch((error: unknown) => this.#logger.error({ err: error }, 'saving the connector state failed'));
+  }
+
+  #scheduleJobs(): void {
+    if (this.#keyRing !== undefined) {
+      const rotation = new KeyRotation({
+        ring: this.#keyRing,
+        register: () => this.#register(),
+        logger: componentLogger(this.#logger, 'keys'),
+        metrics: this.metrics,
+        now: this.#settings.now,
+        random: this.#settings.random,
+      });
+      this.#jobs.push(rotation.start());
+    }
+    const sync = this.#settings.sync;
+    if (!sync.enabled) return;
+    const tick = (run: () => Promise<RunReport>) => async () => {
+      await run().catch(() => {});
+    };
+    this.#jobs.push(
+      runOnSchedule(
+        sync.schedule,
+        tick(() => this.syncNow()),
+      ),
+    );
+    if (sync.reconcileSchedule !== false && this.connector.source.lookup !== undefined) {
+      this.#jobs.push(
+        runOnSchedule(
+          sync.reconcileSchedule,
+          tick(() => this.reconcileNow()),
+        ),
+      );
+    }
+    if (sync.runOnStart) void tick(() => this.syncNow())();
+  }
+
+  async #run(mode: SyncMode, full: boolean): Promise<RunReport> {
+    const logger = componentLogger(this.#logger, 'sync', { mode });
+    const { source } = this.connector;
+    const context: RunContext = {
+      client: this.#client,
+      source: {
+        ...(source.kind === 'incremental'
+          ? { changes: source.changes.bind(source) }
+          : { snapshot: source.snapshot.bind(source) }),
+        ...(source.lookup ? { lookup: source.lookup.bind(source) } : {}),
+      },
+      state: this.#state as StateStore<object>,
+      appState: this.#appState as StateAccess<object>,
+      limits: this.#settings.sync,
+      signal: this.#stopping.signal,
+      logger,
+      now: this.#settings.now,
+    };
+    const started = performance.now();
+    try {
+      const sync = this.#settings.sync;
+      const report =
+        mode === 'incremental'
+          ? await runIncremental(context, {
+              overlapMs: sync.overlapMs,
+              ordered: source.kind === 'incremental' && source.ordered,
+              full,
+            })
+          : mode === 'snapshot'
+            ? await runSnapshot(context)
+            : await runReconcile(context, { chunkSize: sync.reconcileChunkSize });
+      this.metrics.syncRun(mode, 'success');
+      this.metrics.approvalsPushed(report.pushed);
+      const cursor = this.#state.cursor;
+      this.metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
+      logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
+      return report;
+    } catch (error) {
+      this.metrics.syncRun(mode, 'failure');
+      if (!this.#stopping.signal.aborted)
+        logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor');
+      throw error;
+    }
+  }
+
+  #exclusive<T>(run: () => Promise<T>): Promise<T> {
+    // Before start the state is not loaded, and a run's state write would replace the author's part.
+    if (this.#lifecycle !== 'running') return Promise.reject(new LifecycleError('sync', this.#lifecycle));
+    return this.#runs.run(run);
+  }
+
+  async #register(): Promise<void> {
+    const key = this.#keyRing?.current;
+    await this.#client.registerConnector(
+      {
+        taskTypes: Object.keys(this.connector.tasks),
+        authRequired: this.connector.authRequired,
+        ...(key ? { publicKey: key.publicKey, publicKeyExpiredAt: key.expiresAt } : {}),
+      },
+      { signal: this.#stopping.signal },
+    );
+    this.metrics.keyExpiresAt(key?.expiresAt);
+  }
+
+  /** Publishes each declared template whose content differs from what the service holds. */
+  async #publishTemplates(): Promise<void> {
+    const { uiTemplates } = this.connector;
+    if (uiTemplates.length === 0) return;
+    const held = await this.#client.getUiTemplates({ signal: this.#stopping.signal });
+    const changed = uiTemplates.filter(
+      (template) =>
+        !held.some(
+          (existing) =>
+            existing.type === template.type &&
+            isDeepStrictEqual(existing.uiTemplate[template.schemaId], template.template),
+        ),
+    );
+    if (changed.length === 0) return;
+    await this.#client.putUiTemplates(changed, { signal: this.#stopping.signal });
+    this.#logger.info(
+      { templates: changed.map(({ type, schemaId }) => `${type}/${schemaId}`) },
+      'published UI templates',
+    );
+  }
+
+  /**
+   * Runs a start-up step until it succeeds. While the service is down or unreachable (what the client itself would
+   * retry: network errors, timeouts, 5xx, 429) the step is logged and tried again with backoff, until the worker
+   * stops; any other failure (a rejected token, an invalid registration) ends the start.
+   */
+  async #untilReachable(what: string, step: () => Promise<void>): Promise<void> {
+    const signal = this.#stopping.signal;
+    for (let attempt = 0; !signal.aborted; attempt += 1) {
+      try {
+        await step();
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!isRetryable(error, 'safe')) throw error;
+        const delay = backoffDelay(attempt, { ...START_BACKOFF, random: this.#settings.random });
+        this.#logger.warn({ err: error, attempt, retryInMs: delay }, `cannot ${what} yet; retrying`);
+        await sleep(delay, signal).catch(() => {});
+      }
+    }
+  }
+}
+
+// The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
+
+// While the service cannot be reached at start: from a second, doubling, up to a minute.
+const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const;
+
+const fn = func();
+const schema = z.custom<z.ZodType>(
+  (value) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function',
+  { error: 'a zod schema' },
+);
+const lookup = fn.optional();
+
+/** What a worker checks of a connector: the declarations the compiler checks, for code it did not see. */
+const DeclaredConnector = z.object({
+  tasks: z.record(z.string(), z.object({ input: schema, precheck: fn.optional(), run: fn }), {
+    error: 'an object of task types, each declared with task({ input, run })',
+  }),
+  source: z.discriminatedUnion(
+    'kind',
+    [
+      z.object({ kind: z.literal('incremental'), ordered: z.boolean(), changes: fn, lookup }),
+      z.object({ kind: z.literal('snapshot'), snapshot: fn, lookup }),
+    ],
+    { error: 'declared with incremental({ changes }) or snapshot({ snapshot })' },
+  ),
+  authRequired: z.boolean(),
+  classifyFailure: fn.optional(),
+});
+
+function isLogger(value: ResolvedConnectorOptions['logger']): value is Logger {
+  return typeof (value as Logger | undefined)?.child === 'function';
+}
+
+// The client does not log: the worker counts and logs each of its retries, then tells the caller's own hook.
+function retryReporter(
+  metrics: ConnectorMetrics,
+  logger: Logger,
+  own: ConnectorOptions['service']['onRetry'],
+): (event: RetryEvent) => void {
+  return (event) => {
+    const { endpoint, method, path, attempt, delayMs, reason, error } = event;
+    metrics.clientRetry(endpoint, reason);
+    logger.debug({ endpoint, method, path, attempt, delayMs, reason, err: error }, 'retrying a request');
+    own?.(event);
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Every error class of the kit in one union, so that checking `code` narrows an error to its class.
+ * @module
+ */
+import type { ServiceError } from './backend/index.js';
+import type {
+  ApiError,
+  BadRequestError,
+  ClientClosedError,
+  ConflictError,
+  InvalidResponseError,
+  NetworkError,
+  NotFoundError,
+  PagingStalledError,
+  PartialAddUsersError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ResponseTooLargeError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+} from './client/index.js';
+import type {
+  AuthenticationError,
+  CredentialsUnreadableError,
+  InvalidConnectorError,
+  KeyRingInvalidError,
+  KeyRingUnavailableError,
+  KeyStoreReadOnlyError,
+  LifecycleError,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  ServiceUnavailableError,
+  ShutdownDeadlineError,
+  StoppingError,
+  SystemError,
+  TaskDataInvalidError,
+} from './connector/index.js';
+import { ApprovalKitError, type UnsupportedNodeError, type ValidationError } from './errors.js';
+import type { HarnessTimeoutError } from './testing/index.js';
+
+/**
+ * Any error the kit throws: the union of its error classes, one per {@link ErrorCode}. Each class fixes `code` to its
+ * own literal, so comparing `code` narrows a `KitError` to the one class that owns the code. {@link isKitError} turns
+ * a caught `unknown` into a `KitError`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.putApprovals(approvals);
+ * } catch (error) {
+ *   if (!isKitError(error)) throw error;
+ *   switch (error.code) {
+ *     case 'rate_limited': // error is a RateLimitedError
+ *       return error.retryAfterMs;
+ *     case 'validation': // error is a ValidationError
+ *       return error.issues;
+ *   }
+ * }
+ * ```
+ */
+export type KitError =
+  // Shared by every part.
+  | ValidationError
+  | UnsupportedNodeError
+  // The clients.
+  | ApiError<'http_error'>
+  | BadRequestError
+  | UnauthorizedError
+  | NotFoundError
+  | ConflictError
+  | PayloadTooLargeError
+  | RateLimitedError
+  | ServerError
+  | NetworkError
+  | TimeoutError
+  | ResponseTooLargeError
+  | InvalidResponseError
+  | PagingStalledError
+  | PartialAddUsersError
+  | ClientClosedError
+  // The connector.
+  | LifecycleError
+  | InvalidConnectorError
+  | StoppingError
+  | ShutdownDeadlineError
+  | AuthenticationError
+  | ServiceUnavailableError
+  | SystemError
+  | TaskDataInvalidError
+  | CredentialsUnreadableError
+  | KeyRingUnavailableError
+  | KeyRingInvalidError
+  | KeyStoreReadOnlyError
+  | OperationsServerClosedError
+  | OperationsServerListenError
+  // The reference backend and the test harness.
+  | ServiceError
+  | HarnessTimeoutError;
+
+/** Whether a value is an error the kit threw, typed as the {@link KitError} union so that its `code` narrows it. */
+export function isKitError(error: unknown): error is KitError {
+  return error instanceof ApprovalKitError;
+}

@@ -1,0 +1,344 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import type { Browser, Page } from 'playwright-core';
+import nacl from 'tweetnacl';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openCredentials, toBase64 } from '../../../src/api/index.js';
+import { startReferenceBackend } from '../../../src/backend/index.js';
+import { call } from '../helpers.js';
+import { launchBrowser, openPage, screenshots } from './support/browser.js';
+import { type RunningConnector, startConnector } from './support/running-connector.js';
+
+// The console in a real browser (Debian's Chromium driven by playwright-core), against a running connector.
+
+const HOUR = 60 * 60 * 1000;
+let browser: Browser;
+const running: RunningConnector[] = [];
+const pages: Page[] = [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(() => browser?.close());
+afterEach(async () => {
+  // Pages first: an open event stream would hold the backend's close.
+  await Promise.all(pages.splice(0).map((page) => page.context().close()));
+  await Promise.all(running.splice(0).map((connector) => connector.close()));
+});
+
+async function connector(options: Parameters<typeof startConnector>[0] = {}): Promise<RunningConnector> {
+  const started = await startConnector(options);
+  running.push(started);
+  return started;
+}
+
+/** A page signed in with a fresh login link, on the system's approvals. */
+async function signedIn(rc: RunningConnector): Promise<{ page: Page; errors: string[] }> {
+  const opened = await openPage(browser);
+  pages.push(opened.page);
+  await opened.page.goto(rc.backend.createConsoleLink());
+  await opened.page.getByRole('heading', { name: 'Organizations' }).waitFor();
+  await opened.page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals`);
+  await opened.page.locator('.approvals').waitFor({ state: 'attached' });
+  return opened;
+}
+
+const card = (page: Page, approvalId: string) => page.locator(`article[data-approval-id="${approvalId}"]`);
+
+/** Waits until the first task shown on the approval's card has this status and result. */
+async function taskShows(page: Page, approvalId: string, status: string, result: string): Promise<void> {
+  const task = card(page, approvalId).locator('li[data-task-id]').first();
+  await task.locator('.task-status', { hasText: status }).waitFor();
+  await task.locator('.task-result', { hasText: result }).waitFor();
+}
+
+describe('the console in a browser', { timeout: 60_000 }, () => {
+  it('shows an approval a running connector pushes, as it arrives, with the connector’s template', async () => {
+    const rc = await connector();
+    const { page, errors } = await signedIn(rc);
+    await page.getByText('No approval matches.').waitFor();
+
+    // Beside the connector's `card` template for `po`, a `detail` one, which the console prefers; and for `raw`, a
+    // template without anything the console can render.
+    await call(rc.backend, 'GET', '/v2/connector/uitemplates', {
+      token: rc.token,
+      body: {
+        uiTemplates: [
+          {
+            type: 'detail',
+            schemaId: 'po',
+            template: {
+              title: 'Detail: {{title}}',
+              subtitle: 'for {{approver}}',
+              fields: [{ label: 'Amount', path: 'data.amount' }],
+            },
+          },
+          { type: 'detail', schemaId: 'raw', template: { layout: 'two-columns' } },
+        ],
+      },
+    });
+    rc.source.put('PR-7', '2026-05-01T10:00:00.000Z', { data: { title: 'Standing desks', amount: 940 } });
+    rc.source.put('RAW-1', '2026-05-01T08:00:00.000Z', { schemaId: 'raw', data: { note: 'as a tree' } });
+    rc.source.put('PR-8', '2026-05-01T09:00:00.000Z', {
+      data: { title: '<img src=x onerror="document.title=1">Chairs', amount: '<b>12</b>' },
+    });
+    await rc.sync();
+
+    const arrived = card(page, 'PR-7');
+    await arrived.waitFor();
+    expect(await arrived.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
+    expect(await arrived.locator('.rendered-subtitle').textContent()).toBe('for ada');
+    expect(await arrived.locator('.fields dt').allTextContents()).toEqual(['Amount']);
+    expect(await arrived.locator('.fields dd').allTextContents()).toEqual(['940']);
+    const raw = card(page, 'RAW-1');
+    expect(await raw.locator('.rendered').count()).toBe(0);
+    expect(await raw.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
+    // What a source sent is shown as text, never run or rendered as markup.
+    const hostile = card(page, 'PR-8');
+    expect(await hostile.locator('.rendered-title').textContent()).toBe(
+      'Detail: <img src=x onerror="document.title=1">Chairs',
+    );
+    expect(await hostile.locator('img, b').count()).toBe(0);
+    expect(await page.title()).toBe('Console · reference backend');
+    await screenshots(page, 'approval-arrives');
+    expect(errors).toEqual([]);
+  });
+
+  it('creates a task with Approve, which the connector runs, and shows its result live', async () => {
+    const rc = await connector();
+    rc.source.put('PR-1', '2026-05-01T10:00:00.000Z', { data: { title: 'Laptops', amount: 2400 } });
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+
+    // From the keyboard: the comments, then Tab to Approve and Enter.
+    await card(page, 'PR-1').getByLabel('Comments').fill('within budget');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Approve');
+    await page.keyboard.press('Enter');
+    await taskShows(page, 'PR-1', 'done', 'success');
+    expect(rc.ran).toEqual([{ type: 'approve', approvalId: 'PR-1', comments: 'within budget' }]);
+    await screenshots(page, 'approved');
+
+    await page.getByRole('link', { name: 'Tasks' }).click();
+    const row = page.locator('tr[data-task-id]');
+    await row.locator('.task-status', { hasText: 'done' }).waitFor();
+    expect(await row.locator('.task-result').textContent()).toContain('success');
+    await screenshots(page, 'tasks');
+
+    await page.getByRole('link', { name: 'State' }).click();
+    const cursor = JSON.stringify(rc.backend.getState(rc.systemId).state).match(/"([^"]+)":/)?.[1];
+    await page
+      .locator('.tree-key', { hasText: cursor ?? 'no key' })
+      .first()
+      .waitFor();
+    await screenshots(page, 'state');
+    expect(errors).toEqual([]);
+  });
+
+  it('seals credentials in the browser: the backend holds only ciphertext, and the connector opens them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-credentials-'));
+    try {
+      const dataFile = join(dir, 'backend.sqlite');
+      const logs: string[] = [];
+      const logger = pino(
+        { level: 'trace' },
+        new Writable({
+          write(chunk, _encoding, done) {
+            logs.push(String(chunk));
+            done();
+          },
+        }),
+      );
+      const rc = await connector({ authRequired: true, backend: { dataFile, logger } });
+      rc.source.put('PR-2', '2026-05-01T10:00:00.000Z');
+      await rc.sync();
+      const { page, errors } = await signedIn(rc);
+      const sent: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'POST' && request.url().endsWith('/tasks'))
+          sent.push(request.postData() ?? '');
+      });
+
+      const username = 'console-user-4711';
+      const password = 'correct horse battery staple';
+      const form = card(page, 'PR-2');
+      await form.getByLabel('Username').fill(username);
+      await form.getByLabel('Password').fill(password);
+      await form.getByRole('button', { name: 'Approve' }).click();
+      await taskShows(page, 'PR-2', 'done', 'success');
+      await screenshots(page, 'credentials');
+
+      expect(rc.ran).toEqual([
+        { type: 'approve', approvalId: 'PR-2', comments: '', credentials: { username, password } },
+      ]);
+      // What left the browser: sealed to the connector's current key, and nothing in plain form.
+      expect(sent).toHaveLength(1);
+      const body = JSON.parse(sent[0]!);
+      expect(body.sealedCredentials).toMatchObject({
+        algorithm: 'x25519-xsalsa20-poly1305',
+        publicKey: rc.backend.getConnector(rc.systemId).publicKey,
+      });
+      expect(sent[0]).not.toContain(password);
+      expect(sent[0]).not.toContain(username);
+      // What the backend keeps (its data file, and the log) has the ciphertext and never the password.
+      const stored = [dataFile, `${dataFile}-wal`]
+        .filter((file) => existsSync(file))
+        .map((file) => readFileSync(file).toString('latin1'))
+        .join('');
+      expect(stored).toContain(body.sealedCredentials.ciphertext);
+      expect(stored).not.toContain(password);
+      expect(logs.length).toBeGreaterThan(0);
+      expect(logs.join('')).not.toContain(password);
+      expect(errors).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('seals to the key the connector holds when Approve is clicked, and warns before that key expires', async () => {
+    const rc = await connector({ authRequired: true });
+    rc.source.put('PR-4', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+    await card(page, 'PR-4').waitFor();
+    expect(await page.locator('.notice-warn').count()).toBe(0);
+
+    // A key registered after the page loaded, expiring in 30 hours: well inside the default rotation margin.
+    const pair = nacl.box.keyPair();
+    const publicKey = toBase64(pair.publicKey);
+    await call(rc.backend, 'PATCH', '/v2/connector', {
+      token: rc.token,
+      body: {
+        authRequired: true,
+        publicKey,
+        publicKeyExpiredAt: new Date(Date.now() + 30 * HOUR).toISOString(),
+      },
+    });
+    await page.getByText(/public key expires in (29|30) hours/).waitFor();
+    await screenshots(page, 'key-warning');
+    await page.getByRole('link', { name: 'Connector' }).click();
+    await page.getByText(publicKey, { exact: true }).first().waitFor();
+    expect(await page.locator('.fields').textContent()).toContain('approvereject');
+    await screenshots(page, 'connector');
+    await page.getByRole('link', { name: 'Approvals' }).click();
+
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/tasks'))
+        sent.push(request.postData() ?? '');
+    });
+    await card(page, 'PR-4').getByLabel('Password').fill('s3cret');
+    await card(page, 'PR-4').getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-4').locator('li[data-task-id]').waitFor();
+    const { sealedCredentials } = JSON.parse(sent[0] ?? '{}');
+    expect(sealedCredentials.publicKey).toBe(publicKey);
+    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({ username: '', password: 's3cret' });
+    expect(errors).toEqual([]);
+  });
+
+  it('shows a fault switched on in the connector’s results: a task delivered twice, run once', async () => {
+    const rc = await connector();
+    rc.source.put('PR-3', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+
+    await page.getByRole('link', { name: 'Faults' }).click();
+    const toggle = page.getByRole('button', { name: 'Duplicate delivery: switch' });
+    await toggle.click();
+    await page.locator('#duplicate-switch[aria-pressed="true"]').waitFor();
+    await screenshots(page, 'faults');
+
+    // The action waits until the task has been delivered again, so that the duplicate cannot come too late.
+    const release = rc.hold();
+    await page.goBack();
+    await card(page, 'PR-3').getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-3').locator('li[data-task-id]').waitFor();
+    const [task] = rc.backend.listTasks(rc.systemId);
+    await expect.poll(() => rc.backend.getTask(task!.id)?.deliveries, { timeout: 10_000 }).toBeGreaterThan(1);
+    release();
+
+    await taskShows(page, 'PR-3', 'done', 'success');
+    const deliveries = await card(page, 'PR-3').locator('li[data-task-id]').textContent();
+    expect(Number(deliveries?.match(/(\d+) deliveries/)?.[1])).toBeGreaterThan(1);
+    expect(rc.ran).toHaveLength(1);
+    await screenshots(page, 'delivered-twice');
+    expect(errors).toEqual([]);
+  });
+
+  it('shows a task leased, then waiting again when its lease ends, with no write to tell it', async () => {
+    const backend = await startReferenceBackend({ leaseMs: 1_500 });
+    try {
+      const tenant = backend.createTenant();
+      await call(backend, 'PATCH', '/v2/connector', {
+        token: tenant.connectorToken,
+        body: { taskTypes: ['approve'] },
+      });
+      await call(backend, 'PUT', '/v2/rawapprovals/PR-5', {
+        token: tenant.connectorToken,
+        body: { approval: { schemaId: 'po', approver: 'ada', data: {} } },
+      });
+      const { page, errors } = await openPage(browser);
+      pages.push(page);
+      await page.goto(backend.createConsoleLink());
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+      await page.goto(`${backend.url}/console/#/systems/${tenant.system.id}/tasks`);
+      await page.getByText('No task yet').waitFor();
+
+      backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PR-5' });
+      const status = page.locator('tr[data-task-id] .task-status');
+      await status.getByText('waiting').waitFor();
+      await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+      await status.getByText('leased').waitFor();
+      await screenshots(page, 'leased');
+      await status.getByText('waiting').waitFor({ timeout: 10_000 });
+      expect(backend.listTasks(tenant.system.id)).toMatchObject([{ status: 'waiting', deliveries: 1 }]);
+      await page.context().close();
+      expect(errors).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('signs in with its link once, keeps the token out of the address bar, and refuses a request without the cookie', async () => {
+    const rc = await connector();
+    const link = rc.backend.createConsoleLink();
+
+    const first = await openPage(browser);
+    pages.push(first.page);
+    await first.page.goto(link);
+    await first.page.getByRole('heading', { name: 'Organizations' }).waitFor();
+    expect(first.page.url()).toBe(`${rc.backend.url}/console/`);
+    const [cookie] = await first.page.context().cookies();
+    expect(cookie).toMatchObject({ path: '/console', httpOnly: true, sameSite: 'Strict' });
+    expect(await first.page.evaluate('document.cookie')).toBe('');
+    expect(await first.page.evaluate(async () => (await fetch('/console/api/organizations')).status)).toBe(
+      200,
+    );
+
+    const second = await openPage(browser);
+    pages.push(second.page);
+    await second.page.goto(link);
+    await second.page.getByText('This login link has been used already, or has expired.').waitFor();
+    expect(second.page.url()).toBe(`${rc.backend.url}/console/`);
+    await screenshots(second.page, 'link-used');
+    const refused = await second.page.evaluate(async () => {
+      const answer = await fetch('/console/api/organizations');
+      return { status: answer.status, body: await answer.json() };
+    });
+    expect(refused).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+
+    await second.page.getByLabel('Admin token').fill(rc.backend.adminToken);
+    await second.page.getByRole('button', { name: 'Sign in' }).click();
+    await second.page.getByRole('heading', { name: 'Organizations' }).waitFor();
+
+    await first.page.getByRole('button', { name: 'Sign out' }).click();
+    await first.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
+    expect(await first.page.evaluate(async () => (await fetch('/console/api/organizations')).status)).toBe(
+      401,
+    );
+    expect(first.errors.filter((error) => !error.includes('401'))).toEqual([]);
+  });
+});

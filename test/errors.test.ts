@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { buildPath, sealCredentials } from '../src/api/index.js';
+import { startReferenceBackend } from '../src/backend/index.js';
+import {
+  ApprovalKitError,
+  FileKeyStore,
+  IntegrationClient,
+  isKitError,
+  NetworkError,
+  ReadOnlyKeyStore,
+  ValidationError,
+} from '../src/index.js';
+
+/** What `run` threw, or `undefined`. */
+async function thrown(run: () => unknown): Promise<unknown> {
+  try {
+    await run();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+describe('validation issues', () => {
+  it("keep zod's issue code, which they used to drop", async () => {
+    const client = new IntegrationClient({ baseUrl: 'http://127.0.0.1:9', token: 'token' });
+    const error = await thrown(() => client.getApproval(''));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([
+      { path: ['approvalId'], message: expect.any(String), code: 'too_small' },
+    ]);
+    await client.close();
+  });
+});
+
+describe('isKitError', () => {
+  it('tells an error of the kit from any other', async () => {
+    // Port 9 (discard) is closed on any test machine: the request is refused.
+    const client = new IntegrationClient({
+      baseUrl: 'http://127.0.0.1:9',
+      token: 'token',
+      retry: { retries: 0 },
+    });
+    const refused = await thrown(() => client.getState());
+    await client.close();
+    expect(refused).toBeInstanceOf(NetworkError);
+    expect(isKitError(refused)).toBe(true);
+    expect(isKitError(new Error('not ours'))).toBe(false);
+    expect(isKitError({ code: 'network', message: 'looks like one' })).toBe(false);
+  });
+});
+
+describe('every error the kit throws is in its hierarchy', () => {
+  it.each([
+    ['the reference backend, for an invalid option', () => startReferenceBackend({ port: -1 })],
+    ['a file key store, for an empty path', () => new FileKeyStore('')],
+    ['a read-only key store, for an empty variable name', () => new ReadOnlyKeyStore({ variable: '' })],
+    ['a read-only key store, for an empty file name', () => new ReadOnlyKeyStore({ file: '' })],
+    ['sealing credentials, for a public key that is not one', () => sealCredentials({}, 'not a key')],
+    ['building a path, for a missing parameter', () => buildPath('/v2/rawapprovals/:approvalId')],
+  ])('as a ValidationError, not a bare TypeError or Error: %s', async (_, run) => {
+    const error = await thrown(run);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toBeInstanceOf(ApprovalKitError);
+    expect((error as ValidationError).issues).toHaveLength(1);
+  });
+});
