@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type BackendProcess,
@@ -89,9 +90,16 @@ const count = (worker: CliProcess, message: string) =>
 
 describe('connector run', () => {
   it('runs the module’s connector; SIGTERM in the middle of a task lets it finish, and the worker exits 0', async () => {
-    const worker = startWorker([], { CONNECTOR_CONFIG: FAST, HANDLER_MS: '3000' });
+    const worker = startWorker([], { CONNECTOR_CONFIG: FAST, HANDLER_MS: '3000', OPERATIONS_PORT: '0' });
     await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
     expect((await approvalIds()).sort()).toEqual(['S-1', 'S-2']);
+    // The probes' endpoints, on the port OPERATIONS_PORT asked for (0: a free one, logged).
+    const { url } = worker.lines().find((line) => line.msg === 'operations endpoints listening') as {
+      url: string;
+    };
+    const ready = await request(`${url}/readyz`);
+    expect(ready.statusCode).toBe(200);
+    expect(await ready.body.json()).toEqual({ status: 'ready' });
 
     const [running] = await tasksFor(['T-1']);
     await vi.waitFor(async () => expect((await task(running!.id)).status).toBe('leased'), {
