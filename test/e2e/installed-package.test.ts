@@ -313,6 +313,7 @@ describe('the packed kit', () => {
     );
     expect(tarballFiles.filter((file) => !file.startsWith('dist/') || file.endsWith('.map'))).toEqual([
       'package.json',
+      'CHANGELOG.md',
       'README.md',
     ]);
   });

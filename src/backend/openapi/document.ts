@@ -7,7 +7,7 @@ type JsonSchema = Record<string, unknown>;
 export interface OpenApiOptions {
   /** Base URL listed under `servers`. @default none (paths are relative) */
   serverUrl?: string;
-  /** `info.version`. @default '0.1.0' */
+  /** `info.version`. @default '0.2.0' */
   version?: string;
 }
 
@@ -80,7 +80,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonSchema {
     openapi: '3.1.0',
     info: {
       title: 'Approval Service',
-      version: options.version ?? '0.1.0',
+      version: options.version ?? '0.2.0',
       description:
         'Management API (v1) and Connector Integration API (v2), as the reference backend serves them. ' +
         'Decisions where the published spec is silent are in docs/api-contract.md.',
