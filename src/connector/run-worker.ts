@@ -5,7 +5,6 @@
  * @module
  */
 import { type LevelWithSilent, pino } from 'pino';
-import pinoPretty from 'pino-pretty';
 import { formatIssues, ValidationError } from '../errors.js';
 import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
@@ -102,7 +101,7 @@ export async function runWorker(
     return WORKER_EXIT_CODES.stopped;
   }
 
-  const logger = createWorkerLogger({ level: config.logLevel, format: config.logFormat });
+  const logger = await createWorkerLogger({ level: config.logLevel, format: config.logFormat });
   const context: WorkerContext = { env, logger, role: config.role };
   const connectorOptions: ConnectorOptions = { ...config.options, logger };
   const run: RunConnectorOptions = {
@@ -141,7 +140,7 @@ async function buildAndRun(
  * The worker's logger: the kit's (every secret path redacted) at `level`, writing JSON lines to stdout, or, `pretty`,
  * one readable coloured line each (pino-pretty) for a person at a terminal.
  */
-export function createWorkerLogger(options: {
+export async function createWorkerLogger(options: {
   level: LevelWithSilent;
   format: LogFormat;
   /**
@@ -149,10 +148,12 @@ export function createWorkerLogger(options: {
    * @default whether stdout is a terminal
    */
   colorize?: boolean;
-}): Logger {
+}): Promise<Logger> {
   if (options.format === 'json') {
     return createLogger({ level: options.level, destination: pino.destination({ dest: 1, sync: true }) });
   }
+  // Loaded only here: a worker that logs JSON, and every other user of the kit, never loads it.
+  const { default: pinoPretty } = await import('pino-pretty');
   const destination = pinoPretty({
     colorize: options.colorize ?? process.stdout.isTTY === true,
     // Written before the process ends, also when it ends at the stop deadline.

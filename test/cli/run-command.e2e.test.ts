@@ -94,9 +94,7 @@ describe('connector run', () => {
     await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
     expect((await approvalIds()).sort()).toEqual(['S-1', 'S-2']);
     // The probes' endpoints, on the port OPERATIONS_PORT asked for (0: a free one, logged).
-    const { url } = worker.lines().find((line) => line.msg === 'operations endpoints listening') as {
-      url: string;
-    };
+    const url = worker.lines().find((line) => line.msg === 'operations endpoints listening')?.url as string;
     const ready = await request(`${url}/readyz`);
     expect(ready.statusCode).toBe(200);
     expect(await ready.body.json()).toEqual({ status: 'ready' });
