@@ -14,6 +14,7 @@ import {
   type UiTemplateWrite,
 } from '../api/index.js';
 import { toIssues, type ValidationIssue } from '../errors.js';
+import { registerSerializedApprovalsSender } from '../internal/serialized-approvals.js';
 import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { Transport } from './transport.js';
@@ -74,6 +75,15 @@ export class IntegrationClient {
 
   constructor(options: ClientOptions) {
     this.#transport = new Transport(options);
+    const transport = this.#transport;
+    registerSerializedApprovalsSender(this, async (body, requestOptions) => {
+      await transport.send(
+        endpoints.putApprovals,
+        transport.prepareSerialized(endpoints.putApprovals, body),
+        requestOptions,
+        { allowEmpty: true },
+      );
+    });
   }
 
   /** Endpoint 8: one approval. A missing one is a {@link NotFoundError}. */

@@ -103,11 +103,23 @@ export class Transport {
     const query = endpoint.query ? parseOrThrow(endpoint.query, input.query ?? {}, subject) : undefined;
     const body = endpoint.body ? parseOrThrow(endpoint.body, input.body, subject) : undefined;
     const path = buildPath(endpoint.path, params as Record<string, string>) + searchOf(query);
+    return this.#request(endpoint, path, body === undefined ? undefined : JSON.stringify(body));
+  }
+
+  /**
+   * Builds the request of an endpoint without path parameters or query from a body its caller has already
+   * validated against the endpoint's schema and serialized: it is sent as it is.
+   */
+  prepareSerialized(endpoint: Endpoint, body: string): Prepared {
+    return this.#request(endpoint, endpoint.path, body);
+  }
+
+  #request(endpoint: Endpoint, path: string, body: string | undefined): Prepared {
     return {
       endpoint,
       target: { method: endpoint.method, path },
       url: new URL(path.slice(1), this.options.baseUrl),
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body,
     };
   }
 

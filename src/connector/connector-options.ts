@@ -59,7 +59,8 @@ export interface SyncOptions {
    */
   batchSize?: number;
   /**
-   * Bytes of JSON in one Update approvals request, at most.
+   * Bytes of one Update approvals request's body, at most: UTF-8 bytes of the JSON as it is sent. (One approval
+   * larger than this on its own is still sent, alone.)
    * @default 1048576 (1 MiB)
    */
   batchBytes?: number;

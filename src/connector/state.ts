@@ -46,6 +46,8 @@ export class StateStore<AppState extends object> {
   readonly #client: IntegrationClient;
   readonly #writes = new OneAtATime();
   #kit: KitState = { version: 1, sync: {} };
+  /** The saved cursor's key, parsed once. */
+  #cursorKey: CursorKey | undefined;
   #app: AppState | undefined;
   #dirty = false;
 
@@ -59,6 +61,7 @@ export class StateStore<AppState extends object> {
     const state = stored?.state ?? {};
     const kit = KitState.safeParse(state[KIT_STATE_KEY]);
     this.#kit = kit.success ? kit.data : { version: 1, sync: {} };
+    this.#cursorKey = undefined;
     this.#app = state[APP_STATE_KEY] as AppState | undefined;
   }
 
@@ -72,9 +75,12 @@ export class StateStore<AppState extends object> {
   }
 
   /** Sets the cursor; it is written with the next {@link flush}. It never moves backwards. */
-  advanceCursor(cursor: SyncCursor, now: Date): void {
+  advanceCursor(key: CursorKey, now: Date): void {
     const current = this.#kit.sync.cursor;
-    if (current !== undefined && compareCursors(cursor, current) <= 0) return;
+    this.#cursorKey ??= current === undefined ? undefined : keyOfCursor(current);
+    if (this.#cursorKey !== undefined && compareKeys(key, this.#cursorKey) <= 0) return;
+    this.#cursorKey = key;
+    const cursor = cursorOfKey(key);
     this.#kit = { ...this.#kit, sync: { ...this.#kit.sync, cursor, lastRunAt: now.toISOString() } };
     this.#dirty = true;
   }
@@ -113,9 +119,28 @@ export class StateStore<AppState extends object> {
   }
 }
 
-/** Orders cursors by `lastModified` as instants, then by `id`. */
-export function compareCursors(a: SyncCursor, b: SyncCursor): number {
-  const byTime = Date.parse(a.lastModified) - Date.parse(b.lastModified);
+/**
+ * A place in the source's order with its instant already parsed (epoch milliseconds), so that ordering places,
+ * once per record of a sync, never parses a date; it becomes a {@link SyncCursor} only when it is saved.
+ */
+export interface CursorKey {
+  readonly at: number;
+  readonly id: string;
+}
+
+/** The key of a saved cursor. */
+export function keyOfCursor(cursor: SyncCursor): CursorKey {
+  return { at: Date.parse(cursor.lastModified), id: cursor.id };
+}
+
+/** The cursor saved for a key: `lastModified` as `Date.toISOString` writes it. */
+export function cursorOfKey(key: CursorKey): SyncCursor {
+  return { lastModified: new Date(key.at).toISOString(), id: key.id };
+}
+
+/** Orders keys by instant, then by `id`: the order of `(lastModified, id)` with `lastModified` read as an instant. */
+export function compareKeys(a: CursorKey, b: CursorKey): number {
+  const byTime = a.at - b.at;
   if (byTime !== 0) return byTime;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

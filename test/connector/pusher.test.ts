@@ -1,16 +1,23 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ApprovalWrite } from '../../src/api/index.js';
 import type { IntegrationClient } from '../../src/client/index.js';
-import type { SyncCursor } from '../../src/connector/index.js';
+import type { CursorKey } from '../../src/connector/state.js';
 import { ApprovalPusher, type PushLimits } from '../../src/connector/sync/pusher.js';
+import { registerSerializedApprovalsSender } from '../../src/internal/serialized-approvals.js';
+
+/** The writes of a body the pusher sent. */
+const writesOf = (body: string): ApprovalWrite[] =>
+  (JSON.parse(body) as { approvals: ApprovalWrite[] }).approvals;
 
 /** A client whose Update approvals calls each wait until the test settles them. */
 function stubClient() {
   const calls: { writes: ApprovalWrite[]; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let inFlight = 0;
   let mostInFlight = 0;
-  const client = {
-    putApprovals: (writes: readonly ApprovalWrite[]) => {
+  const client = {};
+  registerSerializedApprovalsSender(client, (body) => {
+    {
+      const writes = writesOf(body);
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
       return new Promise<void>((resolve, reject) => {
@@ -26,8 +33,8 @@ function stubClient() {
           },
         });
       });
-    },
-  };
+    }
+  });
   return {
     client: client as unknown as IntegrationClient,
     calls,
@@ -43,12 +50,13 @@ function stubClient() {
 /** A client that acknowledges every batch at once. */
 function acknowledgingClient() {
   const batches: ApprovalWrite[][] = [];
-  const client = {
-    putApprovals: async (writes: readonly ApprovalWrite[]) => {
-      batches.push([...writes]);
-    },
-  };
-  return { client: client as unknown as IntegrationClient, batches };
+  const bodies: string[] = [];
+  const client = {};
+  registerSerializedApprovalsSender(client, async (body) => {
+    bodies.push(body);
+    batches.push(writesOf(body));
+  });
+  return { client: client as unknown as IntegrationClient, batches, bodies };
 }
 
 const T0 = Date.UTC(2026, 4, 1, 10);
@@ -60,10 +68,7 @@ const write = (n: number, data: Record<string, unknown> = {}): ApprovalWrite => 
   lastModified: new Date(T0 + n * 1000).toISOString(),
   data: { title: `Request ${n}`, ...data },
 });
-const keyOf = (n: number): SyncCursor => ({
-  lastModified: new Date(T0 + n * 1000).toISOString(),
-  id: `PO-${n}`,
-});
+const keyOf = (n: number): CursorKey => ({ at: T0 + n * 1000, id: `PO-${n}` });
 const limits = (overrides: Partial<PushLimits> = {}): PushLimits => ({
   batchSize: 100,
   batchBytes: 1024 * 1024,
@@ -74,6 +79,16 @@ const bodyBytes = (writes: readonly ApprovalWrite[]) =>
   Buffer.byteLength(JSON.stringify({ approvals: writes }));
 
 describe('batches', () => {
+  it('fills a batch up to exactly batchBytes of the body it sends, not one byte short', async () => {
+    const { client, bodies } = acknowledgingClient();
+    const three = [write(0), write(1), write(2)];
+    const batchBytes = bodyBytes(three);
+    const pusher = new ApprovalPusher({ client, limits: limits({ batchBytes }) });
+    for (const item of [...three, write(3)]) await pusher.add(item);
+    await pusher.finish();
+    expect(bodies.map((body) => Buffer.byteLength(body))).toEqual([batchBytes, bodyBytes([write(3)])]);
+  });
+
   it('holds at most batchSize approvals, keeping their order', async () => {
     const { client, batches } = acknowledgingClient();
     const pusher = new ApprovalPusher({ client, limits: limits({ batchSize: 3 }) });
@@ -202,7 +217,7 @@ describe('acknowledgement', () => {
   /** A pusher over a stub client, with three requests in flight, recording what it reports acknowledged. */
   function acknowledgingPusher(batchSize: number) {
     const stub = stubClient();
-    const acknowledged: SyncCursor[] = [];
+    const acknowledged: CursorKey[] = [];
     const pusher = new ApprovalPusher({
       client: stub.client,
       limits: limits({ batchSize, concurrency: 3 }),

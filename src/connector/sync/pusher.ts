@@ -1,7 +1,8 @@
 import PQueue from 'p-queue';
 import type { ApprovalWrite } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
-import { compareCursors, type SyncCursor } from '../state.js';
+import { sendSerializedApprovals } from '../../internal/serialized-approvals.js';
+import { type CursorKey, compareKeys } from '../state.js';
 
 /** Bounds of the batches the pusher sends. Every field is required here; `SyncOptions` documents the defaults. */
 export interface PushLimits {
@@ -10,15 +11,28 @@ export interface PushLimits {
   concurrency: number;
 }
 
-// The envelope `{"approvals":[...]}` around the items of a batch.
-const ENVELOPE_BYTES = 16;
+// The body of a batch is `{"approvals":[` + its items joined by commas + `]}`, exactly as the client would write it.
+const BODY_START = '{"approvals":[';
+const BODY_END = ']}';
+const ENVELOPE_BYTES = BODY_START.length + BODY_END.length;
 
 interface Batch {
   seq: number;
-  writes: ApprovalWrite[];
+  /** Each write as its JSON text. */
+  items: string[];
+  /** The batch's body size in bytes, as it is sent. */
   bytes: number;
-  /** The greatest cursor among the batch's writes that carry one. */
-  maxKey: SyncCursor | undefined;
+  /** The greatest key among the batch's writes that carry one. */
+  maxKey: CursorKey | undefined;
+}
+
+/**
+ * A write as JSON in the order of the keys of the request schema, which is the order the client's validation would
+ * have given it: the body is byte for byte what `IntegrationClient.putApprovals` sends.
+ */
+export function serializeWrite(write: ApprovalWrite): string {
+  const { schemaId, approver, resolved, lastModified, data, id } = write;
+  return JSON.stringify({ schemaId, approver, resolved, lastModified, data, id });
 }
 
 /**
@@ -31,13 +45,13 @@ export class ApprovalPusher {
   readonly #limits: PushLimits;
   readonly #queue: PQueue;
   readonly #signal: AbortSignal | undefined;
-  readonly #onAcknowledged: (key: SyncCursor) => void;
+  readonly #onAcknowledged: (key: CursorKey) => void;
   #filling: Batch;
   #nextSeq = 0;
   /** Sequence numbers acknowledged out of order, waiting for the ones before them. */
-  readonly #acknowledged = new Map<number, SyncCursor | undefined>();
+  readonly #acknowledged = new Map<number, CursorKey | undefined>();
   #prefixSeq = 0;
-  #prefixKey: SyncCursor | undefined;
+  #prefixKey: CursorKey | undefined;
   #failure: unknown;
   #pushed = 0;
 
@@ -46,7 +60,7 @@ export class ApprovalPusher {
     limits: PushLimits;
     signal?: AbortSignal;
     /** Called when every write up to and including `key` is acknowledged (in the order they were added). */
-    onAcknowledged?: (key: SyncCursor) => void;
+    onAcknowledged?: (key: CursorKey) => void;
   }) {
     this.#client = options.client;
     this.#limits = options.limits;
@@ -61,27 +75,32 @@ export class ApprovalPusher {
     return this.#pushed;
   }
 
-  /** Adds a write; `key` marks its place in the source's order (omitted for writes that do not move a cursor). */
-  async add(write: ApprovalWrite, key?: SyncCursor): Promise<void> {
+  /**
+   * Adds a write, which must already be valid against the request schema (the client does not check it again);
+   * `key` marks its place in the source's order (omitted for writes that do not move a cursor).
+   */
+  async add(write: ApprovalWrite, key?: CursorKey): Promise<void> {
     this.#throwIfFailed();
-    const bytes = Buffer.byteLength(JSON.stringify(write)) + 1;
+    const item = serializeWrite(write);
+    const size = Buffer.byteLength(item);
     const batch = this.#filling;
+    // Every item after the first adds a comma.
     if (
-      batch.writes.length > 0 &&
-      (batch.writes.length >= this.#limits.batchSize || batch.bytes + bytes > this.#limits.batchBytes)
+      batch.items.length > 0 &&
+      (batch.items.length >= this.#limits.batchSize || batch.bytes + 1 + size > this.#limits.batchBytes)
     ) {
       await this.#send();
     }
     const current = this.#filling;
-    current.writes.push(write);
-    current.bytes += bytes;
-    if (key !== undefined && (current.maxKey === undefined || compareCursors(key, current.maxKey) > 0))
+    current.bytes += (current.items.length > 0 ? 1 : 0) + size;
+    current.items.push(item);
+    if (key !== undefined && (current.maxKey === undefined || compareKeys(key, current.maxKey) > 0))
       current.maxKey = key;
   }
 
   /** Sends what is left and waits for every batch. Rejects with the first failure, after the others have settled. */
   async finish(): Promise<void> {
-    if (this.#filling.writes.length > 0 && this.#failure === undefined) await this.#send();
+    if (this.#filling.items.length > 0 && this.#failure === undefined) await this.#send();
     await this.#queue.onIdle();
     this.#throwIfFailed();
   }
@@ -102,8 +121,9 @@ export class ApprovalPusher {
     this.#throwIfFailed();
     void this.#queue
       .add(async () => {
-        await this.#client.putApprovals(batch.writes, this.#signal ? { signal: this.#signal } : {});
-        this.#pushed += batch.writes.length;
+        const body = BODY_START + batch.items.join(',') + BODY_END;
+        await sendSerializedApprovals(this.#client, body, this.#signal ? { signal: this.#signal } : {});
+        this.#pushed += batch.items.length;
         this.#acknowledge(batch);
       })
       .catch((error: unknown) => {
@@ -118,7 +138,7 @@ export class ApprovalPusher {
       const key = this.#acknowledged.get(this.#prefixSeq);
       this.#acknowledged.delete(this.#prefixSeq);
       this.#prefixSeq += 1;
-      if (key !== undefined && (this.#prefixKey === undefined || compareCursors(key, this.#prefixKey) > 0)) {
+      if (key !== undefined && (this.#prefixKey === undefined || compareKeys(key, this.#prefixKey) > 0)) {
         this.#prefixKey = key;
         advanced = true;
       }
@@ -127,7 +147,7 @@ export class ApprovalPusher {
   }
 
   #newBatch(): Batch {
-    return { seq: this.#nextSeq++, writes: [], bytes: ENVELOPE_BYTES, maxKey: undefined };
+    return { seq: this.#nextSeq++, items: [], bytes: ENVELOPE_BYTES, maxKey: undefined };
   }
 
   #throwIfFailed(): void {

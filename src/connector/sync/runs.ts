@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalWrite } from '../../api/index.js';
+import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
 import { InvalidConnectorError } from '../errors.js';
 import type { Logger } from '../operations/index.js';
-import { compareCursors, type StateAccess, type StateStore, type SyncCursor } from '../state.js';
+import { type CursorKey, compareKeys, keyOfCursor, type StateAccess, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
 
@@ -59,9 +59,10 @@ export async function runIncremental(
   options: { overlapMs: number; ordered: boolean; full: boolean },
 ): Promise<RunReport> {
   const { state, logger, signal } = context;
-  const saved = state.cursor;
   // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
-  const cursor = options.full ? undefined : saved;
+  const cursor = options.full ? undefined : state.cursor;
+  // What is at or before the saved cursor was sent by an earlier run.
+  const saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
   const window: ChangeWindow = {
     since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
     cursor,
@@ -81,16 +82,17 @@ export async function runIncremental(
         );
     },
   });
-  let previous: SyncCursor | undefined;
-  let newest: SyncCursor | undefined;
+  let previous: CursorKey | undefined;
+  let newest: CursorKey | undefined;
   let resent = 0;
   const changes = requireMethod(context.source.changes, 'changes');
   try {
     for await (const record of changes(window, { signal, logger, state: context.appState })) {
       signal.throwIfAborted();
       const approval = parseSourceApproval(record, true);
-      const key = { lastModified: new Date(approval.lastModified as string).toISOString(), id: approval.id };
-      if (inOrder && previous !== undefined && compareCursors(key, previous) < 0) {
+      // Parsed once here; keys are compared as numbers from then on.
+      const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
+      if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
         inOrder = false;
         logger.warn(
           { approvalId: approval.id },
@@ -98,8 +100,8 @@ export async function runIncremental(
         );
       }
       previous = key;
-      if (newest === undefined || compareCursors(key, newest) > 0) newest = key;
-      if (saved !== undefined && compareCursors(key, saved) <= 0) resent += 1;
+      if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
+      if (saved !== undefined && compareKeys(key, saved) <= 0) resent += 1;
       await pusher.add(approval, key);
     }
     await pusher.finish();
@@ -183,10 +185,11 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
 
 /**
  * Marks an approval resolved. Sent without `lastModified`, so the service applies it whatever timestamp it holds
- * (a clock skew between source and worker cannot make it a no-op).
+ * (a clock skew between source and worker cannot make it a no-op). The id comes from the service's answers, which
+ * check it less than a request does, so it is checked here: the pusher sends what it is given as it is.
  */
 function resolvedWrite(id: string): ApprovalWrite {
-  return { id, resolved: true };
+  return parseOrThrow(ApprovalWrite, { id, resolved: true }, `${endpoints.putApprovals.summary} request`);
 }
 
 /** A digest of what the app shows of an approval, independent of key order. */

@@ -20,6 +20,7 @@ export interface SourceApproval {
   data: Record<string, unknown>;
 }
 
+// Checks every rule of the request schema (`ApprovalWrite`) and more: what it accepts is sent without another check.
 const SourceApprovalSchema = z.object({
   id: ApprovalId,
   schemaId: z.string().min(1),
