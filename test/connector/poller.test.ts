@@ -46,6 +46,7 @@ interface Setup {
   precheck?: (input: { approval: { id: string } }, context: TaskContext<object>) => Promise<PrecheckVerdict>;
   random?: () => number;
   settings?: Partial<PollerSettings>;
+  logLevel?: 'info' | 'warn';
 }
 
 const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
@@ -68,6 +69,11 @@ function startPoller(setup: Setup) {
     },
   };
   const handled: string[] = [];
+  const logger = createLogger({
+    level: setup.logLevel ?? 'info',
+    destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
+  });
+  const children = vi.spyOn(logger, 'child');
   const poller = new TaskPoller(
     {
       client: client as unknown as IntegrationClient,
@@ -84,10 +90,7 @@ function startPoller(setup: Setup) {
       keyRing: undefined,
       classifyFailure: undefined,
       state: { read: () => undefined, write: async () => {} },
-      logger: createLogger({
-        level: 'info',
-        destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
-      }),
+      logger,
       metrics: setup.metrics,
       random: setup.random ?? (() => 0),
     },
@@ -104,7 +107,7 @@ function startPoller(setup: Setup) {
   );
   pollers.push(poller);
   poller.start();
-  return { poller, polls, reports, handled };
+  return { poller, polls, reports, handled, children };
 }
 
 const T0 = Date.UTC(2026, 4, 1, 10);
@@ -182,6 +185,42 @@ describe('concurrency', () => {
     expect(mostRunning).toBe(2);
 
     for (const gate of gates.splice(0)) gate.resolve();
+  });
+});
+
+describe('the per-task logger', () => {
+  it("does not build a child logger per task when its level drops the task's lines", async () => {
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const { handled, reports, children } = startPoller({
+      logLevel: 'warn',
+      getTask: async () => answers.shift() ?? null,
+      handler: async (_, { logger }) => logger.info('working'),
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    expect(reports).toHaveLength(2);
+    expect(children).not.toHaveBeenCalled();
+    expect(logLines).toEqual([]);
+  });
+
+  it('binds the task to every line written through it', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const { children } = startPoller({
+      logLevel: 'warn',
+      getTask: async () => answers.shift() ?? null,
+      handler: async (_, { logger }) => {
+        logger.info('dropped');
+        logger.warn('kept');
+        logger.error('kept too');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(children).toHaveBeenCalledTimes(1);
+    const bound = { taskId: taskNumbered(1).id, taskType: 'approve' };
+    expect(logLines).toEqual([
+      expect.objectContaining({ msg: 'kept', ...bound }),
+      expect.objectContaining({ msg: 'kept too', ...bound }),
+    ]);
   });
 });
 

@@ -13,7 +13,7 @@ import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/w
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { classifyFailure, TaskDataInvalidError } from '../failures.js';
 import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
-import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
+import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from '../operations/index.js';
 import type { StateAccess } from '../state.js';
 import type { TaskContext, TaskDeclarations } from './definition.js';
 
@@ -213,7 +213,7 @@ export class TaskPoller {
 
   async #handle(leased: LeasedTask): Promise<void> {
     const task = leased.valid ? leased.task : { id: leased.id, type: leased.type ?? '' };
-    const logger = this.#parts.logger.child({ taskId: task.id, taskType: task.type });
+    const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
     if (this.#running.has(task.id)) {
       logger.info('task offered again while it runs; not running it twice');
       return;
