@@ -261,7 +261,8 @@ describe('tasks that break the contract', () => {
     const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       logger: { level: 'warn', destination },
-      poller: { idleMinMs: 5, idleMaxMs: 1_000 },
+      // One slot, so one request at a time from the start: each failure is one line.
+      poller: { concurrency: 1, idleMinMs: 5, idleMaxMs: 1_000 },
       random: () => 0,
     });
     await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));
