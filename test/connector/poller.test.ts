@@ -7,6 +7,7 @@ import {
   type LeasedTask,
   ServerError,
 } from '../../src/client/index.js';
+import { connectorOptionsSchema } from '../../src/connector/connector-options.js';
 import {
   ConnectorMetrics,
   createLogger,
@@ -322,6 +323,44 @@ describe('idle schedule', () => {
     expect(new Set(polls.slice(idlePolls)).size).toBe(1);
     expect(handled).toEqual(['PO-0', 'PO-1', 'PO-2', 'PO-3']);
     for (const gate of gates) gate.resolve();
+  });
+
+  it('with the default idle schedule, leases a task within 1.4 s of its creation, at no more than a request a second', async () => {
+    const defaults = connectorOptionsSchema.shape.poller.parse({});
+    const { idleMinMs, idleMaxMs } = defaults;
+    // The worst case: every wait at its ceiling, and the task created just after a poll found nothing.
+    let createNext = false;
+    let created: number | undefined;
+    let leasedAt: number | undefined;
+    const slowest = startPoller({
+      settings: { concurrency: 8, idleMinMs, idleMaxMs },
+      random: () => 0.999_999,
+      getTask: async () => {
+        if (created !== undefined && leasedAt === undefined) {
+          leasedAt = Date.now();
+          return taskNumbered(1);
+        }
+        if (leasedAt !== undefined) return null;
+        if (createNext) created = Date.now();
+        return null;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    createNext = true;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(slowest.handled).toEqual(['PO-1']);
+    expect((leasedAt as number) - (created as number)).toBe(idleMaxMs);
+    expect(idleMaxMs).toBeLessThanOrEqual(1_400);
+
+    // The rate: waits drawn evenly over their range, as Math.random draws them, over ten idle minutes.
+    let draw = 0;
+    const even = startPoller({
+      settings: { concurrency: 8, idleMinMs, idleMaxMs },
+      random: () => ((draw++ % 10) + 0.5) / 10,
+      getTask: async () => null,
+    });
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(even.polls.length / 600).toBeLessThanOrEqual(1);
   });
 });
 
