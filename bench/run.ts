@@ -5,7 +5,7 @@
  * own. Logs are silent; nothing is written to disk. See docs/benchmarks.md.
  *
  * Flags: `--quick` runs everything smaller and fewer times (a check that a change did not break or slow anything
- * grossly, not a measurement); `--only=<group,...>` runs some of the groups: sync, memory, client, backend.
+ * grossly, not a measurement); `--only=<group,...>` runs some of the groups: sync, memory, client, backend, workers.
  *
  * A full run (neither flag) also writes `bench/RESULTS.md`: the table with the date, the commit, the machine and the
  * Node version it was measured with. docs/benchmarks.md quotes figures from that file only.
@@ -22,8 +22,9 @@ import { collectGarbage } from './support/heap.js';
 import { runSync } from './support/sync.js';
 import { type Row, renderMarkdownTable, renderTable } from './support/table.js';
 import { benchSyncThroughput } from './sync-throughput.js';
+import { benchTaskWorkers } from './task-workers.js';
 
-const GROUPS = ['sync', 'memory', 'client', 'backend'] as const;
+const GROUPS = ['sync', 'memory', 'client', 'backend', 'workers'] as const;
 type Group = (typeof GROUPS)[number];
 
 const { values: flags } = parseArgs({
@@ -110,6 +111,18 @@ async function main(): Promise<void> {
         leaseDepths: [100, 1_000, 10_000],
         leases: quick ? 200 : 2_000,
         starts: quick ? 5 : 20,
+      })),
+    );
+  }
+
+  if (runs('workers')) {
+    rows.push(
+      ...(await benchTaskWorkers({
+        rounds: quick ? 1 : 3,
+        scenarios: [
+          { label: 'actions of 0 ms', tasks: quick ? 500 : 4_000, handlerMs: 0 },
+          { label: 'actions of 20 ms', tasks: quick ? 200 : 2_000, handlerMs: 20 },
+        ],
       })),
     );
   }

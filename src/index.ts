@@ -77,6 +77,7 @@ export {
   type ChangeWindow,
   type ClassifyFailureOptions,
   Connector,
+  type ConnectorFactory,
   ConnectorMetrics,
   type ConnectorMetricsOptions,
   type ConnectorOptions,
@@ -121,8 +122,10 @@ export {
   type RenderedMetrics,
   type RunConnectorOptions,
   type RunReport,
+  type RunWorkerOptions,
   redactSecrets,
   runConnector,
+  runWorker,
   type Schedule,
   Secret,
   ServiceUnavailableError,
@@ -153,6 +156,9 @@ export {
   type UserMappingEntry,
   type UserMappingFailure,
   type UserMappingsReport,
+  WORKER_EXIT_CODES,
+  type WorkerContext,
+  type WorkerRole,
 } from './connector/index.js';
 // The error hierarchy shared by every part, and the union that narrows by `code`.
 export {

@@ -11,8 +11,10 @@ import { unsupportedNodeMessage } from '../internal/node-version.js';
 const USAGE = `Usage: connector <command> [options]
 
 Commands:
-  backend   Run the reference backend (the Approval Service, v1 and v2) as a server
   create    Create a connector project from a template (what \`npx create-connector\` runs)
+  run       Run a connector as a worker, configured by its environment (see docs/worker.md)
+  backend   Run the reference backend (the Approval Service, v1 and v2) as a server
+  keys      Generate the key ring of a read-only key store (keys generate)
 
 Run \`connector <command> --help\` for the options of a command.`;
 
@@ -24,9 +26,17 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const [command, ...rest] = argv;
   switch (command) {
+    case 'run': {
+      const { runRunCommand } = await import('./commands/run.js');
+      return runRunCommand(rest);
+    }
     case 'backend': {
       const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);
+    }
+    case 'keys': {
+      const { runKeysCommand } = await import('./commands/keys.js');
+      return runKeysCommand(rest);
     }
     case 'create': {
       const { runCreateCommand } = await import('./commands/create.js');

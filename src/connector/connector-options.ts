@@ -100,8 +100,10 @@ export interface PollerOptions {
    */
   idleMinMs?: number;
   /**
-   * The longest wait between polls while no task comes, in milliseconds.
-   * @default 10000
+   * The longest wait between polls while no task comes, in milliseconds. Idle, the poller sends one request at a
+   * time, each wait drawn from half this to this: the default keeps a task created just after a poll within 1.4 s
+   * of being leased, at about one request a second (see `docs/connector.md`).
+   * @default 1400
    */
   idleMaxMs?: number;
   /**
@@ -239,7 +241,7 @@ const pollerOptionsSchema = z
     enabled: z.boolean().default(true),
     concurrency: integer(1).default(4),
     idleMinMs: integer(1).default(250),
-    idleMaxMs: integer(1).default(10_000),
+    idleMaxMs: integer(1).default(1_400),
     recentResults: integer(1).default(10_000),
     recentResultTtlMs: integer(1).default(86_400_000),
     watchdogMs: integer(1).default(120_000),

@@ -82,6 +82,13 @@ export {
   type SyncOutcome,
 } from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+export {
+  type ConnectorFactory,
+  type RunWorkerOptions,
+  runWorker,
+  WORKER_EXIT_CODES,
+  type WorkerContext,
+} from './run-worker.js';
 export type { StateAccess, SyncCursor } from './state.js';
 export type { RunReport } from './sync/runs.js';
 export type { Schedule } from './sync/schedule.js';
@@ -108,3 +115,4 @@ export {
   type UserMappingsReport,
 } from './user-mappings.js';
 export { type AppStateOf, ConnectorWorker, type LifecycleState } from './worker.js';
+export { type LogFormat, WORKER_USAGE, WORKER_VARIABLES, type WorkerRole } from './worker-config.js';

@@ -19,6 +19,12 @@ export interface RunConnectorOptions {
    * @default process.exit when `signals` is the process; `false` when it is a stand-in
    */
   exit?: ((code: number) => void) | false;
+  /**
+   * Told the first shutdown signal when it arrives, before the stop begins (to log it, say). An error it throws is
+   * ignored: the stop goes on.
+   * @default none
+   */
+  onSignal?: (signal: NodeJS.Signals) => void;
 }
 
 /**
@@ -54,7 +60,14 @@ export async function runConnector(
     target instanceof ConnectorWorker
       ? [target, (optionsOrRun as RunConnectorOptions | undefined) ?? {}]
       : [new ConnectorWorker(target, optionsOrRun as ConnectorOptions), run ?? {}];
-  const signalled = onShutdownSignal(options.signals);
+  const signalled = onShutdownSignal(options.signals).then((signal) => {
+    try {
+      options.onSignal?.(signal);
+    } catch {
+      // Observing the signal never changes the stop.
+    }
+    return signal;
+  });
   const exit = options.exit ?? (options.signals === undefined ? (code: number) => process.exit(code) : false);
   let code: number | undefined;
   const stop = async (): Promise<void> => {

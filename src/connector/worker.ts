@@ -211,19 +211,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     const logger = this.#logger;
     const signal = this.#stopping.signal;
     const { connector } = this;
-    if (connector.authRequired) {
-      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
-        ...this.#settings.keys,
-        now: this.#settings.now,
-        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
-      });
-      await this.#keyRing.rotateIfDue();
-    }
-    await this.#untilReachable('load the connector state', () => this.#state.load(signal));
-    await this.#untilReachable('register the connector', () => this.#register());
-    await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
-    if (signal.aborted) return;
-
+    // The probes answer from the first moment: a worker that cannot reach the service yet is alive, not ready.
     if (this.#settings.operations) {
       this.#operations = new OperationsServer({
         ...this.#settings.operations,
@@ -247,6 +235,19 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
       if (signal.aborted) return;
     }
+    if (connector.authRequired) {
+      this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
+        ...this.#settings.keys,
+        now: this.#settings.now,
+        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
+      });
+      await this.#keyRing.rotateIfDue();
+    }
+    await this.#untilReachable('load the connector state', () => this.#state.load(signal));
+    await this.#untilReachable('register the connector', () => this.#register());
+    await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
+    if (signal.aborted) return;
+
     this.#lifecycle = 'running';
     this.#scheduleJobs();
     const poller = this.#settings.poller;
@@ -359,6 +360,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       logger,
       now: this.#settings.now,
     };
+    const started = performance.now();
     try {
       const sync = this.#settings.sync;
       const report =
@@ -375,7 +377,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       this.metrics.approvalsPushed(report.pushed);
       const cursor = this.#state.cursor;
       this.metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
-      logger.info({ ...report }, 'sync run finished');
+      logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
       return report;
     } catch (error) {
       this.metrics.syncRun(mode, 'failure');

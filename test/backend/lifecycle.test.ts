@@ -44,7 +44,8 @@ describe('startReferenceBackend', () => {
     });
     const logger = pino(
       {
-        level: 'info',
+        // Request lines are debug lines.
+        level: 'debug',
         serializers: {
           req: (req: { headers: unknown; url: string }) => ({ url: req.url, headers: req.headers }),
         },

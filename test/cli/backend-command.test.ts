@@ -167,6 +167,35 @@ describe('connector backend', () => {
     expect(short.stdout()).toBe('');
   });
 
+  it('logs each request at debug, so that at info its lines do not drown a worker’s', async () => {
+    const lines = async (level: string) => {
+      const { child, stdout, stderr } = run(['backend', '--port', '0', '--seed', 'examples/seed/demo.json'], {
+        LOG_LEVEL: level,
+      });
+      const [, url] = await waitFor(stdout, /Reference backend listening on (http:\/\/\S+)/, child);
+      const answer = await request(`${url}/v1/systems`, {
+        headers: { authorization: 'Bearer demo-management-acme' },
+      });
+      await answer.body.dump();
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      expect(stderr()).toBe('');
+      return stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; req?: { url: string } });
+    };
+    expect((await lines('info')).map((line) => line.msg)).not.toContain('request completed');
+    const debug = await lines('debug');
+    expect(debug.find((line) => line.msg === 'incoming request')).toMatchObject({
+      level: 20,
+      req: { url: '/v1/systems' },
+    });
+    expect(debug.find((line) => line.msg === 'request completed')).toMatchObject({ level: 20 });
+    // Request lines carry no headers, so no token.
+    expect(JSON.stringify(debug)).not.toContain('demo-management-acme');
+  });
+
   it('prints its usage with --help', async () => {
     const help = run(['backend', '--help']);
     expect((await once(help.child, 'exit'))[0]).toBe(0);

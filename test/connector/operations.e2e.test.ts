@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ConnectorWorker } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
@@ -46,6 +47,35 @@ describe('the operations port of a connector', () => {
       text: JSON.stringify({ status: 'ok', state: 'running' }),
     });
     expect(await get(`${url}/readyz`)).toEqual({ status: 200, text: JSON.stringify({ status: 'ready' }) });
+  });
+
+  it('answers /healthz alive and /readyz not ready while the service cannot be reached at start, not refusing them', async () => {
+    // Registration keeps failing with a 503: the worker keeps trying and never gets to running.
+    harness.faults.inject({
+      method: 'PATCH',
+      path: '/v2/connector',
+      fault: { type: 'status', status: 503 },
+      times: 1_000,
+    });
+    const worker = new ConnectorWorker(
+      new MemoryConnector(source),
+      harness.connectorOptions({ operations: { port: 0 } }),
+    );
+    const starting = worker.start();
+    await vi.waitFor(() => expect(worker.operationsUrl).toBeDefined());
+    const url = worker.operationsUrl as string;
+    await vi.waitFor(() => expect(harness.faults.list()[0]?.remaining).toBeLessThan(1_000));
+    expect(worker.lifecycle).toBe('starting');
+    expect(await get(`${url}/healthz`)).toEqual({
+      status: 200,
+      text: JSON.stringify({ status: 'ok', state: 'starting' }),
+    });
+    const readiness = await get(`${url}/readyz`);
+    expect(readiness.status).toBe(503);
+    expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'starting' });
+    await worker.stop();
+    await starting;
+    expect(worker.operationsUrl).toBeUndefined();
   });
 
   it('fails /readyz as soon as stop() begins, while a task still finishes, then closes the port', async () => {

@@ -7,6 +7,7 @@ import {
   type LeasedTask,
   ServerError,
 } from '../../src/client/index.js';
+import { connectorOptionsSchema } from '../../src/connector/connector-options.js';
 import {
   ConnectorMetrics,
   createLogger,
@@ -46,6 +47,7 @@ interface Setup {
   precheck?: (input: { approval: { id: string } }, context: TaskContext<object>) => Promise<PrecheckVerdict>;
   random?: () => number;
   settings?: Partial<PollerSettings>;
+  logLevel?: 'info' | 'warn';
 }
 
 const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
@@ -68,6 +70,11 @@ function startPoller(setup: Setup) {
     },
   };
   const handled: string[] = [];
+  const logger = createLogger({
+    level: setup.logLevel ?? 'info',
+    destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
+  });
+  const children = vi.spyOn(logger, 'child');
   const poller = new TaskPoller(
     {
       client: client as unknown as IntegrationClient,
@@ -84,10 +91,7 @@ function startPoller(setup: Setup) {
       keyRing: undefined,
       classifyFailure: undefined,
       state: { read: () => undefined, write: async () => {} },
-      logger: createLogger({
-        level: 'info',
-        destination: { write: (line: string) => void logLines.push(JSON.parse(line)) },
-      }),
+      logger,
       metrics: setup.metrics,
       random: setup.random ?? (() => 0),
     },
@@ -104,7 +108,7 @@ function startPoller(setup: Setup) {
   );
   pollers.push(poller);
   poller.start();
-  return { poller, polls, reports, handled };
+  return { poller, polls, reports, handled, children };
 }
 
 const T0 = Date.UTC(2026, 4, 1, 10);
@@ -125,18 +129,19 @@ afterEach(async () => {
 
 describe('idle backoff', () => {
   it('waits longer after each empty poll, up to idleMaxMs, and polls at once again after a task', async () => {
-    const answers: (Task | null)[] = [null, null, null, null, null, null, taskNumbered(1), null, null];
+    const answers: (Task | null)[] = [null, null, null, null, null, null, null, taskNumbered(1), null, null];
     const { polls, handled } = startPoller({ getTask: async () => answers.shift() ?? null });
-    await vi.advanceTimersByTimeAsync(1_900);
-    // With no jitter (random 0) each wait is half its ceiling: the ceiling doubles from 100 ms up to 1000 ms.
-    expect(gaps(polls).slice(0, 8)).toEqual([50, 100, 200, 400, 500, 500, 0, 50]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Both slots free: two requests at once, whose empty answers count once. Then one at a time; with no jitter
+    // (random 0) each wait is half its ceiling: the ceiling doubles from 100 ms up to 1000 ms.
+    expect(gaps(polls).slice(0, 9)).toEqual([0, 50, 100, 200, 400, 500, 500, 0, 50]);
     expect(handled).toEqual(['PO-1']);
   });
 
   it('draws each wait up to its ceiling with jitter', async () => {
     const { polls } = startPoller({ getTask: async () => null, random: () => 0.999 });
     await vi.advanceTimersByTimeAsync(3_000);
-    expect(gaps(polls)).toEqual([100, 200, 400, 800, 1_000]);
+    expect(gaps(polls)).toEqual([0, 100, 200, 400, 800, 1_000]);
   });
 
   it('backs off the same way when polling fails, and says so in its logs', async () => {
@@ -146,7 +151,7 @@ describe('idle backoff', () => {
       },
     });
     await vi.advanceTimersByTimeAsync(800);
-    expect(gaps(polls)).toEqual([50, 100, 200, 400]);
+    expect(gaps(polls)).toEqual([0, 50, 100, 200, 400]);
     expect(warnings()).toContain('polling for tasks failed; retrying');
   });
 });
@@ -185,6 +190,216 @@ describe('concurrency', () => {
   });
 });
 
+describe('lease depth', () => {
+  /** A service whose Get task answers only when the test says, counting the requests in flight. */
+  function heldService() {
+    const answers: ReturnType<typeof deferred<Task | null>>[] = [];
+    const counts = { leasing: 0, running: 0, mostHeld: 0 };
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    const hold = () => {
+      counts.mostHeld = Math.max(counts.mostHeld, counts.leasing + counts.running);
+    };
+    return {
+      answers,
+      counts,
+      gates,
+      getTask: async () => {
+        const answer = deferred<Task | null>();
+        answers.push(answer);
+        counts.leasing += 1;
+        hold();
+        try {
+          return await answer.promise;
+        } finally {
+          counts.leasing -= 1;
+        }
+      },
+      handler: async () => {
+        counts.running += 1;
+        hold();
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+        counts.running -= 1;
+      },
+    };
+  }
+
+  it('keeps a lease request in flight for every free slot, not one at a time', async () => {
+    const service = heldService();
+    const { polls, handled } = startPoller({
+      settings: { concurrency: 4 },
+      getTask: service.getTask,
+      handler: service.handler,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(service.counts.leasing).toBe(4);
+
+    // A task takes the slot its request held: no request is sent for it while the task runs.
+    service.answers[0]?.resolve(taskNumbered(1));
+    service.answers[1]?.resolve(taskNumbered(2));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    expect(service.counts).toMatchObject({ leasing: 2, running: 2 });
+    expect(polls).toHaveLength(4);
+
+    // A task that ends frees its slot, and a request takes it at once.
+    service.gates[0]?.resolve();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(service.counts).toMatchObject({ leasing: 3, running: 1 });
+    expect(polls).toHaveLength(5);
+    expect(service.counts.mostHeld).toBe(4);
+
+    for (const answer of service.answers) answer.resolve(null);
+    for (const gate of service.gates) gate.resolve();
+  });
+
+  it('never leases a task without a free slot, whatever the service answers', async () => {
+    const service = heldService();
+    let next = 0;
+    startPoller({ settings: { concurrency: 3 }, getTask: service.getTask, handler: service.handler });
+    // Every request answered with a task, and every other task ended, in rounds: slots free and fill in turn.
+    for (let round = 0; round < 20; round += 1) {
+      await vi.advanceTimersByTimeAsync(0);
+      for (const answer of service.answers.splice(0)) answer.resolve(taskNumbered(next++));
+      await vi.advanceTimersByTimeAsync(0);
+      if (round % 2 === 1) for (const gate of service.gates.splice(0)) gate.resolve();
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    expect(next).toBeGreaterThan(20);
+    expect(service.counts.mostHeld).toBe(3);
+    for (const answer of service.answers) answer.resolve(null);
+    for (const gate of service.gates) gate.resolve();
+  });
+});
+
+describe('idle schedule', () => {
+  it('sends one request at a time while the service has nothing, however many slots are free', async () => {
+    let leasing = 0;
+    let mostLeasing = 0;
+    const { polls } = startPoller({
+      settings: { concurrency: 8 },
+      random: () => 0.999,
+      getTask: async () => {
+        leasing += 1;
+        await Promise.resolve();
+        leasing -= 1;
+        return null;
+      },
+      leaseTask: undefined,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    // At the start every slot is free: a request each, whose empty answers count as one.
+    expect(polls).toHaveLength(8);
+    const atStart = polls.length;
+    const probe = setInterval(() => {
+      mostLeasing = Math.max(mostLeasing, leasing);
+    }, 1);
+    await vi.advanceTimersByTimeAsync(4_000);
+    clearInterval(probe);
+    expect(gaps(polls.slice(atStart - 1))).toEqual([100, 200, 400, 800, 1_000, 1_000]);
+    expect(mostLeasing).toBeLessThanOrEqual(1);
+  });
+
+  it('fills every free slot again as soon as a task comes while idle', async () => {
+    let quiet = true;
+    let next = 0;
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    const { polls, handled } = startPoller({
+      settings: { concurrency: 4 },
+      getTask: async () => (quiet ? null : taskNumbered(next++)),
+      handler: async () => {
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const idlePolls = polls.length;
+    quiet = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The idle request that found the task, and at once one for each of the three other slots.
+    expect(polls.slice(idlePolls)).toHaveLength(4);
+    expect(new Set(polls.slice(idlePolls)).size).toBe(1);
+    expect(handled).toEqual(['PO-0', 'PO-1', 'PO-2', 'PO-3']);
+    for (const gate of gates) gate.resolve();
+  });
+
+  it('with the default idle schedule, leases a task within 1.4 s of its creation, at no more than a request a second', async () => {
+    const defaults = connectorOptionsSchema.shape.poller.parse({});
+    const { idleMinMs, idleMaxMs } = defaults;
+    // The worst case: every wait at its ceiling, and the task created just after a poll found nothing.
+    let createNext = false;
+    let created: number | undefined;
+    let leasedAt: number | undefined;
+    const slowest = startPoller({
+      settings: { concurrency: 8, idleMinMs, idleMaxMs },
+      random: () => 0.999_999,
+      getTask: async () => {
+        if (created !== undefined && leasedAt === undefined) {
+          leasedAt = Date.now();
+          return taskNumbered(1);
+        }
+        if (leasedAt !== undefined) return null;
+        if (createNext) created = Date.now();
+        return null;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    createNext = true;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(slowest.handled).toEqual(['PO-1']);
+    expect((leasedAt as number) - (created as number)).toBe(idleMaxMs);
+    expect(idleMaxMs).toBeLessThanOrEqual(1_400);
+
+    // The rate: waits drawn evenly over their range, as Math.random draws them, over ten idle minutes.
+    let draw = 0;
+    const even = startPoller({
+      settings: { concurrency: 8, idleMinMs, idleMaxMs },
+      random: () => ((draw++ % 10) + 0.5) / 10,
+      getTask: async () => null,
+    });
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(even.polls.length / 600).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the per-task logger', () => {
+  it("does not build a child logger per task when its level drops the task's lines", async () => {
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const { handled, reports, children } = startPoller({
+      logLevel: 'warn',
+      getTask: async () => answers.shift() ?? null,
+      handler: async (_, { logger }) => logger.info('working'),
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    expect(reports).toHaveLength(2);
+    expect(children).not.toHaveBeenCalled();
+    expect(logLines).toEqual([]);
+  });
+
+  it('binds the task to every line written through it', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const { children } = startPoller({
+      logLevel: 'warn',
+      getTask: async () => answers.shift() ?? null,
+      handler: async (_, { logger }) => {
+        logger.info('dropped');
+        logger.warn('kept');
+        logger.error('kept too');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(children).toHaveBeenCalledTimes(1);
+    const bound = { taskId: taskNumbered(1).id, taskType: 'approve' };
+    expect(logLines).toEqual([
+      expect.objectContaining({ msg: 'kept', ...bound }),
+      expect.objectContaining({ msg: 'kept too', ...bound }),
+    ]);
+  });
+});
+
 describe('watchdog', () => {
   it('restarts a poll that hangs, and reports unhealthy until a poll succeeds again', async () => {
     const second = deferred<Task | null>();
@@ -194,7 +409,7 @@ describe('watchdog', () => {
       () => second.promise,
     ];
     const { poller, polls } = startPoller({
-      settings: { watchdogMs: 1_000 },
+      settings: { concurrency: 1, watchdogMs: 1_000 },
       getTask: async () => (answers.shift() ?? (async () => null))(),
     });
     await vi.advanceTimersByTimeAsync(1_000);

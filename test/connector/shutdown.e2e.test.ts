@@ -146,6 +146,23 @@ describe('runConnector at the stop deadline', () => {
     await vi.waitFor(() => expect(exits).toEqual([0]), { timeout: worker.stopDeadlineMs + 3_000 });
   });
 
+  it('tells onSignal the signal before the stop begins, and stops all the same when it throws', async () => {
+    const connector = await startScripted({ shutdown: { graceMs, forceMs } });
+    const signals = new EventEmitter();
+    const seen: { signal: string; lifecycle: string }[] = [];
+    const run = runConnector(connector, {
+      signals: signals as never,
+      onSignal: (signal) => {
+        seen.push({ signal, lifecycle: connector.lifecycle });
+        throw new Error('a broken observer');
+      },
+    });
+    signals.emit('SIGINT', 'SIGINT');
+    expect(await run).toBe(0);
+    expect(seen).toEqual([{ signal: 'SIGINT', lifecycle: 'running' }]);
+    expect(connector.lifecycle).toBe('stopped');
+  });
+
   it('ends nothing with a stand-in signal source unless given an exit', async () => {
     const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
     try {

@@ -41,15 +41,16 @@ describe('incremental sync', () => {
     for (let n = 0; n < 25; n += 1) source.put(`PO-${n}`, at(n * 60));
     const worker = await start({ sync: { batchSize: 4, concurrency: 3, overlapMs: 120_000 } });
     const first = await worker.syncNow();
-    expect(first.pushed).toBe(25);
+    expect(first).toMatchObject({ pushed: 25, changed: 25, resent: 0 });
     expect(Object.keys(held())).toHaveLength(25);
     expect(savedCursor()).toEqual({ lastModified: at(24 * 60), id: 'PO-24' });
 
     source.yielded = 0;
+    source.put('PO-25', at(25 * 60));
     const second = await worker.syncNow();
     // The overlap of two minutes re-reads the changes at 23 and 24 minutes (and the one exactly 2 minutes back).
-    expect(source.yielded).toBe(3);
-    expect(second.pushed).toBe(3);
+    expect(source.yielded).toBe(4);
+    expect(second).toMatchObject({ pushed: 4, changed: 1, resent: 3 });
   });
 
   it('delivers records sharing a timestamp across a batch boundary, and resumes inside such a group', async () => {
@@ -187,18 +188,18 @@ describe('snapshot sync and reconciliation', () => {
     for (const id of ['K-1', 'K-2', 'K-3'])
       open.set(id, { id, schemaId: 'po', approver: 'ada', resolved: false, data: { v: 1 } });
     const worker = await harness.start(new SnapshotConnector());
-    expect(await worker.syncNow()).toEqual({ pushed: 3, resolved: 0 });
+    expect(await worker.syncNow()).toEqual({ pushed: 3, changed: 3, resent: 0, resolved: 0 });
 
     open.delete('K-2');
     open.set('K-3', { id: 'K-3', schemaId: 'po', approver: 'ada', resolved: false, data: { v: 2 } });
-    expect(await worker.syncNow()).toEqual({ pushed: 2, resolved: 1 });
+    expect(await worker.syncNow()).toEqual({ pushed: 2, changed: 2, resent: 0, resolved: 1 });
     const byId = Object.fromEntries(harness.approvals().map((approval) => [approval.id, approval]));
     expect(byId['K-1']).toMatchObject({ resolved: false, data: { v: 1 } });
     expect(byId['K-2']).toMatchObject({ resolved: true });
     expect(byId['K-3']).toMatchObject({ resolved: false, data: { v: 2 } });
 
     // Nothing changed: nothing is pushed.
-    expect(await worker.syncNow()).toEqual({ pushed: 0, resolved: 0 });
+    expect(await worker.syncNow()).toEqual({ pushed: 0, changed: 0, resent: 0, resolved: 0 });
   });
 
   it('reconciliation asks the source about open approvals and resolves those it no longer has', async () => {
@@ -224,7 +225,8 @@ describe('snapshot sync and reconciliation', () => {
     source.records.delete('Q-5');
     source.put('Q-3', at(30), { resolved: true });
     const report = await worker.reconcileNow();
-    expect(report.resolved).toBe(2);
+    // The five the source still has are sent again as it has them; the two marked resolved are the change.
+    expect(report).toMatchObject({ pushed: 7, changed: 2, resent: 5, resolved: 2 });
     expect(lookups.map((chunk) => chunk.length)).toEqual([3, 3, 1]);
     const resolved = harness
       .approvals()

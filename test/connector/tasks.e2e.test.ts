@@ -217,6 +217,51 @@ describe('what a task declaration gets', () => {
   });
 });
 
+describe('lease depth, over HTTP', () => {
+  let proxy: RewritingProxy;
+  beforeEach(async () => {
+    proxy = await RewritingProxy.start(harness.backend.url);
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+
+  it('sends a Get task for each free slot at once, leases no more tasks than it has slots, and runs them together', async () => {
+    const ids = ['PO-1', 'PO-2', 'PO-3', 'PO-4', 'PO-5'];
+    for (const id of ids) source.put(id, '2026-05-01T10:00:00.000Z');
+    let getTasks = 0;
+    const released = deferred();
+    proxy.hold = ({ method, path }) => {
+      if (method !== 'GET' || path !== '/v2/connector/tasks') return;
+      getTasks += 1;
+      return released.promise;
+    };
+    const gate = deferred();
+    const worker = await startSynced({
+      service: harness.serviceOptions({ baseUrl: proxy.url }),
+      poller: { concurrency: 4 },
+    });
+    worker.connector.gate = gate.promise;
+    // Held at the proxy until all four are there: a poller sending one at a time never gets past this.
+    await vi.waitFor(() => expect(getTasks).toBe(4), { timeout: 10_000 });
+
+    const tasks = ids.map((approvalId) => harness.createTask(worker, { type: 'approve', approvalId }));
+    released.resolve();
+    // The four requests lease four tasks, whose handlers now all wait at the gate; the fifth task waits for a slot.
+    await vi.waitFor(
+      () => expect(tasks.filter((task) => harness.task(task.id)?.deliveries === 1)).toHaveLength(4),
+      { timeout: 10_000 },
+    );
+    expect(getTasks).toBe(4);
+    expect(tasks.filter((task) => harness.task(task.id)?.deliveries === 0)).toHaveLength(1);
+
+    gate.resolve();
+    for (const task of tasks) expect(await harness.awaitResult(task, 10_000)).toEqual({ status: 'success' });
+    expect(worker.connector.actions.map((action) => action.approvalId).sort()).toEqual(ids);
+    await worker.stop();
+  });
+});
+
 describe('tasks that break the contract', () => {
   let proxy: RewritingProxy;
   beforeEach(async () => {
@@ -261,7 +306,8 @@ describe('tasks that break the contract', () => {
     const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       logger: { level: 'warn', destination },
-      poller: { idleMinMs: 5, idleMaxMs: 1_000 },
+      // One slot, so one request at a time from the start: each failure is one line.
+      poller: { concurrency: 1, idleMinMs: 5, idleMaxMs: 1_000 },
       random: () => 0,
     });
     await vi.waitFor(() => expect(lines.length).toBeGreaterThanOrEqual(4));

@@ -52,6 +52,26 @@ console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
 `;
 
+// A connector module as \`connector run\` loads it: its default export builds the connector.
+const WORKER_MODULE = `
+import { Connector, incremental } from 'approval-connector-kit';
+
+class OneApproval extends Connector {
+  tasks = {};
+  source = incremental({
+    async *changes() {
+      yield { id: 'PR-1', schemaId: 'purchase-request', approver: 'ada', resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'), data: {} };
+    },
+  });
+}
+
+export default ({ env }) => {
+  if (env.APPROVAL_SERVICE_URL === undefined) throw new Error('the worker gives its environment');
+  return new OneApproval();
+};
+`;
+
 // Every class the entries export, with the name it has at run time, and how an error of the backend prints.
 const NAMES_SCRIPT = `
 import * as kit from 'approval-connector-kit';
@@ -303,6 +323,72 @@ describe('the packed kit', () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         await once(child, 'exit');
+      }
+    }
+  });
+
+  it('runs a connector module with connector run, configured by its environment, until SIGTERM', async () => {
+    writeFileSync(join(app, 'worker.js'), WORKER_MODULE);
+    const bin = join(app, 'node_modules', '.bin', 'connector');
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` };
+    const started = (args: string[], extra: Record<string, string>) => {
+      const child = spawn(bin, args, {
+        cwd: app,
+        env: { ...env, ...extra },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const output = { out: '', err: '' };
+      child.stdout.on('data', (chunk: Buffer) => {
+        output.out += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        output.err += chunk.toString();
+      });
+      const seen = (pattern: RegExp) =>
+        new Promise<RegExpMatchArray>((resolve, reject) => {
+          const check = () => {
+            const match = pattern.exec(output.out);
+            if (match) resolve(match);
+          };
+          child.stdout.on('data', check);
+          child.on('exit', (code) => reject(new Error(`exited ${code}: ${output.out}${output.err}`)));
+          check();
+        });
+      return { child, output, seen };
+    };
+    const adminToken = 'packed-kit-admin-token';
+    const backend = started(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: adminToken });
+    const worker = { current: undefined as ReturnType<typeof started> | undefined };
+    try {
+      const [, url] = await backend.seen(/listening on (http:\/\/\S+)/);
+      const admin = (method: string, path: string, body?: unknown) =>
+        fetch(`${url}/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }).then((answer) => answer.json());
+      const tenant = (await admin('POST', '/tenants', { connectorToken: 'packed-kit-connector' })) as {
+        system: { id: string };
+      };
+      // Pretty, so that the package's pino-pretty is loaded too.
+      worker.current = started(['run', 'worker.js'], {
+        APPROVAL_SERVICE_URL: url!,
+        APPROVAL_CONNECTOR_TOKEN: 'packed-kit-connector',
+        LOG_FORMAT: 'pretty',
+      });
+      await worker.current.seen(/INFO.*: sync run finished/);
+      expect(await admin('GET', `/systems/${tenant.system.id}/approvals`)).toMatchObject([{ id: 'PR-1' }]);
+      worker.current.child.kill('SIGTERM');
+      const [code] = await once(worker.current.child, 'exit');
+      expect(code).toBe(0);
+      expect(worker.current.output.out).toMatch(/INFO.*: connector stopped/);
+      expect(worker.current.output.err).toBe('');
+    } finally {
+      for (const child of [backend.child, worker.current?.child]) {
+        if (child !== undefined && child.exitCode === null) {
+          child.kill('SIGTERM');
+          await once(child, 'exit');
+        }
       }
     }
   });

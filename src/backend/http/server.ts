@@ -1,4 +1,10 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminOperations } from '../admin/operations.js';
 import { registerAdminRoutes } from '../admin/routes.js';
@@ -31,6 +37,25 @@ function toServiceErrorOrInternal(error: unknown): ServiceError {
   return toServiceError(error) ?? INTERNAL_ERROR;
 }
 
+/**
+ * Fastify logs two lines for each request at info; here they are debug lines, so that at the default level a
+ * worker's own lines beside the backend are not drowned. A request that errs is still logged at error.
+ */
+class RequestLinesAtDebug extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 /** Builds the fastify app: the 18 endpoints, the admin API, the OpenAPI document, faults and error shapes. */
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
@@ -39,6 +64,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       { redact: ['req.headers.authorization', 'headers.authorization', 'token'] },
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
+    logController: new RequestLinesAtDebug(),
     forceCloseConnections: true,
     // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
     frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),

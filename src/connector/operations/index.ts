@@ -16,6 +16,7 @@ export {
   createLogger,
   type Logger,
   type LoggerOptions,
+  lazyChild,
   loggerOptionsSchema,
   secretScrubbingLogger,
 } from './logger.js';

@@ -3,6 +3,7 @@
  * @module
  */
 import {
+  type Bindings,
   type DestinationStream,
   type LevelWithSilent,
   type Logger,
@@ -176,6 +177,32 @@ export function componentLogger(
   bindings: Record<string, unknown> = {},
 ): Logger {
   return parent.child({ ...bindings, component });
+}
+
+/**
+ * A child of `parent` with `bindings`, built only when a line at a level `parent` writes is logged: a child per
+ * task or request then costs nothing while its lines would be dropped (pino serializes a child's bindings when it
+ * is built). A line at a level `parent` drops goes to pino's own no-op.
+ */
+export function lazyChild(parent: Logger, bindings: Bindings): Logger {
+  let child: Logger | undefined;
+  const built = () => {
+    child ??= parent.child(bindings);
+    return child;
+  };
+  return new Proxy(parent, {
+    get(_, property) {
+      if (typeof property === 'string' && Object.hasOwn(parent.levels.values, property)) {
+        if (!parent.isLevelEnabled(property)) return Reflect.get(parent, property);
+      }
+      const target = built();
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    set(_, property, value) {
+      return Reflect.set(built(), property, value);
+    },
+  });
 }
 
 /**

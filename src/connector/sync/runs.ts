@@ -3,7 +3,7 @@ import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
 import { InvalidConnectorError } from '../errors.js';
 import type { Logger } from '../operations/index.js';
-import { type CursorKey, compareKeys, type StateAccess, type StateStore } from '../state.js';
+import { type CursorKey, compareKeys, keyOfCursor, type StateAccess, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
 
@@ -27,10 +27,22 @@ export interface RunContext {
   now: () => number;
 }
 
-/** What a run did. */
+/** What a run did. Once a run has finished, `changed + resent` is `pushed`. */
 export interface RunReport {
   /** Approvals the service acknowledged. */
   pushed: number;
+  /**
+   * Approvals pushed because they are new or changed: in an incremental run, those after the saved cursor; in a
+   * snapshot run, every one pushed (its content differs from what the service holds, or it is marked resolved); in
+   * a reconciliation, those marked resolved.
+   */
+  changed: number;
+  /**
+   * Approvals pushed again, which the service may hold unchanged: in an incremental run, those at or before the
+   * saved cursor (the overlap, or the whole source in a full resync); in a reconciliation, every one `lookup()`
+   * returned. None in a snapshot run.
+   */
+  resent: number;
   /** Approvals marked resolved because the source no longer has them open. */
   resolved: number;
 }
@@ -49,6 +61,8 @@ export async function runIncremental(
   const { state, logger, signal } = context;
   // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
   const cursor = options.full ? undefined : state.cursor;
+  // What is at or before the saved cursor was sent by an earlier run.
+  const saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
   const window: ChangeWindow = {
     since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
     cursor,
@@ -70,6 +84,7 @@ export async function runIncremental(
   });
   let previous: CursorKey | undefined;
   let newest: CursorKey | undefined;
+  let resent = 0;
   const changes = requireMethod(context.source.changes, 'changes');
   try {
     for await (const record of changes(window, { signal, logger, state: context.appState })) {
@@ -86,6 +101,7 @@ export async function runIncremental(
       }
       previous = key;
       if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
+      if (saved !== undefined && compareKeys(key, saved) <= 0) resent += 1;
       await pusher.add(approval, key);
     }
     await pusher.finish();
@@ -98,7 +114,7 @@ export async function runIncremental(
   }
   if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
   await state.flush(signal);
-  return { pushed: pusher.pushed, resolved: 0 };
+  return { pushed: pusher.pushed, changed: pusher.pushed - resent, resent, resolved: 0 };
 }
 
 /**
@@ -129,7 +145,7 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     resolved += 1;
   }
   await pusher.finish();
-  return { pushed: pusher.pushed, resolved };
+  return { pushed: pusher.pushed, changed: pusher.pushed, resent: 0, resolved };
 }
 
 /**
@@ -164,7 +180,7 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
   }
   if (ids.length > 0) await check(ids);
   await pusher.finish();
-  return { pushed: pusher.pushed, resolved };
+  return { pushed: pusher.pushed, changed: resolved, resent: pusher.pushed - resolved, resolved };
 }
 
 /**

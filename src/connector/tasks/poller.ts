@@ -13,7 +13,7 @@ import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/w
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { classifyFailure, TaskDataInvalidError } from '../failures.js';
 import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
-import { type ConnectorMetrics, type Logger, secretScrubbingLogger } from '../operations/index.js';
+import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from '../operations/index.js';
 import type { StateAccess } from '../state.js';
 import type { TaskContext, TaskDeclarations } from './definition.js';
 
@@ -64,7 +64,13 @@ export class TaskPoller {
   readonly #force = new AbortController();
   /** Aborted when result reports give up: the grace and force times are over. Armed by {@link stop}. */
   readonly #deadline = new AbortController();
-  #poll: AbortController | undefined;
+  /** Get task requests in flight, each with the time it was sent. */
+  readonly #leases = new Map<AbortController, number>();
+  /** Empty answers in a row, the answers of requests sent together counted once; 0 while tasks come. */
+  #idle = 0;
+  /** The wait before the next request while idle, drawn when the answer that made it due came. */
+  #pause = 0;
+  #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #lastPollAt = 0;
@@ -74,6 +80,8 @@ export class TaskPoller {
     this.#parts = parts;
     this.#settings = settings;
     this.#queue = new PQueue({ concurrency: settings.concurrency });
+    this.#queue.addEventListener('next', () => this.#changed());
+    this.#stopPolling.signal.addEventListener('abort', () => this.#changed(), { once: true });
   }
 
   /** Tasks being run now. */
@@ -108,7 +116,6 @@ export class TaskPoller {
     const startedAt = performance.now();
     const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
-    this.#poll?.abort();
     clearInterval(this.#watchdog);
     // Waited for only once the loop has ended: it may still hand a task it just received to the queue.
     const drained = (async () => {
@@ -135,41 +142,98 @@ export class TaskPoller {
     );
   }
 
+  /**
+   * Keeps a lease request in flight for every free slot while the service has tasks, and a single one, with the
+   * adaptive idle wait between them, while it has none: idle, the worker asks no more often than one poller would.
+   * A slot is held from the lease request until the task's job ends, so a task is never leased without one.
+   */
   async #pollLoop(): Promise<void> {
-    const { client, logger, metrics } = this.#parts;
-    let idle = 0;
-    while (!this.#stopPolling.signal.aborted) {
-      try {
-        await this.#freeSlot();
-        this.#poll = new AbortController();
-        const signal = AbortSignal.any([this.#poll.signal, this.#stopPolling.signal]);
-        this.#lastPollAt = performance.now();
-        // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
-        const leased = await untilAborted(client.leaseTask({ signal }), signal);
-        this.#stalled = false;
-        if (leased === null) {
-          await sleep(this.#idleDelay(idle++), signal);
-          continue;
-        }
-        idle = 0;
-        // #handle catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
-        this.#queue
-          .add(() => this.#handle(leased))
-          .catch((error: unknown) =>
-            logger.error(
-              { err: error, taskId: (leased.valid ? leased.task : leased).id },
-              'running the task failed unexpectedly',
-            ),
-          );
-      } catch (error) {
-        if (this.#stopPolling.signal.aborted) return;
-        if (this.#poll?.signal.aborted) continue; // the watchdog cut a stuck poll short
-        metrics?.pollError();
-        const retryInMs = this.#idleDelay(idle++);
-        logger.warn({ err: error, retryInMs }, 'polling for tasks failed; retrying');
-        await sleep(retryInMs, this.#stopPolling.signal).catch(() => {});
+    const stopping = this.#stopPolling.signal;
+    while (!stopping.aborted) {
+      const free = this.#settings.concurrency - this.#busySlots() - this.#leases.size;
+      if (free > 0 && this.#idle === 0) {
+        void this.#lease(0);
+        continue;
       }
+      if (free > 0 && this.#leases.size === 0) {
+        // Nothing else can take a slot while this one waits: only this loop leases.
+        const resting = await sleep(this.#pause, stopping).then(
+          () => true,
+          () => false,
+        );
+        if (resting) void this.#lease(this.#idle);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
     }
+    // A lease that answered as polling stopped still hands its task to the queue, which stop() then drains.
+    while (this.#leases.size > 0) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+  }
+
+  /** Resolves the poll loop's wait: a lease answered, a task's job ended, or polling stopped. */
+  #changed(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** Slots held by tasks, queued or running. */
+  #busySlots(): number {
+    return this.#queue.pending + this.#queue.size;
+  }
+
+  /** One Get task request; `idle` is how many empty answers in a row the poller had counted when it was sent. */
+  async #lease(idle: number): Promise<void> {
+    const { client, logger, metrics } = this.#parts;
+    const poll = new AbortController();
+    const signal = AbortSignal.any([poll.signal, this.#stopPolling.signal]);
+    this.#lastPollAt = performance.now();
+    this.#leases.set(poll, this.#lastPollAt);
+    try {
+      // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
+      const leased = await untilAborted(client.leaseTask({ signal }), signal);
+      this.#stalled = false;
+      if (leased === null) {
+        this.#quiet(idle);
+        return;
+      }
+      this.#idle = 0;
+      // #handle catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
+      this.#queue
+        .add(() => this.#handle(leased))
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error, taskId: (leased.valid ? leased.task : leased).id },
+            'running the task failed unexpectedly',
+          ),
+        );
+    } catch (error) {
+      if (signal.aborted) return; // polling stopped, or the watchdog cut a stuck poll short
+      metrics?.pollError();
+      logger.warn({ err: error, retryInMs: this.#quiet(idle) }, 'polling for tasks failed; retrying');
+    } finally {
+      this.#leases.delete(poll);
+      this.#changed();
+    }
+  }
+
+  /**
+   * Counts an empty (or failed) answer to a request sent after `idle` of them, and gives the wait before the next
+   * request. The answers of requests sent together count once, so that the first idle wait is the shortest whatever
+   * the concurrency.
+   */
+  #quiet(idle: number): number {
+    if (idle + 1 > this.#idle) {
+      this.#idle = idle + 1;
+      this.#pause = this.#idleDelay(idle);
+    }
+    return this.#pause;
   }
 
   /** Adaptive idle wait: doubles while no task comes, with jitter, back to the minimum as soon as one does. */
@@ -183,37 +247,27 @@ export class TaskPoller {
     });
   }
 
-  /** Waits until fewer than `concurrency` tasks run, so that a task is never leased only to wait for a slot. */
-  async #freeSlot(): Promise<void> {
-    while (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) {
-      await new Promise<void>((resolve) => {
-        const listening = new AbortController();
-        const done = () => {
-          listening.abort();
-          resolve();
-        };
-        this.#queue.addEventListener('next', done, { signal: listening.signal });
-        this.#stopPolling.signal.addEventListener('abort', done, { signal: listening.signal });
-      });
-      this.#stopPolling.signal.throwIfAborted();
-    }
-  }
-
   #checkPolling(): void {
-    const sinceLastPollMs = performance.now() - this.#lastPollAt;
-    if (sinceLastPollMs <= this.#settings.watchdogMs) return;
-    if (this.#queue.pending + this.#queue.size >= this.#settings.concurrency) return; // busy, not stuck
+    const now = performance.now();
+    const { watchdogMs } = this.#settings;
+    const stuck = [...this.#leases].filter(([, sentAt]) => now - sentAt > watchdogMs);
+    // With no request in flight, the loop itself stopped sending them, unless every slot holds a task (busy).
+    const silent =
+      this.#leases.size === 0 &&
+      now - this.#lastPollAt > watchdogMs &&
+      this.#busySlots() < this.#settings.concurrency;
+    if (stuck.length === 0 && !silent) return;
     this.#stalled = true;
     this.#parts.logger.error(
-      { sinceLastPollMs: Math.round(sinceLastPollMs) },
+      { sinceLastPollMs: Math.round(now - Math.min(this.#lastPollAt, ...stuck.map(([, sentAt]) => sentAt))) },
       'the task poller stopped polling; restarting the poll',
     );
-    this.#poll?.abort();
+    for (const [poll] of stuck) poll.abort();
   }
 
   async #handle(leased: LeasedTask): Promise<void> {
     const task = leased.valid ? leased.task : { id: leased.id, type: leased.type ?? '' };
-    const logger = this.#parts.logger.child({ taskId: task.id, taskType: task.type });
+    const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
     if (this.#running.has(task.id)) {
       logger.info('task offered again while it runs; not running it twice');
       return;
@@ -250,7 +304,9 @@ export class TaskPoller {
       }
       // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
       this.#remember(task.id, result);
-      this.#parts.metrics?.taskFinished(task.type, result.status, (performance.now() - started) / 1000);
+      const tookMs = performance.now() - started;
+      this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
+      logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
       await this.#report(task.id, result, logger);
     } finally {
       due.cancel();

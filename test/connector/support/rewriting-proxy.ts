@@ -14,6 +14,8 @@ const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding'
  */
 export class RewritingProxy {
   rewrite: Rewrite = (_request, body) => body;
+  /** What a request waits for before it goes through: a test holds requests with it to see them in flight. */
+  hold: (request: { method: string; path: string }) => Promise<void> | void = () => {};
   readonly #server: Server;
 
   private constructor(target: string) {
@@ -24,7 +26,10 @@ export class RewritingProxy {
         const method = incoming.method ?? 'GET';
         const url = incoming.url ?? '/';
         const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
-        request(`${target}${url}`, { method: method as 'GET', headers: kept(incoming.headers), body })
+        Promise.resolve(this.hold({ method, path: url.split('?')[0] ?? url }))
+          .then(() =>
+            request(`${target}${url}`, { method: method as 'GET', headers: kept(incoming.headers), body }),
+          )
           .then(async (answer) => {
             let text = await answer.body.text();
             if (String(answer.headers['content-type'] ?? '').includes('json') && text !== '') {

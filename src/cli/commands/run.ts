@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { type Connector, type ConnectorFactory, runWorker, WORKER_USAGE } from '../../connector/index.js';
+import { ValidationError } from '../../errors.js';
+
+/** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */
+export const DEFAULT_MODULE = 'dist/connector.js';
+
+const USAGE = `Usage: connector run [module] [--role sync|tasks|all]
+
+Runs the connector that the module exports as a long-lived worker, until SIGTERM or SIGINT. The module (default:
+${DEFAULT_MODULE}) has a default export that is the connector, or a function that builds it, sync or async:
+  export default ({ env, logger, role }) => new MyConnector(new SourceClient(env.SOURCE_URL));
+
+${WORKER_USAGE}`;
+
+/** `connector run [module]`: the worker. Resolves with its exit code. */
+export async function runRunCommand(argv: readonly string[]): Promise<number> {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  if (tokens.some((token) => token.kind === 'option' && token.name === 'help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  // The first argument that is no flag nor a flag's value is the module; everything else is the worker's.
+  const module = tokens.find((token) => token.kind === 'positional');
+  const rest = module === undefined ? [...argv] : argv.filter((_, index) => index !== module.index);
+  const path = resolve(module?.value ?? DEFAULT_MODULE);
+  return runWorker(
+    async (context) => {
+      const exported = await importConnectorModule(path);
+      // The worker checks that what it gets is a connector (its `tasks` and `source`).
+      return typeof exported === 'function' ? exported(context) : (exported as Connector<object>);
+    },
+    { argv: rest },
+  );
+}
+
+/**
+ * What a connector module exports by default: the connector or a function that builds it. A `ValidationError` names
+ * what is wrong with the module; the worker checks that what it gets is a connector.
+ */
+async function importConnectorModule(path: string): Promise<ConnectorFactory | object> {
+  const refuse = (message: string) =>
+    new ValidationError('connector module', [{ code: 'custom', path: [], message }]);
+  if (!existsSync(path)) {
+    throw refuse(`${path} does not exist: give the module's path, \`connector run dist/connector.js\``);
+  }
+  const exported: unknown = ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
+  const example = 'export default new MyConnector(…), or ({ env }) => new MyConnector(…)';
+  if (exported === undefined) throw refuse(`${path} has no default export: ${example}`);
+  if (typeof exported !== 'function' && (typeof exported !== 'object' || exported === null)) {
+    throw refuse(
+      `The default export of ${path} is neither a connector nor a function that builds one: ${example}`,
+    );
+  }
+  // A class is a function too, but one that cannot be called without `new`.
+  if (typeof exported === 'function' && /^class\b/.test(Function.prototype.toString.call(exported))) {
+    throw refuse(
+      `The default export of ${path} is a class; export the connector, or a function that builds one: ${example}`,
+    );
+  }
+  return exported as ConnectorFactory | object;
+}

@@ -1,0 +1,175 @@
+/**
+ * A worker process: its configuration read from the environment, an optional file and the flags (see
+ * `worker-config.ts`), its logs, and the connector run until SIGTERM. `connector run` and a project's own `main.ts`
+ * both come here. See `docs/worker.md`.
+ * @module
+ */
+import { type LevelWithSilent, pino } from 'pino';
+import { formatIssues, ValidationError } from '../errors.js';
+import type { Connector } from './connector.js';
+import type { ConnectorOptions } from './connector-options.js';
+import { createLogger, type Logger } from './operations/index.js';
+import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+import { type LogFormat, loadWorkerConfig, WORKER_USAGE, type WorkerRole } from './worker-config.js';
+
+/** What a worker's connector module, or its `main.ts`, hands the worker. */
+export interface WorkerContext {
+  /** The environment the worker was started with: where the source's address and credentials are read. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The worker's logger, for the source's client. */
+  logger: Logger;
+  /** What this worker runs. */
+  role: WorkerRole;
+}
+
+/**
+ * Builds the connector once the worker's configuration is known to be good, from the context (the environment, to
+ * build the source's client from). It may be async.
+ */
+export type ConnectorFactory = (context: WorkerContext) => Connector<object> | Promise<Connector<object>>;
+
+/** Options of {@link runWorker}. */
+export interface RunWorkerOptions {
+  /**
+   * The environment variables to read (see `docs/worker.md`).
+   * @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The flags (`--role`, `--help`).
+   * @default process.argv.slice(2)
+   */
+  argv?: readonly string[];
+  /**
+   * Where the shutdown signals come from (see `runConnector`).
+   * @default process
+   */
+  signals?: SignalSource;
+  /**
+   * Ends the process at the stop deadline (see `runConnector`).
+   * @default process.exit when `signals` is the process; `false` when it is a stand-in
+   */
+  exit?: RunConnectorOptions['exit'];
+}
+
+/** The exit codes of a worker process. */
+export const WORKER_EXIT_CODES = Object.freeze({
+  /** Stopped cleanly after SIGTERM or SIGINT (or `--help` answered). */
+  stopped: 0,
+  /** The connector failed: it could not be built or started, or it did not stop cleanly. */
+  failed: 1,
+  /** The configuration or the connector was refused: nothing was started. */
+  refused: 2,
+});
+
+/**
+ * Runs a connector as a worker process, configured by its environment, an optional config file and `--role`:
+ * checks the configuration (every problem in one message on stderr, exit code 2), builds the connector (given a
+ * function), runs it until SIGTERM or SIGINT, and resolves with the exit code: 0 after a clean stop, 1 when the
+ * connector failed, 2 when the configuration or the connector was refused. `connector run` is this, with the
+ * connector from a module.
+ *
+ * @example
+ * ```ts
+ * // src/main.ts, started as `node dist/main.js` so that signals reach it
+ * import { runWorker } from 'approval-connector-kit';
+ * import { JiraConnector } from './connector.js';
+ * import { JiraClient } from './jira.js';
+ *
+ * process.exitCode = await runWorker(({ env }) => new JiraConnector(new JiraClient(env.JIRA_SITE!)));
+ * ```
+ */
+export async function runWorker(
+  connector: Connector<object> | ConnectorFactory,
+  options: RunWorkerOptions = {},
+): Promise<number> {
+  const env = options.env ?? process.env;
+  let config: ReturnType<typeof loadWorkerConfig>;
+  try {
+    config = loadWorkerConfig({
+      env,
+      argv: options.argv ?? process.argv.slice(2),
+      isTerminal: process.stdout.isTTY === true,
+    });
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    process.stderr.write(`${describeProblems(error)}\n`);
+    return WORKER_EXIT_CODES.refused;
+  }
+  if (config === 'help') {
+    process.stdout.write(`${WORKER_USAGE}\n`);
+    return WORKER_EXIT_CODES.stopped;
+  }
+
+  const logger = await createWorkerLogger({ level: config.logLevel, format: config.logFormat });
+  const context: WorkerContext = { env, logger, role: config.role };
+  const connectorOptions: ConnectorOptions = { ...config.options, logger };
+  const run: RunConnectorOptions = {
+    ...(options.signals === undefined ? {} : { signals: options.signals }),
+    ...(options.exit === undefined ? {} : { exit: options.exit }),
+    onSignal: (signal) => logger.info({ signal }, 'shutdown signal received; stopping'),
+  };
+  try {
+    return await buildAndRun(connector, connectorOptions, context, run);
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      logger.error({ err: error }, 'the connector was refused');
+      return WORKER_EXIT_CODES.refused;
+    }
+    logger.error({ err: error }, 'the connector could not be built');
+    return WORKER_EXIT_CODES.failed;
+  }
+}
+
+/**
+ * The one place that builds the connector and runs it: everything that depends on the shape of the author's API.
+ * A `ValidationError` from here means the connector or its options were refused.
+ */
+async function buildAndRun(
+  target: Connector<object> | ConnectorFactory,
+  options: ConnectorOptions,
+  context: WorkerContext,
+  run: RunConnectorOptions,
+): Promise<number> {
+  // The worker checks what it is given is a connector (its `tasks` and `source`): a ValidationError if not.
+  const connector = typeof target === 'function' ? await target(context) : target;
+  return runConnector(connector, options, run);
+}
+
+/**
+ * The worker's logger: the kit's (every secret path redacted) at `level`, writing JSON lines to stdout, or, `pretty`,
+ * one readable coloured line each (pino-pretty) for a person at a terminal.
+ */
+export async function createWorkerLogger(options: {
+  level: LevelWithSilent;
+  format: LogFormat;
+  /**
+   * Colours in the pretty format.
+   * @default whether stdout is a terminal
+   */
+  colorize?: boolean;
+}): Promise<Logger> {
+  if (options.format === 'json') {
+    return createLogger({ level: options.level, destination: pino.destination({ dest: 1, sync: true }) });
+  }
+  // Loaded only here: a worker that logs JSON, and every other user of the kit, never loads it.
+  const { default: pinoPretty } = await import('pino-pretty');
+  const destination = pinoPretty({
+    colorize: options.colorize ?? process.stdout.isTTY === true,
+    // Written before the process ends, also when it ends at the stop deadline.
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+  });
+  return createLogger({ level: options.level, destination });
+}
+
+/** A refused configuration as one message: every problem on a line of its own. */
+function describeProblems(error: ValidationError): string {
+  return [
+    'Invalid worker configuration:',
+    ...error.issues.map((issue) => `  - ${formatIssues([issue])}`),
+    '',
+    'Run with --help for every option and variable.',
+  ].join('\n');
+}

@@ -1,0 +1,339 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type BackendProcess,
+  type CliProcess,
+  killAll,
+  spawnCli,
+  startBackendProcess,
+} from './support/processes.js';
+
+// `connector run` in a process of its own against `connector backend` in another, both as an operator starts them:
+// what they do is observed through the backend's admin API and the worker's log lines and exit code.
+const MODULE = 'test/cli/support/worker-module.ts';
+const TOKEN = 'run-command-connector-token';
+const folder = mkdtempSync(join(tmpdir(), 'connector-run-'));
+
+/** Writes a config file (`CONNECTOR_CONFIG`) and returns its path. */
+function configFile(name: string, options: unknown): string {
+  const path = join(folder, name);
+  writeFileSync(path, typeof options === 'string' ? options : JSON.stringify(options));
+  return path;
+}
+
+// Syncs every 200 ms, polls often, and lets a task finish within a generous grace time.
+const FAST = configFile('fast.json', {
+  sync: { schedule: 200, reconcileSchedule: false },
+  poller: { idleMinMs: 10, idleMaxMs: 50 },
+  shutdown: { graceMs: 10_000, forceMs: 1_000 },
+});
+
+interface Task {
+  id: string;
+  status: 'waiting' | 'leased' | 'completed';
+  deliveries: number;
+  result?: { status: string };
+}
+
+let backend: BackendProcess;
+let systemId: string;
+
+beforeEach(async () => {
+  backend = await startBackendProcess();
+  ({
+    system: { id: systemId },
+  } = await backend.admin<{ system: { id: string } }>('POST', '/tenants', { connectorToken: TOKEN }));
+});
+afterEach(async () => {
+  killAll();
+});
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+function startWorker(args: string[], env: Record<string, string> = {}): CliProcess {
+  return spawnCli(['run', MODULE, ...args], {
+    APPROVAL_SERVICE_URL: backend.url,
+    APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    ...env,
+  });
+}
+
+/** Puts approvals in the service and a task for each, as approvers acting in the app would. */
+async function tasksFor(ids: string[]): Promise<Task[]> {
+  await backend.service('PUT', '/v2/rawapprovals', TOKEN, {
+    approvals: ids.map((id) => ({
+      id,
+      schemaId: 'po',
+      approver: 'ada',
+      resolved: false,
+      lastModified: '2026-05-01T09:00:00.000Z',
+      data: {},
+    })),
+  });
+  await backend.service('PATCH', '/v2/connector', TOKEN, { taskTypes: ['approve'], authRequired: false });
+  const tasks: Task[] = [];
+  for (const approvalId of ids) {
+    tasks.push(await backend.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId }));
+  }
+  return tasks;
+}
+
+const task = (id: string) => backend.admin<Task>('GET', `/tasks/${id}`);
+const approvalIds = async () =>
+  (await backend.admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(
+    (approval) => approval.id,
+  );
+const count = (worker: CliProcess, message: string) =>
+  worker.messages().filter((logged) => logged === message).length;
+
+describe('connector run', () => {
+  it('runs the module’s connector; SIGTERM in the middle of a task lets it finish, and the worker exits 0', async () => {
+    const worker = startWorker([], { CONNECTOR_CONFIG: FAST, HANDLER_MS: '3000', OPERATIONS_PORT: '0' });
+    await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
+    expect((await approvalIds()).sort()).toEqual(['S-1', 'S-2']);
+    // The probes' endpoints, on the port OPERATIONS_PORT asked for (0: a free one, logged).
+    const url = worker.lines().find((line) => line.msg === 'operations endpoints listening')?.url as string;
+    const ready = await request(`${url}/readyz`);
+    expect(ready.statusCode).toBe(200);
+    expect(await ready.body.json()).toEqual({ status: 'ready' });
+
+    const [running] = await tasksFor(['T-1']);
+    await vi.waitFor(async () => expect((await task(running!.id)).status).toBe('leased'), {
+      timeout: 10_000,
+    });
+    worker.child.kill('SIGTERM');
+
+    expect(await worker.exitWithin(20_000)).toBe(0);
+    expect(await task(running!.id)).toMatchObject({ status: 'completed', result: { status: 'success' } });
+    const lines = worker.lines();
+    const line = (message: string) => lines.find((logged) => logged.msg === message);
+    expect(line('sync run finished')).toMatchObject({
+      level: 30,
+      mode: 'incremental',
+      pushed: 2,
+      changed: 2,
+      resent: 0,
+      durationMs: expect.any(Number),
+    });
+    expect(line('shutdown signal received; stopping')).toMatchObject({ level: 30, signal: 'SIGTERM' });
+    expect(line('task finished')).toMatchObject({
+      level: 30,
+      taskId: running!.id,
+      taskType: 'approve',
+      status: 'success',
+      durationMs: expect.any(Number),
+    });
+    const messages = worker.messages();
+    expect(messages.indexOf('shutdown signal received; stopping')).toBeLessThan(
+      messages.indexOf('task finished'),
+    );
+    expect(messages.at(-1)).toBe('connector stopped');
+    expect(worker.stderr()).toBe('');
+  }, 60_000);
+
+  it('with --role sync, syncs on its schedule and never asks for a task', async () => {
+    const [waiting] = await tasksFor(['T-1']);
+    // Any Get task would use this fault up, and the service would list it no more.
+    await backend.admin('POST', '/faults', {
+      method: 'GET',
+      path: '/v2/connector/tasks',
+      fault: { type: 'delay', ms: 0 },
+    });
+
+    const worker = startWorker(['--role', 'sync'], { CONNECTOR_CONFIG: FAST });
+    await vi.waitFor(() => expect(count(worker, 'sync run finished')).toBeGreaterThanOrEqual(3), {
+      timeout: 15_000,
+    });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+
+    expect(await approvalIds()).toEqual(expect.arrayContaining(['S-1', 'S-2']));
+    expect(await backend.admin('GET', '/faults')).toMatchObject([
+      { path: '/v2/connector/tasks', remaining: 1 },
+    ]);
+    expect(await task(waiting!.id)).toMatchObject({ status: 'waiting', deliveries: 0 });
+  }, 60_000);
+
+  it('with CONNECTOR_ROLE=tasks, runs the tasks and never syncs', async () => {
+    const tasks = await tasksFor(['T-1', 'T-2']);
+    // Any read or write of approvals would use this fault up.
+    await backend.admin('POST', '/faults', { path: '/v2/rawapprovals*', fault: { type: 'delay', ms: 0 } });
+
+    const worker = startWorker([], { CONNECTOR_ROLE: 'tasks', CONNECTOR_CONFIG: FAST });
+    for (const { id } of tasks) {
+      await vi.waitFor(async () => expect((await task(id)).result).toEqual({ status: 'success' }), {
+        timeout: 15_000,
+      });
+    }
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+
+    expect(count(worker, 'task finished')).toBe(2);
+    expect(count(worker, 'sync run finished')).toBe(0);
+    expect(await backend.admin('GET', '/faults')).toMatchObject([
+      { path: '/v2/rawapprovals*', remaining: 1 },
+    ]);
+    expect((await approvalIds()).sort()).toEqual(['T-1', 'T-2']);
+  }, 60_000);
+
+  it('refuses a bad configuration with one message naming every problem, and exits 2 having started nothing', async () => {
+    const secret = 'file-secret-token-7c1d';
+    const file = configFile('bad.json', {
+      service: { token: secret, headers: { 'x-api-key': 12345 } },
+      sync: { enabled: false, batchSize: 0 },
+      poller: { concurency: 2 },
+    });
+    const worker = spawnCli(['run', MODULE, '--rol', 'tasks'], {
+      APPROVAL_SERVICE_URL: 'approvals.example.com',
+      OPERATIONS_PORT: 'ninety',
+      CONNECTOR_ROLE: 'sink',
+      CONNECTOR_CONFIG: file,
+    });
+    expect(await worker.exitWithin(15_000)).toBe(2);
+    expect(worker.stderr()).toBe(
+      [
+        'Invalid worker configuration:',
+        '  - Unknown option `--rol`; did you mean `--role`?',
+        '  - Expected `APPROVAL_SERVICE_URL` to be an absolute http or https URL, got `"approvals.example.com"` (string)',
+        '  - Expected `CONNECTOR_ROLE` to be one of `sync`, `tasks`, `all`, got `"sink"` (string)',
+        '  - Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string)',
+        '  - Unexpected option `sync.enabled` in the config file: the role (--role, CONNECTOR_ROLE) says what a worker runs',
+        '  - Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
+        '  - Expected `sync.batchSize` to be an integer from 1 to 500, got `0` (number)',
+        '  - Unknown option `poller.concurency`; did you mean `poller.concurrency`?',
+        '',
+        'Run with --help for every option and variable.',
+        '',
+      ].join('\n'),
+    );
+    expect(worker.stdout()).toBe('');
+    expect(worker.stderr()).not.toContain(secret);
+  });
+
+  it('names the config file that cannot be read, or is not JSON, without quoting it', async () => {
+    const missing = spawnCli(['run', MODULE], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      CONNECTOR_CONFIG: join(folder, 'missing.json'),
+    });
+    expect(await missing.exitWithin(15_000)).toBe(2);
+    expect(missing.stderr()).toContain(
+      `  - Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
+    );
+
+    const secret = 'quoted-secret-token-5e2b';
+    const broken = configFile('broken.json', `{ "service": { "token": "${secret}" ,, } }`);
+    const invalid = spawnCli(['run', MODULE], {
+      APPROVAL_SERVICE_URL: backend.url,
+      CONNECTOR_CONFIG: broken,
+    });
+    expect(await invalid.exitWithin(15_000)).toBe(2);
+    expect(invalid.stderr()).toMatch(
+      / {2}- The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
+    );
+    expect(invalid.stderr()).not.toContain(secret);
+  });
+
+  it('runs a module whose default export is the connector itself', async () => {
+    const worker = spawnCli(['run', 'test/cli/support/instance-module.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
+    expect(await approvalIds()).toEqual(['S-1']);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+  });
+
+  it('refuses a module that is missing or builds no connector, exiting 2', async () => {
+    // Without one, the module is dist/connector.js, which this repository does not build.
+    const missing = spawnCli(['run'], { APPROVAL_SERVICE_URL: backend.url, APPROVAL_CONNECTOR_TOKEN: TOKEN });
+    expect(await missing.exitWithin(15_000)).toBe(2);
+    expect(missing.lines().at(-1)).toMatchObject({
+      level: 50,
+      msg: 'the connector was refused',
+      err: { message: expect.stringMatching(/dist\/connector\.js does not exist/) },
+    });
+
+    const notABuilder = spawnCli(['run', 'test/cli/support/processes.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    expect(await notABuilder.exitWithin(15_000)).toBe(2);
+    expect(notABuilder.lines().at(-1)?.err).toMatchObject({
+      message: expect.stringMatching(/has no default export/),
+    });
+
+    const notAConnector = spawnCli(['run', 'test/cli/support/not-a-connector-module.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    expect(await notAConnector.exitWithin(15_000)).toBe(2);
+    expect(notAConnector.lines().at(-1)).toMatchObject({
+      msg: 'the connector was refused',
+      err: { message: expect.stringMatching(/^Invalid connector: /) },
+    });
+
+    const aClass = spawnCli(['run', 'test/cli/support/class-module.ts'], {
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    });
+    expect(await aClass.exitWithin(15_000)).toBe(2);
+    expect(aClass.lines().at(-1)?.err).toMatchObject({
+      message: expect.stringMatching(/is a class; export the connector, or a function that builds one/),
+    });
+  });
+
+  it('exits 2 when building the connector finds its own configuration bad, and 1 when it fails otherwise', async () => {
+    const refused = startWorker([], { BUILD_FAILS: 'validation' });
+    expect(await refused.exitWithin(15_000)).toBe(2);
+    expect(refused.lines().at(-1)).toMatchObject({
+      level: 50,
+      msg: 'the connector was refused',
+      err: { message: 'Invalid source settings: Expected `SOURCE_URL` to be set, got nothing' },
+    });
+
+    const failed = startWorker([], { BUILD_FAILS: 'error' });
+    expect(await failed.exitWithin(15_000)).toBe(1);
+    expect(failed.lines().at(-1)).toMatchObject({
+      level: 50,
+      msg: 'the connector could not be built',
+      err: { message: 'the source cannot be reached' },
+    });
+  });
+
+  it('ends at once, as Node does, on a signal that comes while the connector is being built', async () => {
+    const worker = startWorker([], { BUILD_MS: '30000' });
+    await vi.waitFor(() => expect(worker.messages()).toContain('building the connector'), {
+      timeout: 15_000,
+    });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(null);
+    expect(worker.child.signalCode).toBe('SIGTERM');
+  });
+
+  it('exits 1 when the connector fails to start: the service refuses its token', async () => {
+    const worker = startWorker([], { APPROVAL_CONNECTOR_TOKEN: 'not-a-token-of-this-service' });
+    expect(await worker.exitWithin(15_000)).toBe(1);
+    expect(worker.messages()).toContain('the connector failed to start');
+    expect(worker.stdout()).not.toContain('not-a-token-of-this-service');
+  });
+
+  it('logs readable lines, not JSON, with LOG_FORMAT=pretty', async () => {
+    const worker = startWorker([], { CONNECTOR_CONFIG: FAST, LOG_FORMAT: 'pretty' });
+    await vi.waitFor(() => expect(worker.stdout()).toMatch(/INFO.*: sync run finished/), { timeout: 15_000 });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+    expect(worker.lines()).toEqual([]);
+    expect(worker.stdout()).toMatch(/INFO.*: connector stopped/);
+  });
+
+  it('prints its usage with --help', async () => {
+    const help = spawnCli(['run', '--help']);
+    expect(await help.exitWithin(15_000)).toBe(0);
+    expect(help.stdout()).toMatch(/^Usage: connector run \[module\] \[--role sync\|tasks\|all\]/);
+    expect(help.stdout()).toContain('APPROVAL_CONNECTOR_TOKEN');
+  });
+});
