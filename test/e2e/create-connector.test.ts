@@ -1,0 +1,214 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ReferenceBackend, startReferenceBackend } from '../../src/backend/index.js';
+import { listTemplates } from '../../src/cli/create/templates.js';
+import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
+import { dotenv, environment, healthcheckCommand } from '../cli/support/dockerfile.js';
+import { findOlderNode, pack, root, run, succeed } from './support/packages.js';
+
+// create-connector and the kit as a user gets them: packed, installed from their tarballs, then every template
+// generated, installed, tested, built and run as its container would run it.
+
+const templates = listTemplates(join(root, 'templates')).map((template) => template.name);
+// The Node that runs this test first on PATH, as npm scripts have it; neither this test run's own variables nor a
+// worker's: each test gives the worker its configuration the way it means to.
+const env = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(APPROVAL_|CONNECTOR_|OPERATIONS_|LOG_|VITEST|NODE_ENV$)/.test(name),
+    ),
+  ),
+  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+};
+const quiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+
+let work: string;
+let tools: string;
+let kitTarball: string;
+let backend: ReferenceBackend;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'create-connector-'));
+  const [kit, create] = await pack(work, ['.', 'packages/create-connector']);
+  kitTarball = kit!;
+  tools = join(work, 'tools');
+  mkdirSync(tools);
+  writeFileSync(join(tools, 'package.json'), JSON.stringify({ name: 'tools', private: true }));
+  await succeed('npm', ['install', kitTarball, create!, ...quiet], tools, env);
+  backend = await startReferenceBackend();
+}, 240_000);
+
+afterAll(async () => {
+  await backend?.close();
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe('create-connector, installed from its tarball', () => {
+  it('runs as npm create connector and as npx create-connector, with the flags given after the folder', async () => {
+    await succeed(
+      'npm',
+      [
+        'create',
+        'connector',
+        '--offline',
+        '--',
+        'by-npm-create',
+        '--template',
+        'snapshot',
+        '--no-install',
+        '--no-git',
+      ],
+      tools,
+      env,
+    );
+    await succeed('npx', ['--offline', 'create-connector', 'by-npx', '--no-install', '--no-git'], tools, env);
+    expect(readFileSync(join(tools, 'by-npm-create', 'src', 'connector.ts'), 'utf8')).toContain('snapshot(');
+    expect(readFileSync(join(tools, 'by-npx', 'src', 'connector.ts'), 'utf8')).toContain('incremental(');
+  });
+
+  it('passes on the scaffolder’s refusal and its exit code', async () => {
+    const outcome = await run(
+      join(tools, 'node_modules', '.bin', 'create-connector'),
+      ['refused', '--template', 'nope'],
+      { cwd: tools, env },
+    );
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain(
+      `Expected \`--template\` to be one of ${templates.map((name) => `\`${name}\``).join(', ')}`,
+    );
+    expect(existsSync(join(tools, 'refused'))).toBe(false);
+  });
+
+  it('says on an older Node.js which it found and which it needs, and creates nothing', async (context) => {
+    const older = await findOlderNode();
+    context.skip(older === undefined, `no Node.js older than ${MINIMUM_NODE_VERSION} on PATH`);
+    // As npx runs it: the bin's `#!/usr/bin/env node` finds the older Node first on PATH.
+    const outcome = await run(join(tools, 'node_modules', '.bin', 'create-connector'), ['too-old', '--yes'], {
+      cwd: tools,
+      env: { ...env, PATH: `${dirname(older!.path)}${delimiter}${env.PATH}` },
+    });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain(
+      `needs Node.js ${MINIMUM_NODE_VERSION} or newer, but this is Node.js ${older!.version}`,
+    );
+    expect(existsSync(join(tools, 'too-old'))).toBe(false);
+  });
+});
+
+describe.for(templates)('a project from the %s template', (template) => {
+  let project: string;
+
+  it('is created by create-connector, and passes its own tests against the installed kit', async () => {
+    project = join(work, `${template}-connector`);
+    await succeed(
+      join(tools, 'node_modules', '.bin', 'create-connector'),
+      [project, '--template', template, '--no-install'],
+      work,
+      env,
+    );
+    // The kit is not in the registry: its tarball stands in for the version package.json asks for.
+    await succeed('npm', ['install', kitTarball, ...quiet], project, env);
+    const tested = await run('npm', ['test'], { cwd: project, env });
+    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/Tests\s+.*\d+ passed/);
+  }, 180_000);
+
+  it('builds dist/main.js, which runs a worker as its container would, healthy, and stops with 0 on SIGTERM', async () => {
+    await succeed('npm', ['run', 'build'], project, env);
+    expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
+
+    const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
+    const tenant = backend.createTenant();
+    const workerEnv = {
+      ...env,
+      ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+      ...environment(dockerfile),
+      // What an operator sets: the service and the token; a free port, so that tests running at once do not clash.
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
+      OPERATIONS_PORT: String(await freePort()),
+    };
+    const worker = startWorker(project, ['dist/main.js'], workerEnv);
+    try {
+      await worker.synced(tenant.system.id);
+      const [command, ...args] = healthcheckCommand(dockerfile)!;
+      const health = await run(command === 'node' ? process.execPath : command!, args, {
+        cwd: project,
+        env: workerEnv,
+      });
+      expect(health.code, worker.output()).toBe(0);
+    } finally {
+      expect(await worker.stop(), worker.output()).toBe(0);
+    }
+    expect(worker.output()).not.toContain(tenant.connectorToken);
+  }, 60_000);
+
+  it('runs with npm start as its README says: the variables from .env', async () => {
+    const tenant = backend.createTenant();
+    const example = readFileSync(join(project, '.env.example'), 'utf8');
+    writeFileSync(
+      join(project, '.env'),
+      example
+        .replace(/^APPROVAL_SERVICE_URL=.*$/m, `APPROVAL_SERVICE_URL=${backend.url}`)
+        .replace(/^APPROVAL_CONNECTOR_TOKEN=.*$/m, `APPROVAL_CONNECTOR_TOKEN=${tenant.connectorToken}`)
+        .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`),
+    );
+    // The start script's own command, without npm in between, so that the signal reaches the worker.
+    const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    const [node, ...args] = (scripts.start as string).split(' ');
+    expect(node).toBe('node');
+    const worker = startWorker(project, args, env);
+    try {
+      await worker.synced(tenant.system.id);
+    } finally {
+      expect(await worker.stop(), worker.output()).toBe(0);
+    }
+  }, 60_000);
+});
+
+/** `node` with `args` in the project: waits for it to sync, stops it with SIGTERM. */
+function startWorker(project: string, args: string[], workerEnv: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, args, {
+    cwd: project,
+    env: workerEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return {
+    output: () => output,
+    /** Until the template's example request is in the service. */
+    async synced(systemId: string): Promise<void> {
+      while (!backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1')) {
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop(): Promise<number | null> {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+      return child.exitCode;
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
