@@ -42,11 +42,12 @@ describe.for(templates.map((template) => template.name))('the Dockerfile of the 
     for (const { args } of froms) expect(args).toMatch(/^node:24-slim(\s+AS\s+\w+)?$/i);
   });
 
-  it('runs as a user other than root, from before its command on', () => {
+  it('runs as a user other than root, by number so that Kubernetes can check it, from before its command on', () => {
     const final = stages(read('Dockerfile')).at(-1)!;
     const user = final.findIndex(({ keyword }) => keyword === 'USER');
     expect(user).toBeGreaterThan(-1);
-    expect(final[user]!.args).not.toMatch(/^(root|0)(:|$)/);
+    const [, uid] = /^(\d+)(:\d+)?$/.exec(final[user]!.args) ?? [];
+    expect(Number(uid)).toBeGreaterThan(0);
     expect(user).toBeLessThan(final.findIndex(({ keyword }) => keyword === 'CMD'));
   });
 
