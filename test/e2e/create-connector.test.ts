@@ -148,6 +148,21 @@ describe.for(templates)('a project from the %s template', (template) => {
     expect(worker.output()).not.toContain(tenant.connectorToken);
   }, 60_000);
 
+  it('runs the same connector with connector run, from dist/connector.js', async () => {
+    const tenant = backend.createTenant();
+    const connector = join(project, 'node_modules', 'approval-connector-kit', 'dist', 'cli', 'connector.js');
+    const worker = startWorker(project, [connector, 'run'], {
+      ...env,
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
+    });
+    try {
+      await worker.synced(tenant.system.id);
+    } finally {
+      expect(await worker.stop(), worker.output()).toBe(0);
+    }
+  }, 60_000);
+
   it('runs with npm start as its README says: the variables from .env', async () => {
     const tenant = backend.createTenant();
     const example = readFileSync(join(project, '.env.example'), 'utf8');

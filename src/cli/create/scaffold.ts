@@ -55,8 +55,9 @@ export function packageNameProblem(name: string): string | undefined {
  * Creates a project from a template: the base's files, then the template's own over them (a file of the same path
  * replaces the base's), with `gitignore` written as `.gitignore`, `<%= name %>` replaced by the project's name, and
  * in package.json the name set and every `*` range (a dependency's, or `engines.node`) replaced by the kit's own: the
- * kit itself at its version, any other package at the range the kit is built and tested with. Everything is checked
- * before the first file is written. Answers the files written, relative to `target`.
+ * kit itself at its version, any other package at the range the kit's package.json gives it (as a dependency, a peer
+ * dependency, else a dev dependency). Everything is checked before the first file is written. Answers the files
+ * written, relative to `target`.
  */
 export function scaffold({ target, name, template, templatesFolder, kit }: ScaffoldOptions): string[] {
   const issues = [targetProblem(target), packageNameProblem(name)]
