@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
 import { nonEmptyString, parseOptions } from '../../internal/options.js';
 import { packageRoot } from '../../internal/package-root.js';
-import { type Prompter, terminalPrompter } from '../create/prompts.js';
+import { terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
 import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
 
@@ -17,8 +17,6 @@ export interface CreateCommandIo {
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
   cwd: string;
-  /** Asks the questions on a terminal. @default readline on `stdin` and `stdout` */
-  prompter?: (io: CreateCommandIo) => Prompter;
 }
 
 const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
@@ -130,7 +128,7 @@ export async function runCreateCommand(
     return packageNameProblem(basename(target)) ?? targetProblem(target);
   };
   const interactive = io.stdin.isTTY === true && !options['--yes'];
-  const prompter = interactive ? (io.prompter ?? defaultPrompter)(io) : undefined;
+  const prompter = interactive ? terminalPrompter(io.stdin, io.stdout) : undefined;
   let folder: string;
   let template: Template;
   let packageManager: PackageManager;
@@ -219,10 +217,6 @@ export async function runCreateCommand(
     ].join('\n'),
   );
   return 0;
-}
-
-function defaultPrompter(io: CreateCommandIo): Prompter {
-  return terminalPrompter(io.stdin, io.stdout);
 }
 
 function readKitPackage(root: string): KitPackage {
