@@ -11,7 +11,7 @@ import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
 import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/index.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
-import { host, logLevel, nonEmptyString, parseOptions, port } from '../internal/options.js';
+import { asFlags, host, logLevel, nonEmptyString, parseOptions, port } from '../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema } from './connector-options.js';
 import { FileKeyStore, ReadOnlyKeyStore } from './keys/index.js';
 
@@ -274,13 +274,7 @@ function parseFlags(argv: readonly string[]): z.output<typeof flagsSchema> {
     }));
   let flags: z.output<typeof flagsSchema>;
   try {
-    flags = parseOptions(
-      flagsSchema,
-      Object.fromEntries(
-        Object.entries(values).map(([name, value]) => [name.length === 1 ? `-${name}` : `--${name}`, value]),
-      ),
-      SUBJECT,
-    );
+    flags = parseOptions(flagsSchema, asFlags(values), SUBJECT);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     throw new ValidationError(SUBJECT, [...stray, ...error.issues]);

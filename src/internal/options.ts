@@ -9,6 +9,16 @@ import { z } from 'zod';
 import { formatPath, ValidationError, type ValidationIssue } from '../errors.js';
 
 /**
+ * Keys the values `node:util`'s `parseArgs` read as they were typed (`--port`, `-h`), so that `parseOptions` names
+ * a command-line flag, unknown ones included, the way the user wrote it.
+ */
+export function asFlags(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name.length === 1 ? `-${name}` : `--${name}`, value]),
+  );
+}
+
+/**
  * Validates options against a strict schema and returns them with every default applied. A bad option is a
  * {@link ValidationError} with one issue per problem, each in one format that names the option and what was
  * received, ``Expected `poller.concurrency` to be an integer from 1 and up, got `0` (number)``; an unknown key is

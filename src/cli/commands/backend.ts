@@ -9,7 +9,7 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
+import { asFlags, host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
@@ -67,12 +67,7 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     options = parseOptions(
       commandOptionsSchema,
       {
-        ...Object.fromEntries(
-          Object.entries(values).map(([name, value]) => [
-            name.length === 1 ? `-${name}` : `--${name}`,
-            value,
-          ]),
-        ),
+        ...asFlags(values),
         // An empty variable is an unset one, as a shell's `VAR=` means.
         APPROVAL_ADMIN_TOKEN: process.env.APPROVAL_ADMIN_TOKEN || undefined,
         LOG_LEVEL: process.env.LOG_LEVEL,

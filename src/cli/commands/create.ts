@@ -4,7 +4,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import { nonEmptyString, parseOptions } from '../../internal/options.js';
+import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
 import { packageRoot } from '../../internal/package-root.js';
 import { terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
@@ -99,12 +99,7 @@ export async function runCreateCommand(
     options = parseOptions(
       schema,
       {
-        ...Object.fromEntries(
-          Object.entries(values).map(([name, value]) => [
-            name.length === 1 ? `-${name}` : `--${name}`,
-            value,
-          ]),
-        ),
+        ...asFlags(values),
         folder: positionals[0],
       },
       SUBJECT,

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generateKeyRingData, type KeyRingData, ReadOnlyKeyStore } from '../../connector/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { nonEmptyString, parseOptions } from '../../internal/options.js';
+import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
 
 const USAGE = `Usage: connector keys generate [--previous FILE] [--out FILE]
 
@@ -39,13 +39,7 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
   });
   let options: z.output<typeof optionsSchema>;
   try {
-    options = parseOptions(
-      optionsSchema,
-      Object.fromEntries(
-        Object.entries(values).map(([name, value]) => [name.length === 1 ? `-${name}` : `--${name}`, value]),
-      ),
-      SUBJECT,
-    );
+    options = parseOptions(optionsSchema, asFlags(values), SUBJECT);
     const [action, extra] = positionals;
     if (!options['--help'] && action !== 'generate') {
       throw new ValidationError(SUBJECT, [
