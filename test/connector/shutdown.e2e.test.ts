@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ConnectorOptions,
@@ -11,6 +10,7 @@ import {
 } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { captureLogs } from './support/logs.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 
 let harness: TestHarness;
@@ -40,17 +40,6 @@ class Scripted extends MemoryConnector {
   };
 }
 
-function logs() {
-  const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, destination };
-}
-
 async function startScripted(overrides: Partial<ConnectorOptions>): Promise<ConnectorWorker<Scripted>> {
   const worker = await harness.start(new Scripted(source), overrides);
   await worker.syncNow();
@@ -71,7 +60,7 @@ const deadlineMs = graceMs + forceMs + SHUTDOWN_MARGIN_MS + 3_000;
 
 describe('a bounded shutdown', () => {
   it('stop() resolves by its deadline when a handler never settles and ignores its signal, and logs the task id', async () => {
-    const log = logs();
+    const log = captureLogs();
     const worker = await startScripted({
       shutdown: { graceMs, forceMs },
       logger: { level: 'warn', destination: log.destination },
@@ -93,7 +82,7 @@ describe('a bounded shutdown', () => {
   });
 
   it('stop() resolves by its deadline when the service never answers a state write', async () => {
-    const log = logs();
+    const log = captureLogs();
     const worker = await harness.start(new Scripted(source), {
       shutdown: { graceMs, forceMs },
       logger: { level: 'warn', destination: log.destination },

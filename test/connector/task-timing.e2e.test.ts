@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
@@ -12,6 +11,7 @@ import { sleep } from '../../src/internal/wait.js';
 
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { ManualClock } from '../backend/helpers.js';
+import { captureLogs } from './support/logs.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 
@@ -53,17 +53,6 @@ async function startScripted(overrides: Partial<ConnectorOptions> = {}): Promise
   return worker;
 }
 
-function logs() {
-  const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, destination };
-}
-
 describe('a task deadline', () => {
   it('aborts a handler slower than the lease at tasks.timeoutMs and reports before the lease ends, so a second worker never runs it', async () => {
     const first = await startScripted({ poller: { timeoutMs: 200 } });
@@ -96,7 +85,7 @@ describe('a task deadline', () => {
   });
 
   it('reports a result that comes after the deadline, and logs it as late', async () => {
-    const log = logs();
+    const log = captureLogs();
     const worker = await startScripted({
       poller: { timeoutMs: 100 },
       logger: { level: 'warn', destination: log.destination },
