@@ -485,6 +485,97 @@ describe('reporting results', () => {
   });
 });
 
+describe('recent results', () => {
+  /** A service that delivers the tasks numbered in `deliveries`, in order, one at a time. */
+  function delivering(deliveries: number[], settings: Partial<PollerSettings>) {
+    return startPoller({
+      settings: { concurrency: 1, ...settings },
+      getTask: async () => {
+        const next = deliveries.shift();
+        return next === undefined ? null : taskNumbered(next);
+      },
+    });
+  }
+
+  it('forgets the oldest results first, in order, however many more tasks than recentResults it has run', async () => {
+    // Forty tasks through a memory of three: 37 results forgotten one at a time, oldest first.
+    const tasks = Array.from({ length: 40 }, (_, n) => n + 1);
+    const { handled, reports } = delivering([...tasks, 38, 39, 40, 37], { recentResults: 3 });
+    await vi.advanceTimersByTimeAsync(60_000);
+    // 38 to 40 are remembered: re-reported, not re-run. 37 was forgotten: run again.
+    expect(handled).toEqual([...tasks.map((n) => `PO-${n}`), 'PO-37']);
+    expect(reports.map((report) => report.taskId)).toEqual(
+      [...tasks, 38, 39, 40, 37].map((n) => taskNumbered(n).id),
+    );
+  });
+
+  it('keeps that order when a result is forgotten at its TTL in between', async () => {
+    const deliveries = [1, 2];
+    const { handled } = delivering(deliveries, { recentResults: 3, recentResultTtlMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(4_000);
+    deliveries.push(3);
+    await vi.advanceTimersByTimeAsync(2_000);
+    // 1 and 2 are past their TTL: each is run again, and remembered anew after 3.
+    deliveries.push(1, 4, 3, 2, 1, 3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // Remembered after each: [2, 3] (2 expires next) > [2, 3, 1] > [3, 1, 4] > 3 re-reported > 2 expired: run,
+    // [1, 4, 2] > 1 re-reported > 3 forgotten: run, [4, 2, 3].
+    expect(handled).toEqual(['PO-1', 'PO-2', 'PO-3', 'PO-1', 'PO-4', 'PO-2', 'PO-3']);
+  });
+});
+
+describe('stopping', () => {
+  it('aborts the Get task requests in flight, and runs nothing they would have leased', async () => {
+    const signals: AbortSignal[] = [];
+    const { poller, handled } = startPoller({
+      settings: { concurrency: 3 },
+      getTask: ({ signal }) =>
+        new Promise((_resolve, reject) => {
+          if (signal === undefined) throw new Error('a lease without a signal');
+          signals.push(signal);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(signals.map((signal) => signal.aborted)).toEqual([false, false, false]);
+    await poller.stop(1_000, 1_000);
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, true, true]);
+    expect(handled).toEqual([]);
+  });
+
+  it("aborts a running handler's signal with a StoppingError once the grace time is over, and reports nothing", async () => {
+    const reasons: unknown[] = [];
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const { poller, reports, handled } = startPoller({
+      getTask: async () => answers.shift() ?? null,
+      handler: (_, { signal }) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener(
+            'abort',
+            () => {
+              reasons.push(signal.reason);
+              reject(signal.reason);
+            },
+            { once: true },
+          ),
+        ),
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    const stopped = poller.stop(1_000, 1_000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(reasons).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await stopped;
+    expect(reasons).toEqual([
+      expect.objectContaining({ code: 'stopping' }),
+      expect.objectContaining({ code: 'stopping' }),
+    ]);
+    expect(reports).toEqual([]);
+    expect(warnings()).toContain('task interrupted by shutdown; handed back to the service');
+  });
+});
+
 describe('precheck', () => {
   it('reports the result a precheck given the validated input returns, without running the handler', async () => {
     const verdict: TaskResult = {

@@ -58,14 +58,23 @@ export class TaskPoller {
   readonly #queue: PQueue;
   readonly #running = new Set<string>();
   readonly #recent = new Map<string, { result: TaskResult; at: number }>();
+  /**
+   * Walks {@link #recent} from its oldest entry as the oldest are forgotten. One iterator kept for good: a Map's
+   * iterator is live, and every entry before this one's place has been deleted, so it always stands just before the
+   * oldest entry left. A new iterator per eviction would step over every entry deleted since the Map last compacted
+   * its table, thousands once the worker has run more tasks than it remembers.
+   */
+  #oldest: Iterator<string> | undefined;
   /** Aborted when polling must stop. */
   readonly #stopPolling = new AbortController();
   /** Aborted when handlers must stop: the grace time is over. */
   readonly #force = new AbortController();
   /** Aborted when result reports give up: the grace and force times are over. Armed by {@link stop}. */
   readonly #deadline = new AbortController();
-  /** Get task requests in flight, each with the time it was sent. */
+  /** Get task requests in flight, each with the time it was sent; stopping aborts them. */
   readonly #leases = new Map<AbortController, number>();
+  /** The signals of the handlers running, each aborted at its task's deadline or at forced shutdown. */
+  readonly #handlers = new Set<AbortController>();
   /** Empty answers in a row, the answers of requests sent together counted once; 0 while tasks come. */
   #idle = 0;
   /** The wait before the next request while idle, drawn when the answer that made it due came. */
@@ -81,7 +90,23 @@ export class TaskPoller {
     this.#settings = settings;
     this.#queue = new PQueue({ concurrency: settings.concurrency });
     this.#queue.addEventListener('next', () => this.#changed());
-    this.#stopPolling.signal.addEventListener('abort', () => this.#changed(), { once: true });
+    // One listener each, rather than a signal per request and per task combined with AbortSignal.any, which costs
+    // tens of microseconds each time and more as the signals it tracks pile up.
+    this.#stopPolling.signal.addEventListener(
+      'abort',
+      () => {
+        for (const poll of this.#leases.keys()) poll.abort(this.#stopPolling.signal.reason);
+        this.#changed();
+      },
+      { once: true },
+    );
+    this.#force.signal.addEventListener(
+      'abort',
+      () => {
+        for (const handler of this.#handlers) handler.abort(this.#force.signal.reason);
+      },
+      { once: true },
+    );
   }
 
   /** Tasks being run now. */
@@ -192,9 +217,10 @@ export class TaskPoller {
   async #lease(idle: number): Promise<void> {
     const { client, logger, metrics } = this.#parts;
     const poll = new AbortController();
-    const signal = AbortSignal.any([poll.signal, this.#stopPolling.signal]);
+    const { signal } = poll;
     this.#lastPollAt = performance.now();
     this.#leases.set(poll, this.#lastPollAt);
+    if (this.#stopPolling.signal.aborted) poll.abort(this.#stopPolling.signal.reason);
     try {
       // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
       const leased = await untilAborted(client.leaseTask({ signal }), signal);
@@ -283,20 +309,30 @@ export class TaskPoller {
     }
     this.#running.add(task.id);
     const { timeoutMs } = this.#settings;
-    const due = abortAfter(timeoutMs, () => {
-      logger.warn({ timeoutMs }, 'task passed its deadline; aborting its signal');
-      return new DOMException(`The task took longer than its deadline of ${timeoutMs} ms`, 'TimeoutError');
-    });
+    // The handler's signal: aborted at the deadline here, or by stop() at forced shutdown (see the constructor).
+    const handler = new AbortController();
+    if (this.#force.signal.aborted) handler.abort(this.#force.signal.reason);
+    this.#handlers.add(handler);
+    let late = false;
+    const due = abortAfter(
+      timeoutMs,
+      () => {
+        late = true;
+        logger.warn({ timeoutMs }, 'task passed its deadline; aborting its signal');
+        return new DOMException(`The task took longer than its deadline of ${timeoutMs} ms`, 'TimeoutError');
+      },
+      handler,
+    );
     try {
       const started = performance.now();
-      const result = await this.#execute(leased, logger, AbortSignal.any([this.#force.signal, due.signal]));
+      const result = await this.#execute(leased, logger, handler.signal);
       due.cancel();
       if (result === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
       }
-      if (due.signal.aborted) {
+      if (late) {
         logger.warn(
           { status: result.status, timeoutMs },
           'task finished after its deadline; reporting it late',
@@ -310,6 +346,7 @@ export class TaskPoller {
       await this.#report(task.id, result, logger);
     } finally {
       due.cancel();
+      this.#handlers.delete(handler);
       this.#running.delete(task.id);
     }
   }
@@ -395,8 +432,8 @@ export class TaskPoller {
   #remember(taskId: string, result: TaskResult): void {
     this.#recent.set(taskId, { result, at: performance.now() });
     while (this.#recent.size > this.#settings.recentResults) {
-      const oldest = this.#recent.keys().next().value as string;
-      this.#recent.delete(oldest);
+      this.#oldest ??= this.#recent.keys();
+      this.#recent.delete(this.#oldest.next().value as string);
     }
   }
 
