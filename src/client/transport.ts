@@ -1,4 +1,4 @@
-import { type Dispatcher, Pool, request } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { buildPath, type Endpoint, type EndpointName, endpoints, parseOrThrow } from '../api/index.js';
 import { ApprovalKitError, toIssues } from '../errors.js';
@@ -34,7 +34,8 @@ export interface CallInput {
 export interface Prepared {
   endpoint: Endpoint;
   target: RequestTarget;
-  url: URL;
+  /** The path as the request line carries it: the base URL's path, then the target's path and query. */
+  requestPath: string;
   body: string | undefined;
 }
 
@@ -51,6 +52,8 @@ export class Transport {
   readonly options: ResolvedClientOptions;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
+  /** The headers of a request without a body and with one, built once when the token is a fixed string. */
+  readonly #fixedHeaders: readonly [Record<string, string>, Record<string, string>] | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -59,6 +62,11 @@ export class Transport {
     this.#dispatcher =
       this.options.dispatcher ??
       new Pool(this.options.baseUrl.origin, { connections: this.options.connections });
+    const { token } = this.options;
+    this.#fixedHeaders =
+      typeof token === 'string'
+        ? [this.#headersWith(token, false), this.#headersWith(token, true)]
+        : undefined;
   }
 
   /** Validates the input, sends it (with retries) and validates the answer, which must not be empty. */
@@ -115,10 +123,12 @@ export class Transport {
   }
 
   #request(endpoint: Endpoint, path: string, body: string | undefined): Prepared {
+    // As `new URL(path.slice(1), baseUrl)` would resolve it: the path's parameters and query are already encoded,
+    // and neither can be `.` or `..`.
     return {
       endpoint,
       target: { method: endpoint.method, path },
-      url: new URL(path.slice(1), this.options.baseUrl),
+      requestPath: this.options.baseUrl.pathname + path.slice(1),
       body,
     };
   }
@@ -187,11 +197,13 @@ export class Transport {
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await request(prepared.url, {
+      const hasBody = prepared.body !== undefined;
+      const response = await this.#dispatcher.request({
+        origin: this.options.baseUrl.origin,
+        path: prepared.requestPath,
         method: target.method as Dispatcher.HttpMethod,
-        headers: await this.#headers(prepared.body !== undefined),
+        headers: this.#fixedHeaders?.[hasBody ? 1 : 0] ?? (await this.#headers(hasBody)),
         body: prepared.body,
-        dispatcher: this.#dispatcher,
         signal: controller.signal,
       });
       const text = await readBody(response, this.options.maxResponseBytes, target);
@@ -240,8 +252,12 @@ export class Transport {
   }
 
   async #headers(hasBody: boolean): Promise<Record<string, string>> {
-    const { token, authHeader, authScheme, headers } = this.options;
-    const credential = typeof token === 'function' ? await token() : token;
+    const { token } = this.options;
+    return this.#headersWith(typeof token === 'function' ? await token() : token, hasBody);
+  }
+
+  #headersWith(credential: string, hasBody: boolean): Record<string, string> {
+    const { authHeader, authScheme, headers } = this.options;
     return {
       ...headers,
       accept: 'application/json',
@@ -261,35 +277,44 @@ function searchOf(query: unknown): string {
   return text === '' ? '' : `?${text}`;
 }
 
+// As undici's own text(): UTF-8, a byte order mark dropped. Without `stream`, each decode() starts afresh, so one
+// decoder serves every answer.
+const UTF8 = new TextDecoder();
+
 /**
  * Reads an answer's body as text, refusing it as soon as it is known to pass `limit` bytes: by its `Content-Length`
- * before reading anything, and by counting, whatever that header said, while reading. Leaving the loop early destroys
- * the body, which aborts the request and closes its connection.
+ * before reading anything, and by counting, whatever that header said, while reading. A refused body is destroyed,
+ * which aborts the request and closes its connection. Read with events rather than an async iterator, which costs
+ * several promises per answer.
  */
-async function readBody(
-  response: Dispatcher.ResponseData,
-  limit: number,
-  target: RequestTarget,
-): Promise<string> {
+function readBody(response: Dispatcher.ResponseData, limit: number, target: RequestTarget): Promise<string> {
   const tooLarge = () => new ResponseTooLargeError(target, response.statusCode, limit);
+  const { body } = response;
   const announced = Number(headerOf(response.headers['content-length']));
   if (announced > limit) {
-    response.body.destroy();
-    throw tooLarge();
+    body.destroy();
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  // As undici's own text(): UTF-8, a byte order mark dropped.
-  return new TextDecoder().decode(Buffer.concat(chunks, size));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      body.destroy();
+      reject(tooLarge());
+    });
+    body.once('end', () => resolve(UTF8.decode(Buffer.concat(chunks, size))));
+    body.once('error', reject);
+  });
 }
 
 function parseBody(text: string): { value: unknown; invalidJson: boolean } {
-  if (text.trim() === '') return { value: undefined, invalidJson: false };
+  // Not `trim()`, which would copy the whole answer to find out.
+  if (!/\S/.test(text)) return { value: undefined, invalidJson: false };
   try {
     return { value: JSON.parse(text), invalidJson: false };
   } catch {
