@@ -40,17 +40,15 @@ export const JsonObject = z
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Whether a value nests objects and arrays deeper than `limit` levels. Walks with a stack of its own, so that no
- * depth can overflow the call stack (as `JSON.stringify` does past a few thousand levels).
+ * Whether a value nests objects and arrays deeper than `limit` levels. It goes no deeper than `limit + 1` levels
+ * itself, whatever the value's depth, so that no value can overflow the call stack (as `JSON.stringify` does past a
+ * few thousand levels). Runs once per approval of a sync: it allocates nothing but each object's list of values.
  */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: { value: object; depth: number }[] =
-    typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    if (next.depth > limit) return true;
-    for (const child of Object.values(next.value)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: next.depth + 1 });
-    }
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit < 1) return true;
+  for (const child of Object.values(value)) {
+    if (typeof child === 'object' && child !== null && nestsDeeperThan(child, limit - 1)) return true;
   }
   return false;
 }

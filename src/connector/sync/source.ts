@@ -85,16 +85,17 @@ export function parseSourceApproval(
   requireLastModified: boolean,
 ): z.output<typeof SourceApprovalSchema> & { lastModified?: string } {
   const parsed = SourceApprovalSchema.safeParse(record);
-  const id = (record as { id?: unknown } | null)?.id;
-  const subject = `approval ${typeof id === 'string' ? JSON.stringify(id) : ''} from the source`.replace(
-    '  ',
-    ' ',
-  );
-  if (!parsed.success) throw new ValidationError(subject, toIssues(parsed.error));
+  if (!parsed.success) throw new ValidationError(subjectOf(record), toIssues(parsed.error));
   if (requireLastModified && parsed.data.lastModified === undefined) {
-    throw new ValidationError(subject, [
+    throw new ValidationError(subjectOf(record), [
       { path: ['lastModified'], message: 'is required for incremental sync', code: 'invalid_type' },
     ]);
   }
   return parsed.data;
+}
+
+/** Names a record of the source in an error: built only when one is thrown, never for the records that pass. */
+function subjectOf(record: unknown): string {
+  const id = (record as { id?: unknown } | null)?.id;
+  return `approval ${typeof id === 'string' ? JSON.stringify(id) : ''} from the source`.replace('  ', ' ');
 }
