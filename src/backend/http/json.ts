@@ -19,7 +19,8 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
       const text = decode(body as Buffer);
-      if (text.trim() === '') {
+      // Not `trim()`, which would copy the whole body to find out.
+      if (!/\S/.test(text)) {
         done(null, undefined);
         return;
       }

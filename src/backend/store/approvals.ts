@@ -82,19 +82,20 @@ export class Approvals {
     where: (string | number)[] = ['approval'],
   ): void {
     const { db } = this.ctx;
+    const lastModified = change.lastModified === undefined ? undefined : Date.parse(change.lastModified);
     const values = [
       systemId,
       id,
       change.schemaId ?? null,
       change.approver ?? null,
       change.resolved === undefined ? null : change.resolved ? 1 : 0,
-      change.lastModified === undefined ? null : Date.parse(change.lastModified),
+      lastModified ?? null,
       change.data === undefined ? null : JSON.stringify(change.data),
     ];
     // One statement either way, without reading the stored approval first: an Update approvals batch is mostly
     // this, 50 or more times over.
     if (change.schemaId !== undefined && change.approver !== undefined) {
-      this.#changed(systemId, id, change, db.run(UPSERT, ...values, this.ctx.now()) > 0);
+      this.#changed(systemId, id, lastModified, db.run(UPSERT, ...values, this.ctx.now()) > 0);
       return;
     }
     const merged = db.run(MERGE, ...values);
@@ -107,17 +108,17 @@ export class Approvals {
         },
       ]);
     }
-    this.#changed(systemId, id, change, merged > 0);
+    this.#changed(systemId, id, lastModified, merged > 0);
   }
 
-  #changed(systemId: string, approvalId: string, change: ApprovalChange, applied: boolean): void {
+  #changed(systemId: string, approvalId: string, lastModified: number | undefined, applied: boolean): void {
     this.ctx.changed(() => ({
       kind: 'approval',
       systemId,
       approvalId,
-      lastModified: change.lastModified === undefined ? undefined : iso(Date.parse(change.lastModified)),
+      lastModified,
       applied,
-      at: iso(this.ctx.now()),
+      at: this.ctx.now(),
     }));
   }
 
