@@ -6,8 +6,8 @@ import { Store } from '../src/backend/store/index.js';
 import { sampleApproval } from './support/lazy-source.js';
 import { drive, type LoadRequest } from './support/load.js';
 import { type ServerProcess, startServerProcess } from './support/server.js';
-import { median, type Spread, spread } from './support/stats.js';
-import { type Row, ratio, whole } from './support/table.js';
+import { median, spread } from './support/stats.js';
+import { type Row, range, ratio, whole } from './support/table.js';
 
 /** Settings of the backend benchmarks. */
 export interface BackendBenchOptions {
@@ -44,10 +44,6 @@ interface Throughput {
   rate: number;
   /** CPU time of the server process per request, in microseconds. */
   cpu: number;
-}
-
-function range(values: Spread, format: (value: number) => string): string {
-  return `${format(values.median)} (${format(values.min)}-${format(values.max)})`;
 }
 
 /** `count` Update approvals bodies of {@link BATCH} new approvals each, their ids unique to `tag`. */

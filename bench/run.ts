@@ -1,11 +1,12 @@
 /**
  * Runs the benchmarks and prints their table. Each speed is a ratio between variants measured in this same run, so
  * it holds from one machine to another better than a raw rate would. The sync, memory and client benchmarks run in
- * this process against the reference backend on 127.0.0.1; the backend's request rows run it in a process of its
- * own. Logs are silent; nothing is written to disk. See docs/benchmarks.md.
+ * this process against the reference backend on 127.0.0.1; the backend's request rows, and every benchmark against
+ * a hand-written loop, run it in a process of its own, and the connector or the loop in another. Logs are silent.
+ * See docs/benchmarks.md.
  *
  * Flags: `--quick` runs everything smaller and fewer times (a check that a change did not break or slow anything
- * grossly, not a measurement); `--only=<group,...>` runs some of the groups: sync, memory, client, backend, workers.
+ * grossly, not a measurement); `--only=<group,...>` runs some of the groups (see {@link GROUPS}).
  *
  * A full run (neither flag) also writes `bench/RESULTS.md`: the table with the date, the commit, the machine and the
  * Node version it was measured with. docs/benchmarks.md quotes figures from that file only.
@@ -17,14 +18,29 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { benchBackend } from './backend.js';
 import { benchClient } from './client-keepalive.js';
+import { benchIdleWorker } from './idle-worker.js';
 import { benchMemory } from './memory-flatness.js';
+import { benchPeakRss } from './peak-rss.js';
 import { collectGarbage } from './support/heap.js';
 import { runSync } from './support/sync.js';
 import { type Row, renderMarkdownTable, renderTable } from './support/table.js';
+import { benchSyncBaseline } from './sync-baseline.js';
 import { benchSyncThroughput } from './sync-throughput.js';
+import { benchTaskBaseline } from './task-baseline.js';
 import { benchTaskWorkers } from './task-workers.js';
 
-const GROUPS = ['sync', 'memory', 'client', 'backend', 'workers'] as const;
+/** The groups, in the order they run. */
+const GROUPS = [
+  'sync',
+  'memory',
+  'client',
+  'sync-baseline',
+  'rss',
+  'backend',
+  'task-baseline',
+  'idle',
+  'workers',
+] as const;
 type Group = (typeof GROUPS)[number];
 
 const { values: flags } = parseArgs({
@@ -41,7 +57,7 @@ for (const name of only) {
 const runs = (group: Group) => only.has(group);
 
 // Ends a hung run; unref'd, so it never keeps a finished run alive.
-const DEADLINE_MS = (quick ? 3 : 15) * 60 * 1000;
+const DEADLINE_MS = (quick ? 3 : 40) * 60 * 1000;
 setTimeout(() => {
   console.error(`The benchmarks did not finish within ${DEADLINE_MS / 60_000} minutes`);
   process.exit(1);
@@ -101,6 +117,26 @@ async function main(): Promise<void> {
       ...(await benchClient({ durationMs: quick ? 500 : 2_000, rounds: quick ? 1 : 2, inFlight: 4 })),
     );
   }
+  if (runs('sync-baseline')) {
+    rows.push(
+      ...(await benchSyncBaseline({
+        rounds: quick ? 1 : 5,
+        count: quick ? 10_000 : 100_000,
+        naiveCount: quick ? 500 : 5_000,
+        warmUp: quick ? 5_000 : 20_000,
+        naiveWarmUp: quick ? 500 : 5_000,
+      })),
+    );
+  }
+  if (runs('rss')) {
+    rows.push(
+      ...(await benchPeakRss({
+        rounds: quick ? 1 : 3,
+        smallCount: quick ? 2_000 : 100_000,
+        largeCount: quick ? 20_000 : 1_000_000,
+      })),
+    );
+  }
   if (runs('backend')) {
     rows.push(
       ...(await benchBackend({
@@ -114,14 +150,35 @@ async function main(): Promise<void> {
       })),
     );
   }
-
+  if (runs('task-baseline')) {
+    rows.push(
+      ...(await benchTaskBaseline({
+        rounds: quick ? 1 : 3,
+        tasks: quick ? 500 : 4_000,
+        // The kit's path keeps getting faster for its first few thousand tasks, as V8 optimizes it.
+        warmUp: quick ? 300 : 4_000,
+        concurrencies: [8, 32],
+      })),
+    );
+  }
+  if (runs('idle')) {
+    rows.push(
+      ...(await benchIdleWorker({
+        workers: quick ? 10 : 20,
+        settleMs: quick ? 1_500 : 5_000,
+        quietMs: quick ? 1_500 : 15_000,
+        taskPhaseMs: quick ? 5_000 : 60_000,
+        gapMs: [2_000, 4_000],
+      })),
+    );
+  }
   if (runs('workers')) {
     rows.push(
       ...(await benchTaskWorkers({
         rounds: quick ? 1 : 3,
         scenarios: [
-          { label: 'actions of 0 ms', tasks: quick ? 500 : 4_000, handlerMs: 0 },
-          { label: 'actions of 20 ms', tasks: quick ? 200 : 2_000, handlerMs: 20 },
+          { label: 'actions of 0 ms', tasks: quick ? 300 : 4_000, handlerMs: 0 },
+          { label: 'actions of 20 ms', tasks: quick ? 120 : 2_000, handlerMs: 20 },
         ],
       })),
     );

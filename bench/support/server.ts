@@ -1,5 +1,5 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { forkChild } from './ipc.js';
 
 /** Which server a {@link ServerProcess} runs; see `server-process.ts`. */
 export type ServerKind = 'reference' | 'bare';
@@ -12,81 +12,63 @@ export interface ServerFixture {
   managementToken: string;
 }
 
-export type ToServer = { type: 'cpu' } | { type: 'close' };
-export type ToParent =
-  | { type: 'ready'; url: string; fixture: ServerFixture }
-  | { type: 'cpu'; micros: number };
+/** A system of its own on the reference backend, for one run of a connector. */
+export interface BenchSystem {
+  systemId: string;
+  /** Its connector token. */
+  token: string;
+}
+
+/** When a task was created and when its result was recorded, on the backend's clock (epoch milliseconds). */
+export interface TaskTimes {
+  createdAt: number;
+  completedAt: number | undefined;
+}
 
 /** A server running in a child process. */
 export interface ServerProcess {
+  /** Its base URL; a {@link reset} changes it. */
   readonly url: string;
   readonly fixture: ServerFixture;
   /** CPU time (user and system) the server process has used so far, in microseconds. */
   cpuMicros(): Promise<number>;
+  /** Reference backend only: replaces it with a fresh one, its store empty, so that no run inherits another's data. */
+  reset(): Promise<void>;
+  /**
+   * Reference backend only: a new system whose connector is registered for `approve` tasks, with one approval and
+   * `tasks` tasks waiting.
+   */
+  createSystem(tasks?: number): Promise<BenchSystem>;
+  /** Reference backend only: one more task for the system. */
+  createTask(systemId: string): Promise<void>;
+  /** Reference backend only: the times of every task of the system. */
+  taskTimes(systemId: string): Promise<TaskTimes[]>;
   /** Stops the server and waits for its process to end. */
   close(): Promise<void>;
 }
 
 const SCRIPT = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 
-/** Waits for the next message of one type, failing if the process exits or `timeoutMs` passes first. */
-function next<T extends ToParent['type']>(
-  child: ChildProcess,
-  type: T,
-  timeoutMs: number,
-): Promise<Extract<ToParent, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: ToParent) => {
-      if (message.type !== type) return;
-      done();
-      resolve(message as Extract<ToParent, { type: T }>);
-    };
-    const onExit = (code: number | null) => {
-      done();
-      reject(new Error(`the ${type} message never came: the server process exited with ${code}`));
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`the ${type} message never came within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const done = () => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-/**
- * Forks `server-process.ts` with this process's Node flags (so `--import tsx` carries over) and waits until it
- * listens. `users` is the size of the reference backend's organization of users.
- */
+/** Starts `server-process.ts` and waits until it listens. `users` is the size of the organization of users. */
 export async function startServerProcess(kind: ServerKind, users = 0): Promise<ServerProcess> {
-  const child = fork(SCRIPT, [kind, String(users)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let ready: Extract<ToParent, { type: 'ready' }>;
-  try {
-    ready = await next(child, 'ready', 180_000);
-  } catch (error) {
-    child.kill();
-    throw error;
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const child = await forkChild(SCRIPT, [kind, String(users)]);
+  let { url, fixture } = await child.call<{ url: string; fixture: ServerFixture }>(
+    'info',
+    undefined,
+    180_000,
+  );
   return {
-    url: ready.url,
-    fixture: ready.fixture,
-    cpuMicros: async () => {
-      const answer = next(child, 'cpu', 10_000);
-      child.send({ type: 'cpu' } satisfies ToServer);
-      return (await answer).micros;
+    get url() {
+      return url;
     },
-    close: async () => {
-      if (child.exitCode !== null) return;
-      child.send({ type: 'close' } satisfies ToServer);
-      const timer = setTimeout(() => child.kill(), 10_000);
-      await exited;
-      clearTimeout(timer);
+    fixture,
+    cpuMicros: () => child.call('cpu'),
+    reset: async () => {
+      ({ url, fixture } = await child.call<{ url: string; fixture: ServerFixture }>('reset'));
     },
+    createSystem: (tasks = 0) => child.call('system', { tasks }),
+    createTask: (systemId) => child.call('task', { systemId }),
+    taskTimes: (systemId) => child.call('tasks', { systemId }),
+    close: () => child.close(),
   };
 }

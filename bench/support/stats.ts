@@ -19,3 +19,10 @@ export function spread(values: readonly number[]): Spread {
     max: sorted.at(-1)!,
   };
 }
+
+/** The value below which `fraction` of the values lie (nearest rank): `percentile(values, 0.99)` is the p99. */
+export function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) throw new Error('no measurements');
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
+}

@@ -37,7 +37,7 @@ export async function runSync(run: SyncRun): Promise<SyncResult> {
     backend: { host: '127.0.0.1', logger: pino({ level: 'silent' }) },
   });
   try {
-    const worker = await harness.start(new LazyConnector(run.count, run.onYield), {
+    const worker = await harness.start(new LazyConnector(run.count, { onYield: run.onYield }), {
       logger: { level: 'silent' },
       sync: { batchSize: run.batchSize, concurrency: run.concurrency },
       poller: { enabled: false },

@@ -1,3 +1,5 @@
+import type { Spread } from './stats.js';
+
 /** One line of the results table. */
 export interface Row {
   name: string;
@@ -5,6 +7,8 @@ export interface Row {
   measurement: string;
   /** The ratio this line reports, as text (empty for a baseline). */
   ratio: string;
+  /** The goal this line is measured against, when it has one (`≥ 0.95x`). */
+  goal?: string;
 }
 
 /** Formats a ratio as `12.3x`. */
@@ -17,6 +21,11 @@ export function whole(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
+/** Formats a spread as `median (min-max)`. */
+export function range(values: Spread, format: (value: number) => string): string {
+  return `${format(values.median)} (${format(values.min)}-${format(values.max)})`;
+}
+
 /** Formats bytes as MiB with one decimal. */
 export function mib(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -24,13 +33,13 @@ export function mib(bytes: number): string {
 
 /** Renders rows as a plain-text table. */
 export function renderTable(rows: readonly Row[]): string {
-  const header: Row = { name: 'benchmark', measurement: 'measurement', ratio: 'ratio' };
+  const header: Row = { name: 'benchmark', measurement: 'measurement', ratio: 'ratio', goal: 'goal' };
   const all = [header, ...rows];
-  const width = (key: keyof Row) => Math.max(...all.map((row) => row[key].length));
+  const width = (key: keyof Row) => Math.max(...all.map((row) => (row[key] ?? '').length));
   const widths = { name: width('name'), measurement: width('measurement'), ratio: width('ratio') };
   const line = (row: Row) =>
-    `${row.name.padEnd(widths.name)}  ${row.measurement.padStart(widths.measurement)}  ${row.ratio.padStart(widths.ratio)}`;
-  const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + 4);
+    `${row.name.padEnd(widths.name)}  ${row.measurement.padStart(widths.measurement)}  ${row.ratio.padStart(widths.ratio)}  ${row.goal ?? ''}`.trimEnd();
+  const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + width('goal') + 6);
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
@@ -38,8 +47,11 @@ export function renderTable(rows: readonly Row[]): string {
 export function renderMarkdownTable(rows: readonly Row[]): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   return [
-    '| benchmark | measurement | ratio |',
-    '| --- | ---: | ---: |',
-    ...rows.map((row) => `| ${cell(row.name)} | ${cell(row.measurement)} | ${cell(row.ratio)} |`),
+    '| benchmark | measurement | ratio | goal |',
+    '| --- | ---: | ---: | --- |',
+    ...rows.map(
+      (row) =>
+        `| ${cell(row.name)} | ${cell(row.measurement)} | ${cell(row.ratio)} | ${cell(row.goal ?? '')} |`,
+    ),
   ].join('\n');
 }

@@ -1,0 +1,38 @@
+import { fileURLToPath } from 'node:url';
+import type { Outcome, PushCall, TaskCall } from './client-process.js';
+import { forkChild } from './ipc.js';
+
+/** The connector's side in a process of its own, started for one measurement; see `client-process.ts`. */
+export interface ClientProcess {
+  push(call: PushCall): Promise<Outcome>;
+  tasks(call: TaskCall): Promise<Outcome>;
+  /** Starts a kit worker with the default poller for each token. */
+  idleStart(url: string, tokens: readonly string[]): Promise<void>;
+  /** Get task requests the idle workers have sent so far, all together. */
+  idleLeases(): Promise<number>;
+  /** Stops what runs in it and waits for the process to end. */
+  close(): Promise<void>;
+}
+
+const SCRIPT = fileURLToPath(new URL('./client-process.ts', import.meta.url));
+
+export async function startClientProcess(): Promise<ClientProcess> {
+  const child = await forkChild(SCRIPT);
+  return {
+    push: (call) => child.call('push', call),
+    tasks: (call) => child.call('tasks', call),
+    idleStart: (url, tokens) => child.call('idleStart', { url, tokens }),
+    idleLeases: () => child.call('idleLeases'),
+    close: () => child.close(),
+  };
+}
+
+/** Runs `work` with a client process of its own, closed after. */
+export async function inClientProcess<T>(work: (client: ClientProcess) => Promise<T>): Promise<T> {
+  const client = await startClientProcess();
+  try {
+    return await work(client);
+  } finally {
+    await client.close();
+  }
+}
