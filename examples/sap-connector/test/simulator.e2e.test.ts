@@ -327,6 +327,33 @@ describe('the client against the simulated SAP system', () => {
     expect([...read].sort()).toEqual([...openBefore].sort());
   });
 
+  it('reads one task by its key for its agents, open or decided, and answers 404 to anyone else', async () => {
+    const sap = await simulator({ seed: 3 });
+    const { task, ref, owner } = readyTask(sap);
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
+    const stranger = sap.approvers.find(
+      (approver) => !task.potentialOwners.some((user) => user.username === approver.username),
+    );
+    if (stranger === undefined) throw new Error('Every approver owns the task');
+
+    const open = await client.task(ref, { credentials: approverOf(sap, owner), signal });
+    sap.reserveInSap(ref.instanceId, owner);
+    const reserved = await client.task(ref, { credentials: approverOf(sap, owner), signal });
+    sap.decideInSap(ref.instanceId);
+    const decided = await client.task(ref, { credentials: sap.technicalUser, signal });
+    const refused = await client
+      .task(ref, { credentials: approverOf(sap, stranger.username), signal })
+      .catch((error: unknown) => error);
+
+    expect([open.Status, open.Processor]).toEqual(['READY', undefined]);
+    expect([reserved.Status, reserved.Processor]).toEqual(['RESERVED', owner]);
+    expect([decided.Status, decided.Processor]).toEqual(['COMPLETED', owner]);
+    expect(refused).toMatchObject({
+      status: 404,
+      sapMessage: `Task ${ref.instanceId} of LOCAL_TGW was not found`,
+    });
+  });
+
   it('refuses to read the inbox for the technical user with a wrong password', async () => {
     const sap = await simulator({ seed: 3 });
     const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
