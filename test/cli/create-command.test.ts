@@ -26,6 +26,9 @@ const kit = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   devDependencies: Record<string, string>;
 };
 const templates = listTemplates(join(root, 'templates'));
+// The prompt numbers the templates from 1, the default first; the tests choose by name.
+const choices = `1-${templates.length}`;
+const snapshotChoice = String(templates.findIndex((template) => template.name === 'snapshot') + 1);
 
 let work: string;
 
@@ -185,7 +188,7 @@ describe('connector create', () => {
     const session = create(['my-connector', '--template', 'jria', '--no-install']);
     expect(await session.code).toBe(1);
     expect(session.stderr()).toContain(
-      'Expected `--template` to be one of `incremental`, `snapshot`, got `"jria"` (string)',
+      `Expected \`--template\` to be one of ${templates.map(({ name }) => `\`${name}\``).join(', ')}, got \`"jria"\` (string)`,
     );
     expect(readdirSync(work)).toEqual([]);
   });
@@ -294,7 +297,7 @@ describe('connector create on a terminal', () => {
     const npm = fakePackageManager('npm');
     const session = create([], { terminal: true, env: npm.env });
     await session.answer('Where should the project go? (my-connector)', 'approvals');
-    await session.answer('Choose 1-2 (1)', '2');
+    await session.answer(`Choose ${choices} (1)`, snapshotChoice);
     await session.answer('Install the dependencies with npm? (Y/n)', 'n');
     await session.answer('Initialise a git repository? (Y/n)', '');
     expect(await session.code).toBe(0);
@@ -321,8 +324,8 @@ describe('connector create on a terminal', () => {
     const session = create(['--no-install', '--no-git'], { terminal: true });
     await session.answer('Where should the project go?', 'taken');
     await session.answer('is not empty', 'fresh');
-    await session.answer('Choose 1-2', '7');
-    await session.answer('Answer a number from 1 to 2', 'snapshot');
+    await session.answer(`Choose ${choices}`, '7');
+    await session.answer(`Answer a number from 1 to ${templates.length}`, 'snapshot');
     expect(await session.code).toBe(0);
     expect(readFileSync(join(work, 'fresh', 'src', 'connector.ts'), 'utf8')).toContain('snapshot(');
     expect(filesIn(join(work, 'taken'))).toEqual(['notes.txt']);
@@ -338,7 +341,7 @@ describe('connector create on a terminal', () => {
   it('writes nothing when cancelled with Ctrl+C', async () => {
     const session = create([], { terminal: true });
     await session.answer('Where should the project go?', 'approvals');
-    await session.answer('Choose 1-2', '');
+    await session.answer(`Choose ${choices}`, '');
     session.keyboard.write('\x03');
     expect(await session.code).toBe(1);
     expect(session.stderr()).toContain('Cancelled: nothing was created.');
