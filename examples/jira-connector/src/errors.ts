@@ -49,7 +49,9 @@ export class JiraHttpError extends JiraError {
     retryAfterMs: number | undefined,
   ) {
     const said = errorMessages.length > 0 ? `: ${errorMessages.join(' ')}` : '';
-    super('jira_http_error', `${target.method} ${target.path} answered ${status}${said}`.slice(0, 500));
+    // The kit's failure mapping carries the message, not the fields, into the task result: say when to try again.
+    const wait = retryAfterMs === undefined ? '' : `; try again in ${Math.ceil(retryAfterMs / 1000)} s`;
+    super('jira_http_error', `${target.method} ${target.path} answered ${status}${said}${wait}`.slice(0, 500));
     this.method = target.method;
     this.path = target.path;
     this.status = status;

@@ -268,7 +268,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
-  it("turns a 429's Retry-After in seconds into retryAfterMs: a serviceUnavailable", async () => {
+  it("turns a 429's Retry-After in seconds into retryAfterMs, said in the message: a serviceUnavailable", async () => {
     site.answer('GET', '/rest/api/3/search/jql', 429, '', {
       'retry-after': '30',
       'ratelimit-reason': 'jira-quota-based',
@@ -279,7 +279,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     expect(error).toMatchObject({ status: 429, retryAfterMs: 30_000 });
     expect(classifyFailure(error)).toMatchObject({
       status: 'serviceUnavailable',
-      meta: { code: 'HTTP_429' },
+      meta: { code: 'HTTP_429', message: 'GET /rest/api/3/search/jql answered 429; try again in 30 s' },
     });
   });
 
