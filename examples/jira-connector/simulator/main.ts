@@ -57,6 +57,8 @@ const lines = [
     (account, index) =>
       `  ${index === 0 ? 'sync    ' : 'approver'}  ${account.email.padEnd(24)} ${account.apiToken}  ${account.timeZone}`,
   ),
+  "The connector's settings for this site (as in .env):",
+  ...Object.entries(simulator.connectorEnv()).map(([name, value]) => `  ${name}=${value}`),
   activityMs > 0 ? `Activity every ${activityMs} ms. Ctrl+C stops it.` : 'No activity. Ctrl+C stops it.',
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -155,6 +155,24 @@ export class JiraSimulator {
     return this.#state.approvers.map(accountView);
   }
 
+  /**
+   * The variables the example connector reads to sync this site as its sync account: `JIRA_BASE_URL`,
+   * `JIRA_EMAIL`, `JIRA_API_TOKEN`, `JIRA_JQL`, and `JIRA_REQUEST_TYPES` (the request types that ask for approval).
+   */
+  connectorEnv(): Record<string, string> {
+    const sync = this.#state.syncAccount;
+    return {
+      JIRA_BASE_URL: this.url,
+      JIRA_EMAIL: sync.email,
+      JIRA_API_TOKEN: sync.apiToken,
+      JIRA_JQL: this.jql,
+      JIRA_REQUEST_TYPES: this.#state.requestTypes
+        .filter(({ approval }) => approval !== undefined)
+        .map(({ id }) => id)
+        .join(','),
+    };
+  }
+
   /** Every account, the customers who raise requests included. */
   get accounts(): SimulatedAccount[] {
     return this.#state.accounts.map(accountView);
