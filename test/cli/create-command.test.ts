@@ -123,11 +123,19 @@ function fakePackageManager(name: string, code = 0): { env: NodeJS.ProcessEnv; c
 
 describe('connector create', () => {
   it('lists every folder of templates/ as a template, the default first', () => {
-    expect(templates.map((template) => template.name)).toEqual(['incremental', 'snapshot']);
+    const folders = readdirSync(join(root, 'templates')).filter((folder) => !folder.startsWith('_'));
+    expect(templates.map((template) => template.name)).toEqual([
+      'incremental',
+      ...folders.filter((folder) => folder !== 'incremental').sort(),
+    ]);
+    expect(templates.map((template) => template.name)).toEqual(
+      expect.arrayContaining(['incremental', 'snapshot']),
+    );
     for (const template of templates) expect(template.description).not.toBe('');
   });
 
-  it.for(templates.map((template) => template.name))(
+  // The blank templates: the base and a source of their own. A template made of an example holds the example's files.
+  it.for(['incremental', 'snapshot'])(
     'creates a project from the %s template, with .gitignore restored and the kit’s versions',
     async (name) => {
       const session = create(['my-connector', '--template', name, '--no-install', '--no-git']);
