@@ -1,13 +1,9 @@
-import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { IntegrationClient, ManagementClient, runWorker, type UserMapping } from 'approval-connector-kit';
+import { IntegrationClient, ManagementClient, type UserMapping } from 'approval-connector-kit';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { JiraSimulator } from '../simulator/simulator.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JiraSimulator, type SimulatorEvent } from '../simulator/simulator.js';
 import { parseSourceApprovalId, sourceApprovalId } from '../src/approvals.js';
-import build, { JiraConnector } from '../src/connector.js';
+import { JiraConnector } from '../src/connector.js';
 import { JiraClient } from '../src/jira-client.js';
 
 // The connector against the simulated Jira and the reference backend, each over HTTP: approvals synced into the
@@ -19,6 +15,8 @@ let now: number;
 let simulator: JiraSimulator;
 let harness: TestHarness;
 let management: CountingManagementClient;
+/** What the simulated site told of the answers it received over the API. */
+let answers: SimulatorEvent[];
 
 /** A Management API client that counts the walks over the organization's users, which each mapping run makes. */
 class CountingManagementClient extends ManagementClient {
@@ -32,7 +30,13 @@ class CountingManagementClient extends ManagementClient {
 
 beforeEach(async () => {
   now = START;
-  simulator = await JiraSimulator.start({ seed: 7, now: () => now, requests: 10 });
+  answers = [];
+  simulator = await JiraSimulator.start({
+    seed: 7,
+    now: () => now,
+    requests: 10,
+    onAnswer: (event) => answers.push(event),
+  });
   harness = await createTestHarness();
   management = new CountingManagementClient(
     harness.serviceOptions({ token: harness.tenant.managementToken }),
@@ -266,6 +270,7 @@ describe('the tasks', () => {
         decision: 'approved',
       },
     ]);
+    expect(answers).toEqual(simulator.decisions({ via: 'api' }));
     expect(inService(target.id)).toMatchObject({ resolved: false });
     await worker.syncNow();
     expect(inService(target.id)).toMatchObject({
@@ -408,41 +413,6 @@ describe('the tasks', () => {
       expect(JSON.stringify(result)).not.toContain(credentialsOf(target!.accountId).apiToken);
       expect(simulator.decisions({ via: 'api' })).toEqual([]);
     });
-  });
-});
-
-describe('the default export', () => {
-  it('runs as a worker configured by its environment: syncs Jira and carries a task out there', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'jira-connector-'));
-    const signals = new EventEmitter();
-    try {
-      const exitCode = runWorker(build, {
-        env: {
-          APPROVAL_SERVICE_URL: harness.backend.url,
-          APPROVAL_CONNECTOR_TOKEN: harness.tenant.connectorToken,
-          CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
-          LOG_LEVEL: 'silent',
-          ...simulator.connectorEnv(),
-        },
-        argv: [],
-        signals,
-      });
-      await vi.waitFor(() => expect(harness.approvals().length).toBeGreaterThan(0), { timeout: 10_000 });
-      const [target] = waitingApprovals();
-      const { id } = harness.backend.createTask({
-        systemId: harness.tenant.system.id,
-        type: 'approve',
-        approvalId: target!.id,
-        credentials: credentialsOf(target!.accountId),
-      });
-
-      expect(await harness.awaitResult({ id, type: 'approve' })).toMatchObject({ status: 'success' });
-      expect(heldInJira(target!.id)).toMatchObject({ decision: 'approved' });
-      signals.emit('SIGTERM', 'SIGTERM');
-      expect(await exitCode).toBe(0);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
   });
 });
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { ValidationError } from 'approval-connector-kit';
-import { parseSeed } from 'approval-connector-kit/backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JiraSimulator } from '../simulator/simulator.js';
 import { readEnvironment } from '../src/environment.js';
@@ -88,11 +87,8 @@ describe('readEnvironment', () => {
   });
 });
 
-describe('.env.example and the service seed: the connector on this machine, against the simulator', () => {
+describe('.env.example', () => {
   const example = parseEnv(readFileSync(new URL('../.env.example', import.meta.url), 'utf8'));
-  const seed = parseSeed(
-    JSON.parse(readFileSync(new URL('../simulator/service-seed.json', import.meta.url), 'utf8')),
-  );
   let simulator: JiraSimulator;
 
   beforeAll(async () => {
@@ -104,20 +100,6 @@ describe('.env.example and the service seed: the connector on this machine, agai
     const { JIRA_BASE_URL: _, ...site } = simulator.connectorEnv();
 
     expect(example).toMatchObject(site);
-    expect(() => readEnvironment(example)).not.toThrow();
-  });
-
-  it("names the seed's system and tokens, and the seed has the simulator's approvers as users", () => {
-    const [organization] = seed.organizations;
-    const [system] = organization!.systems;
-
-    expect(example).toMatchObject({
-      APPROVAL_CONNECTOR_TOKEN: system!.connectorTokens[0],
-      APPROVAL_MANAGEMENT_TOKEN: organization!.managementTokens[0],
-      APPROVAL_SYSTEM_ID: system!.id,
-    });
-    expect(organization!.users.map(({ email }) => email).sort()).toEqual(
-      simulator.approvers.map(({ email }) => email).sort(),
-    );
+    expect(readEnvironment(example).userMappings).toBeUndefined();
   });
 });

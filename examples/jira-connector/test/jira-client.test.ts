@@ -257,6 +257,19 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
+  it('carries a 409 (a conflict with the request) as a systemError', async () => {
+    site.answer(
+      'POST',
+      '/rest/servicedeskapi/request/ITSM-7/approval/1',
+      409,
+      fixtureText('service-desk-error.json'),
+    );
+
+    const error = await rejection(client().answerApproval('ITSM-7', '1', 'decline'));
+
+    expect(classifyFailure(error)).toMatchObject({ status: 'systemError', meta: { code: 'HTTP_409' } });
+  });
+
   it("reads the platform's ErrorCollection", async () => {
     site.answer('GET', '/rest/api/3/search/jql', 400, fixtureText('platform-error-collection.json'));
 
