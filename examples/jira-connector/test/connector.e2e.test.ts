@@ -228,6 +228,24 @@ describe('the sync', () => {
     expect((await systemMappings()).map(({ systemUserId }) => systemUserId)).toContain(katherine.accountId);
   });
 
+  it('syncs the approvals all the same when the service refuses the user mappings', async () => {
+    const refused = new ManagementClient(harness.serviceOptions({ token: 'not-a-management-token' }));
+    try {
+      const worker = await harness.start(
+        new JiraConnector({
+          jira: new JiraClient({ baseUrl: simulator.url, ...simulator.syncAccount }),
+          jql: simulator.jql,
+          userMappings: { management: refused, systemId: harness.tenant.system.id },
+        }),
+      );
+
+      await expect(worker.syncNow()).resolves.toMatchObject({ pushed: waitingApprovals().length });
+      expect(harness.approvals()).toHaveLength(waitingApprovals().length);
+    } finally {
+      await refused.close();
+    }
+  });
+
   it('resolves the approvals of a deleted request when it reconciles', async () => {
     const worker = await harness.start(connector());
     await worker.syncNow();
