@@ -5,7 +5,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
 import { type ReferenceBackend, startReferenceBackend } from '../../src/backend/index.js';
 import { listTemplates } from '../../src/cli/create/templates.js';
 import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
@@ -16,6 +15,13 @@ import { findOlderNode, pack, root, run, succeed } from './support/packages.js';
 // generated, installed, tested, built and run as its container would run it.
 
 const templates = listTemplates(join(root, 'templates')).map((template) => template.name);
+// A blank template's worker syncs its example request, REQ-1. One made of an example (its source's simulator is not
+// started here) is up once it has registered with the service, built from its .env.example.
+const madeOfExamples = new Set(
+  listTemplates(join(root, 'templates'))
+    .filter(({ folders }) => folders.length > 1)
+    .map(({ name }) => name),
+);
 // The Node that runs this test first on PATH, as npm scripts have it; neither this test run's own variables nor a
 // worker's: each test gives the worker its configuration the way it means to.
 const env = {
@@ -32,25 +38,6 @@ let work: string;
 let tools: string;
 let kitTarball: string;
 let backend: ReferenceBackend;
-let sap: SapInboxSimulator;
-
-/**
- * What a template's worker needs besides the service: its source's variables, and which approval shows that it
- * synced. The blank templates' source is in memory; an example's is its simulated system.
- */
-function sourceOf(template: string): {
-  env: Record<string, string>;
-  synced: (approvalId: string) => boolean;
-} {
-  if (template === 'sap') {
-    const { username, password } = sap.technicalUser;
-    return {
-      env: { SAP_SERVICE_URL: sap.serviceUrl, SAP_USER: username, SAP_PASSWORD: password },
-      synced: (id) => id.startsWith('LOCAL_TGW~'),
-    };
-  }
-  return { env: {}, synced: (id) => id === 'REQ-1' };
-}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'create-connector-'));
@@ -61,12 +48,10 @@ beforeAll(async () => {
   writeFileSync(join(tools, 'package.json'), JSON.stringify({ name: 'tools', private: true }));
   await succeed('npm', ['install', kitTarball, create!, ...quiet], tools, env);
   backend = await startReferenceBackend();
-  sap = await SapInboxSimulator.start();
 }, 240_000);
 
 afterAll(async () => {
   await backend?.close();
-  await sap?.close();
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 });
 
@@ -124,7 +109,6 @@ describe('create-connector, installed from its tarball', () => {
 
 describe.for(templates)('a project from the %s template', (template) => {
   let project: string;
-  const source = () => sourceOf(template);
 
   it('is created by create-connector, and passes its own tests against the installed kit', async () => {
     project = join(work, `${template}-connector`);
@@ -151,7 +135,6 @@ describe.for(templates)('a project from the %s template', (template) => {
       ...env,
       ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
       ...environment(dockerfile),
-      ...source().env,
       // What an operator sets: the service and the token; a free port, so that tests running at once do not clash.
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
@@ -159,7 +142,7 @@ describe.for(templates)('a project from the %s template', (template) => {
     };
     const worker = startWorker(project, ['dist/main.js'], workerEnv);
     try {
-      await worker.synced(tenant.system.id, source().synced);
+      await worker.up(tenant.system.id, template);
       const [command, ...args] = healthcheckCommand(dockerfile)!;
       const health = await run(command === 'node' ? process.execPath : command!, args, {
         cwd: project,
@@ -177,12 +160,14 @@ describe.for(templates)('a project from the %s template', (template) => {
     const connector = join(project, 'node_modules', 'approval-connector-kit', 'dist', 'cli', 'connector.js');
     const worker = startWorker(project, [connector, 'run'], {
       ...env,
-      ...source().env,
+      // The connector's own variables, as .env.example names them (none for a blank template).
+      ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+      OPERATIONS_PORT: '',
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
     });
     try {
-      await worker.synced(tenant.system.id, source().synced);
+      await worker.up(tenant.system.id, template);
     } finally {
       expect(await worker.stop(), worker.output()).toBe(0);
     }
@@ -190,19 +175,13 @@ describe.for(templates)('a project from the %s template', (template) => {
 
   it('runs with npm start as its README says: the variables from .env', async () => {
     const tenant = backend.createTenant();
-    const settings: Record<string, string> = {
-      ...source().env,
-      APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
-      OPERATIONS_PORT: String(await freePort()),
-    };
     const example = readFileSync(join(project, '.env.example'), 'utf8');
     writeFileSync(
       join(project, '.env'),
-      Object.entries(settings).reduce(
-        (text, [name, value]) => text.replace(new RegExp(`^${name}=.*$`, 'm'), `${name}=${value}`),
-        example,
-      ),
+      example
+        .replace(/^APPROVAL_SERVICE_URL=.*$/m, `APPROVAL_SERVICE_URL=${backend.url}`)
+        .replace(/^APPROVAL_CONNECTOR_TOKEN=.*$/m, `APPROVAL_CONNECTOR_TOKEN=${tenant.connectorToken}`)
+        .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`),
     );
     // The start script's own command, without npm in between, so that the signal reaches the worker.
     const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
@@ -210,7 +189,7 @@ describe.for(templates)('a project from the %s template', (template) => {
     expect(node).toBe('node');
     const worker = startWorker(project, args, env);
     try {
-      await worker.synced(tenant.system.id, source().synced);
+      await worker.up(tenant.system.id, template);
     } finally {
       expect(await worker.stop(), worker.output()).toBe(0);
     }
@@ -233,9 +212,12 @@ function startWorker(project: string, args: string[], workerEnv: NodeJS.ProcessE
   });
   return {
     output: () => output,
-    /** Until an approval of the template's source (`synced` says which) is in the service. */
-    async synced(systemId: string, synced: (approvalId: string) => boolean): Promise<void> {
-      while (!backend.listApprovals(systemId).some(({ id }) => synced(id))) {
+    /** Until the template's example request is in the service, or a template made of an example has registered. */
+    async up(systemId: string, template: string): Promise<void> {
+      const isUp = madeOfExamples.has(template)
+        ? () => backend.getConnector(systemId).updatedAt !== undefined
+        : () => backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1');
+      while (!isUp()) {
         if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
