@@ -1,8 +1,4 @@
-import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type ConnectorWorker, runWorker, Secret } from 'approval-connector-kit';
+import { type ConnectorWorker, Secret } from 'approval-connector-kit';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedTask } from '../simulator/inbox.js';
@@ -14,7 +10,7 @@ import { approvalId } from '../src/mapping.js';
 // The connector end to end: the simulated SAP system and the reference backend, both over HTTP, with the worker
 // in between. The approver's credentials go into each task sealed, as the app seals them.
 
-const cleanups: (() => unknown)[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -384,74 +380,3 @@ describe('the SAP connector against the simulated SAP system and the reference b
     expect(sap.decisions()).toEqual([]);
   });
 });
-
-describe('the default export, run by the worker as `connector run` and `src/main.ts` run it', () => {
-  it('reads its settings from the environment, syncs, and carries a decision back', async () => {
-    const sap = await SapInboxSimulator.start({ seed: 3 });
-    cleanups.push(() => sap.close());
-    const harness = await createTestHarness();
-    cleanups.push(() => harness.close());
-    const folder = mkdtempSync(join(tmpdir(), 'sap-connector-'));
-    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    const config = join(folder, 'config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({ sync: { schedule: 50 }, poller: { idleMinMs: 5, idleMaxMs: 20 } }),
-    );
-    const { default: build } = await import('../src/connector.js');
-    const signals = new EventEmitter();
-
-    const exit = runWorker(build, {
-      env: {
-        APPROVAL_SERVICE_URL: harness.backend.url,
-        APPROVAL_CONNECTOR_TOKEN: harness.tenant.connectorToken,
-        CONNECTOR_CONFIG: config,
-        CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
-        LOG_LEVEL: 'silent',
-        SAP_SERVICE_URL: sap.serviceUrl,
-        SAP_USER: sap.technicalUser.username,
-        SAP_PASSWORD: sap.technicalUser.password,
-      },
-      argv: [],
-      signals,
-      exit: false,
-    });
-    let stopped: Promise<number> | undefined;
-    const stop = () => {
-      if (stopped === undefined) {
-        signals.emit('SIGTERM', 'SIGTERM');
-        stopped = exit;
-      }
-      return stopped;
-    };
-    cleanups.push(stop);
-
-    await until(() => openInService(harness).length === expectedOpen(sap).length);
-    expect(openInService(harness)).toEqual(expectedOpen(sap));
-    const { task, owner } = readyTask(sap);
-    const created = harness.backend.createTask({
-      systemId: harness.tenant.system.id,
-      type: 'approve',
-      approvalId: idOf(task, owner),
-      credentials: credentialsOf(sap, owner),
-    });
-    expect(await harness.awaitResult(created)).toEqual({ status: 'success' });
-    expect(decisionsVia(sap, 'odata')).toEqual([
-      expect.objectContaining({ instanceId: task.instanceId, username: owner }),
-    ]);
-    await until(
-      () => harness.approvals().find((approval) => approval.id === idOf(task, owner))?.resolved === true,
-    );
-
-    expect(await stop()).toBe(0);
-  });
-});
-
-/** Waits until `condition` holds, checking every few milliseconds; fails after ten seconds. */
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('The condition did not come true within ten seconds');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
