@@ -265,7 +265,7 @@ describe('the SAP connector against the simulated SAP system and the reference b
     expect(sap.decisions()).toEqual([]);
   });
 
-  it('keeps no credentials or session: a second task with a wrong password is refused after a right one', async () => {
+  it('keeps no credentials: a second task with a wrong password is refused after one with the right one', async () => {
     const { sap, harness, worker } = await setUp({ seed: 3, initialTasks: 20 });
     const [first, second] = sap
       .openTasks()
