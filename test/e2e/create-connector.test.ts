@@ -15,6 +15,13 @@ import { findOlderNode, pack, root, run, succeed } from './support/packages.js';
 // generated, installed, tested, built and run as its container would run it.
 
 const templates = listTemplates(join(root, 'templates')).map((template) => template.name);
+// A blank template's worker syncs its example request, REQ-1. One made of an example (its source's simulator is not
+// started here) is up once it has registered with the service, built from its .env.example.
+const madeOfExamples = new Set(
+  listTemplates(join(root, 'templates'))
+    .filter(({ folders }) => folders.length > 1)
+    .map(({ name }) => name),
+);
 // The Node that runs this test first on PATH, as npm scripts have it; neither this test run's own variables nor a
 // worker's: each test gives the worker its configuration the way it means to.
 const env = {
@@ -135,7 +142,7 @@ describe.for(templates)('a project from the %s template', (template) => {
     };
     const worker = startWorker(project, ['dist/main.js'], workerEnv);
     try {
-      await worker.synced(tenant.system.id);
+      await worker.up(tenant.system.id, template);
       const [command, ...args] = healthcheckCommand(dockerfile)!;
       const health = await run(command === 'node' ? process.execPath : command!, args, {
         cwd: project,
@@ -153,11 +160,14 @@ describe.for(templates)('a project from the %s template', (template) => {
     const connector = join(project, 'node_modules', 'approval-connector-kit', 'dist', 'cli', 'connector.js');
     const worker = startWorker(project, [connector, 'run'], {
       ...env,
+      // The connector's own variables, as .env.example names them (none for a blank template).
+      ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+      OPERATIONS_PORT: '',
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
     });
     try {
-      await worker.synced(tenant.system.id);
+      await worker.up(tenant.system.id, template);
     } finally {
       expect(await worker.stop(), worker.output()).toBe(0);
     }
@@ -179,7 +189,7 @@ describe.for(templates)('a project from the %s template', (template) => {
     expect(node).toBe('node');
     const worker = startWorker(project, args, env);
     try {
-      await worker.synced(tenant.system.id);
+      await worker.up(tenant.system.id, template);
     } finally {
       expect(await worker.stop(), worker.output()).toBe(0);
     }
@@ -202,9 +212,12 @@ function startWorker(project: string, args: string[], workerEnv: NodeJS.ProcessE
   });
   return {
     output: () => output,
-    /** Until the template's example request is in the service. */
-    async synced(systemId: string): Promise<void> {
-      while (!backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1')) {
+    /** Until the template's example request is in the service, or a template made of an example has registered. */
+    async up(systemId: string, template: string): Promise<void> {
+      const isUp = madeOfExamples.has(template)
+        ? () => backend.getConnector(systemId).updatedAt !== undefined
+        : () => backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1');
+      while (!isUp()) {
         if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

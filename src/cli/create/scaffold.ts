@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { ValidationError, type ValidationIssue } from '../../errors.js';
-import { BASE_FOLDER, TEMPLATE_FILE, type Template } from './templates.js';
+import { BASE_FOLDER, type PackageAdditions, TEMPLATE_FILE, type Template } from './templates.js';
 
 /** What the scaffolder reads of the kit's own package.json. */
 export interface KitPackage {
@@ -28,6 +28,8 @@ export interface ScaffoldOptions {
 
 // npm leaves every `.gitignore` out of a published package, so templates hold it under this name.
 const GITIGNORE = 'gitignore';
+// What an example's folder may hold that is not the project's: what the repository installed or built in it.
+const NOT_COPIED = new Set(['node_modules', 'dist']);
 // In this order, the kit's own range of a package is looked up: what it runs with, then what it is built with.
 const DEPENDENCY_FIELDS = ['dependencies', 'peerDependencies', 'devDependencies'] as const;
 const SUBJECT = 'options of connector create';
@@ -52,9 +54,9 @@ export function packageNameProblem(name: string): string | undefined {
 }
 
 /**
- * Creates a project from a template: the base's files, then the template's own over them (a file of the same path
- * replaces the base's), with `gitignore` written as `.gitignore`, `<%= name %>` replaced by the project's name, and
- * in package.json the name set and every `*` range (a dependency's, or `engines.node`) replaced by the kit's own: the
+ * Creates a project from a template: the base's files, then the template's folders' over them (its example's, then
+ * its own: a file of the same path replaces the one before; `node_modules` and `dist` are skipped), with `gitignore` written as `.gitignore`, `<%= name %>` replaced by the project's name, and
+ * in package.json the name set, what the template adds merged in, and every `*` range (a dependency's, or `engines.node`) replaced by the kit's own: the
  * kit itself at its version, any other package at the range the kit's package.json gives it (as a dependency, a peer
  * dependency, else a dev dependency). Everything is checked before the first file is written. Answers the files
  * written, relative to `target`.
@@ -66,7 +68,7 @@ export function scaffold({ target, name, template, templatesFolder, kit }: Scaff
   if (issues.length > 0) throw new ValidationError(SUBJECT, issues);
 
   const sources = new Map<string, string>();
-  for (const folder of [join(templatesFolder, BASE_FOLDER), template.folder]) {
+  for (const folder of [join(templatesFolder, BASE_FOLDER), ...template.folders]) {
     for (const file of filesUnder(folder)) {
       const path = relative(folder, file);
       if (path !== TEMPLATE_FILE) sources.set(path, file);
@@ -76,7 +78,7 @@ export function scaffold({ target, name, template, templatesFolder, kit }: Scaff
   for (const [path, source] of sources) {
     const text = render(readFileSync(source, 'utf8'), { name }, `${template.name}/${path}`);
     const written = basename(path) === GITIGNORE ? join(dirname(path), '.gitignore') : path;
-    files.set(written, written === 'package.json' ? projectPackage(text, name, kit) : text);
+    files.set(written, written === 'package.json' ? projectPackage(text, name, kit, template.package) : text);
   }
 
   for (const [path, text] of files) {
@@ -87,9 +89,13 @@ export function scaffold({ target, name, template, templatesFolder, kit }: Scaff
 }
 
 function filesUnder(folder: string): string[] {
-  return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name));
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => !NOT_COPIED.has(entry.name))
+    .flatMap((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      if (entry.isDirectory()) return filesUnder(path);
+      return entry.isFile() ? [path] : [];
+    });
 }
 
 function render(text: string, variables: Record<string, string>, file: string): string {
@@ -112,9 +118,12 @@ type PackageJson = Record<string, unknown> & {
   engines?: Record<string, string>;
 } & Partial<Record<(typeof DEPENDENCY_FIELDS)[number], Record<string, string>>>;
 
-function projectPackage(text: string, name: string, kit: KitPackage): string {
+function projectPackage(text: string, name: string, kit: KitPackage, additions: PackageAdditions): string {
   const project = JSON.parse(text) as PackageJson;
   project.name = name;
+  for (const [field, entries] of Object.entries(additions)) {
+    project[field] = { ...(project[field] as Record<string, string> | undefined), ...entries };
+  }
   if (project.engines?.node === '*') project.engines.node = kit.engines.node;
   for (const field of DEPENDENCY_FIELDS) {
     for (const [dependency, range] of Object.entries(project[field] ?? {})) {
