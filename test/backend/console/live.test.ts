@@ -7,15 +7,17 @@ function watching() {
   const changes = new StoreChanges();
   const live = new ConsoleLive(changes);
   let at = Date.parse('2026-05-01T00:00:00.000Z');
-  const write = (approvalId: string) =>
+  const write = (approvalId: string) => {
     changes.publish({
       kind: 'approval',
       systemId: 'S',
       approvalId,
       lastModified: at,
       applied: true,
-      at: (at += 1_000),
+      at: at + 1_000,
     });
+    at += 1_000;
+  };
   return { live, write, kept: (approvalId: string) => live.history('S', approvalId).length > 0 };
 }
 
