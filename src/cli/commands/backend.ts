@@ -9,7 +9,7 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { asFlags, host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
+import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
@@ -29,16 +29,9 @@ Environment:
   APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
   LOG_LEVEL             pino level (default info)`;
 
-const PORT = 'an integer from 0 to 65535';
-
 // The flags under the names the user typed, and the two environment variables the command reads.
 const commandOptionsSchema = z.strictObject({
-  '--port': z
-    .string({ error: PORT })
-    .regex(/^\d+$/, { error: PORT })
-    .transform(Number)
-    .pipe(port())
-    .default(8080),
+  '--port': portText().default(8080),
   '--host': host().default('127.0.0.1'),
   '--data': nonEmptyString().optional(),
   '--seed': nonEmptyString().optional(),
