@@ -11,6 +11,7 @@ import {
 import { ApprovalKitError, ValidationError } from '../../errors.js';
 import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
+import { backendBanner } from '../dev/index.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
@@ -126,15 +127,9 @@ function banner(
   dataFile: string | undefined,
   adminTokenGenerated: boolean,
 ): string {
-  const adminToken = adminTokenGenerated ? backend.adminToken : '<APPROVAL_ADMIN_TOKEN>';
   const lines = [
     '',
-    `Reference backend listening on ${backend.url}`,
-    `  console:  ${backend.createConsoleLink()}`,
-    '            (the link signs one browser in, once, within an hour)',
-    `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
-    `  openapi:  ${backend.url}/openapi.json`,
-    `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,
+    ...backendBanner(backend, { dataFile, adminTokenGenerated }),
     '',
     'Authenticate with Authorization: Bearer <token>. Management tokens open /v1 for their organization;',
     'connector tokens open /v2 for their system.',
