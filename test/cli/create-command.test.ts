@@ -234,6 +234,9 @@ describe('connector create', () => {
     expect(await session.code).toBe(0);
     expect(npm.calls()).toEqual([`${join(work, 'my-connector')} install`]);
     expect(session.stdout()).toContain('npm test');
+    expect(session.stdout()).toMatch(
+      /npm run dev +# develop: the connector against a local backend and its console/,
+    );
     expect(session.stdout()).not.toContain('npm install\n');
   });
 

@@ -197,7 +197,7 @@ export async function runCreateCommand(
     ...(cd === '.' ? [] : [[`cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}`] as [string]]),
     ...(install ? [] : [[`${packageManager} install`] as [string]]),
     [run('test'), 'type-check, then run the tests'],
-    [run('dev'), 'develop: the tests again on every change'],
+    [run('dev'), 'develop: the connector against a local backend and its console, restarted on changes'],
   ];
   const width = Math.max(...steps.map(([command]) => command.length));
   say(
