@@ -153,7 +153,13 @@ export class ConnectorLoop {
     this.#workerPhase = 'stopped';
     board.exit = exit;
     this.#show();
-    if (requested) return;
+    if (requested) {
+      if (exit === 'SIGKILL') {
+        const { stopTimeoutMs } = this.#options;
+        logger.warn({ stopTimeoutMs }, 'the connector had not ended when the stop timed out; killed');
+      }
+      return;
+    }
     logger.error({ exit }, 'the connector ended by itself; waiting for a change');
     board.error(`the connector ended (${typeof exit === 'number' ? `exit code ${exit}` : exit})`);
   }
