@@ -78,11 +78,21 @@ export class ConnectorLoop {
       return;
     }
     this.#cycle = (async () => {
-      do {
-        this.#again = false;
-        await this.#rebuildAndRestart();
-      } while (this.#again && !this.#closing.signal.aborted);
-      this.#cycle = undefined;
+      try {
+        do {
+          this.#again = false;
+          await this.#rebuildAndRestart();
+        } while (this.#again && !this.#closing.signal.aborted);
+      } catch (error) {
+        // Whatever went wrong, the loop keeps the backend up and waits for the next change.
+        this.#options.logger.error(
+          { err: error },
+          'the connector could not be built or started; waiting for a change',
+        );
+        this.#options.board.error('the connector could not be built or started');
+      } finally {
+        this.#cycle = undefined;
+      }
     })();
   }
 
