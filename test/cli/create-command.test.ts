@@ -185,7 +185,7 @@ describe('connector create', () => {
     const session = create(['my-connector', '--template', 'jria', '--no-install']);
     expect(await session.code).toBe(1);
     expect(session.stderr()).toContain(
-      'Expected `--template` to be one of `incremental`, `snapshot`, got `"jria"` (string)',
+      `Expected \`--template\` to be one of ${templates.map(({ name }) => `\`${name}\``).join(', ')}, got \`"jria"\` (string)`,
     );
     expect(readdirSync(work)).toEqual([]);
   });
@@ -293,11 +293,15 @@ describe('connector create', () => {
 });
 
 describe('connector create on a terminal', () => {
+  // The templates as the prompt numbers them, whichever the kit ships.
+  const choices = `1-${templates.length}`;
+  const snapshot = String(templates.findIndex(({ name }) => name === 'snapshot') + 1);
+
   it('asks for the folder, the template, the install and git, and does what the answers say', async () => {
     const npm = fakePackageManager('npm');
     const session = create([], { terminal: true, env: npm.env });
     await session.answer('Where should the project go? (my-connector)', 'approvals');
-    await session.answer('Choose 1-2 (1)', '2');
+    await session.answer(`Choose ${choices} (1)`, snapshot);
     await session.answer('Install the dependencies with npm? (Y/n)', 'n');
     await session.answer('Initialise a git repository? (Y/n)', '');
     expect(await session.code).toBe(0);
@@ -324,8 +328,8 @@ describe('connector create on a terminal', () => {
     const session = create(['--no-install', '--no-git'], { terminal: true });
     await session.answer('Where should the project go?', 'taken');
     await session.answer('is not empty', 'fresh');
-    await session.answer('Choose 1-2', '7');
-    await session.answer('Answer a number from 1 to 2', 'snapshot');
+    await session.answer(`Choose ${choices}`, String(templates.length + 1));
+    await session.answer(`Answer a number from 1 to ${templates.length}`, 'snapshot');
     expect(await session.code).toBe(0);
     expect(readFileSync(join(work, 'fresh', 'src', 'connector.ts'), 'utf8')).toContain('snapshot(');
     expect(filesIn(join(work, 'taken'))).toEqual(['notes.txt']);
@@ -341,7 +345,7 @@ describe('connector create on a terminal', () => {
   it('writes nothing when cancelled with Ctrl+C', async () => {
     const session = create([], { terminal: true });
     await session.answer('Where should the project go?', 'approvals');
-    await session.answer('Choose 1-2', '');
+    await session.answer(`Choose ${choices}`, '');
     session.keyboard.write('\x03');
     expect(await session.code).toBe(1);
     expect(session.stderr()).toContain('Cancelled: nothing was created.');

@@ -1,6 +1,7 @@
 /**
- * Runs the simulated Jira Service Management site on its own, with activity every few seconds, and prints its URL
- * and the accounts' credentials. Stops on Ctrl+C (SIGINT) or SIGTERM.
+ * Runs the simulated Jira Service Management site on its own, with activity every few seconds, and prints its URL,
+ * the accounts' credentials, the connector's settings, then a line per activity and per answer received over the API.
+ * Stops on Ctrl+C (SIGINT) or SIGTERM.
  *
  *     npx tsx examples/jira-connector/simulator/main.ts [--port 8081] [--seed 1] [--activity-ms 15000]
  *
@@ -47,6 +48,7 @@ const simulator = await JiraSimulator.start({
   port: wholeNumber('port', values.port, 0),
   seed,
   requests: wholeNumber('requests', values.requests, 8),
+  onAnswer: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
 });
 
 const lines = [
@@ -57,6 +59,8 @@ const lines = [
     (account, index) =>
       `  ${index === 0 ? 'sync    ' : 'approver'}  ${account.email.padEnd(24)} ${account.apiToken}  ${account.timeZone}`,
   ),
+  "The connector's settings for this site (as in .env):",
+  ...Object.entries(simulator.connectorEnv()).map(([name, value]) => `  ${name}=${value}`),
   activityMs > 0 ? `Activity every ${activityMs} ms. Ctrl+C stops it.` : 'No activity. Ctrl+C stops it.',
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -44,6 +44,8 @@ export interface JiraSimulatorOptions {
   requests?: number;
   /** The Service Management project's key. @default 'ITSM' */
   projectKey?: string;
+  /** Told each answer given over the API (the connector's decisions), once it is recorded. */
+  onAnswer?: (event: SimulatorEvent & { type: 'decided' }) => void;
 }
 
 /** An account of the simulated site and its API token. */
@@ -94,13 +96,21 @@ export class JiraSimulator {
   readonly #state: SiteState;
   readonly #now: () => number;
   readonly #faults: SimulatedFault[] = [];
+  readonly #onAnswer: JiraSimulatorOptions['onAnswer'];
   #closing: Promise<void> | undefined;
 
-  private constructor(server: Server, url: string, state: SiteState, now: () => number) {
+  private constructor(
+    server: Server,
+    url: string,
+    state: SiteState,
+    now: () => number,
+    onAnswer: JiraSimulatorOptions['onAnswer'],
+  ) {
     this.#server = server;
     this.url = url;
     this.#state = state;
     this.#now = now;
+    this.#onAnswer = onAnswer;
   }
 
   /** Starts a simulated site on a loopback port. */
@@ -136,7 +146,13 @@ export class JiraSimulator {
     });
     const address = server.address() as AddressInfo;
     const hostInUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    simulator = new JiraSimulator(server, `http://${hostInUrl}:${address.port}`, state, now);
+    simulator = new JiraSimulator(
+      server,
+      `http://${hostInUrl}:${address.port}`,
+      state,
+      now,
+      options.onAnswer,
+    );
     return simulator;
   }
 
@@ -153,6 +169,24 @@ export class JiraSimulator {
   /** The approvers; each may answer the approvals that name them. One of them hides their email. */
   get approvers(): SimulatedAccount[] {
     return this.#state.approvers.map(accountView);
+  }
+
+  /**
+   * The variables the example connector reads to sync this site as its sync account: `JIRA_BASE_URL`,
+   * `JIRA_EMAIL`, `JIRA_API_TOKEN`, `JIRA_JQL`, and `JIRA_REQUEST_TYPES` (the request types that ask for approval).
+   */
+  connectorEnv(): Record<string, string> {
+    const sync = this.#state.syncAccount;
+    return {
+      JIRA_BASE_URL: this.url,
+      JIRA_EMAIL: sync.email,
+      JIRA_API_TOKEN: sync.apiToken,
+      JIRA_JQL: this.jql,
+      JIRA_REQUEST_TYPES: this.#state.requestTypes
+        .filter(({ approval }) => approval !== undefined)
+        .map(({ id }) => id)
+        .join(','),
+    };
   }
 
   /** Every account, the customers who raise requests included. */
@@ -457,12 +491,13 @@ export class JiraSimulator {
         ),
       };
     }
-    this.#state.answerFromApi(
+    const answered = this.#state.answerFromApi(
       issue,
       approval,
       caller.accountId,
       decision === 'approve' ? 'approved' : 'declined',
     );
+    this.#onAnswer?.({ ...answered });
     return { status: 200, body: approvalBody(this.url, this.#state, issue, approval, caller) };
   }
 

@@ -43,6 +43,16 @@ export interface ReadOptions extends MappingOptions {
   signal?: AbortSignal;
   /** Issues per search page. @default 100 */
   pageSize?: number;
+  /**
+   * Told each request's approvals as Jira answered them, before they are mapped: where the connector finds the
+   * approvers' emails for the user mappings ({@link approverMappingEntries}), which `SourceApproval` does not carry.
+   */
+  onApprovals?: (approvals: readonly JiraApproval[]) => void;
+}
+
+/** The schema of the approvals of a request type, unless `schemaIdOf` says otherwise. */
+export function requestTypeSchemaId(requestTypeId: string): string {
+  return `jira-request-type-${requestTypeId}`;
 }
 
 /** The service approval's id of one approver of one Jira approval. */
@@ -74,7 +84,7 @@ export function toSourceApprovals(
   approvals: readonly JiraApproval[],
   options: MappingOptions = {},
 ): SourceApproval[] {
-  const schemaId = options.schemaIdOf?.(request) ?? `jira-request-type-${request.requestTypeId}`;
+  const schemaId = options.schemaIdOf?.(request) ?? requestTypeSchemaId(request.requestTypeId);
   const requestData = {
     issueKey: request.issueKey,
     summary: issue.summary,
@@ -181,6 +191,7 @@ async function approvalsOfIssue(
     for await (const approval of jira.listApprovals(issue.id, { signal })) approvals.push(approval);
     if (approvals.length === 0) return [];
     const request = await jira.getRequest(issue.id, { signal });
+    options.onApprovals?.(approvals);
     return toSourceApprovals(issue, request, approvals, options);
   } catch (error) {
     if (error instanceof JiraHttpError && error.status === 404) return [];

@@ -28,6 +28,19 @@ export class JiraArgumentError extends JiraError {
   }
 }
 
+/**
+ * A setting as one of the checks found it: its value, or what is wrong with it, as a phrase that follows the
+ * setting's name (`must be a non-empty JQL query, …`). Each check is written once; the client names its option
+ * (`jql`), the connector's configuration the variable (`JIRA_JQL`).
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** The value of a check, or a {@link JiraArgumentError} naming the setting. */
+export function orThrow<T>(name: string, checked: Checked<T>): T {
+  if (!checked.ok) throw new JiraArgumentError(`${name} ${checked.problem}`);
+  return checked.value;
+}
+
 /** Jira answered with an HTTP status that is not a success. */
 export class JiraHttpError extends JiraError {
   readonly method: string;
@@ -49,7 +62,12 @@ export class JiraHttpError extends JiraError {
     retryAfterMs: number | undefined,
   ) {
     const said = errorMessages.length > 0 ? `: ${errorMessages.join(' ')}` : '';
-    super('jira_http_error', `${target.method} ${target.path} answered ${status}${said}`.slice(0, 500));
+    // The kit's failure mapping carries the message, not the fields, into the task result: say when to try again.
+    const wait = retryAfterMs === undefined ? '' : `; try again in ${Math.ceil(retryAfterMs / 1000)} s`;
+    super(
+      'jira_http_error',
+      `${target.method} ${target.path} answered ${status}${said}${wait}`.slice(0, 500),
+    );
     this.method = target.method;
     this.path = target.path;
     this.status = status;

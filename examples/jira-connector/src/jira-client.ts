@@ -16,7 +16,14 @@
  * @module
  */
 import type { z } from 'zod';
-import { JiraArgumentError, JiraHttpError, JiraResponseError, JiraTimeoutError } from './errors.js';
+import {
+  type Checked,
+  JiraArgumentError,
+  JiraHttpError,
+  JiraResponseError,
+  JiraTimeoutError,
+  orThrow,
+} from './errors.js';
 import { changedIssuesJql, checkedJql } from './jql.js';
 import {
   JiraApproval,
@@ -89,7 +96,7 @@ export class JiraClient {
 
   constructor(options: JiraClientOptions) {
     const { baseUrl, email, apiToken, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
-    this.#base = parseBaseUrl(baseUrl);
+    this.#base = orThrow('baseUrl', checkBaseUrl(baseUrl));
     this.#authorization = basicAuthorization({ email, apiToken });
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
       throw new JiraArgumentError(
@@ -379,7 +386,8 @@ function checkedSearchQuery(jql: unknown): string {
   return jql;
 }
 
-function parseBaseUrl(baseUrl: unknown): URL {
+/** Checks a site's base URL: http(s), without credentials; its query and fragment are dropped. */
+export function checkBaseUrl(baseUrl: unknown): Checked<URL> {
   let url: URL | undefined;
   try {
     url = typeof baseUrl === 'string' ? new URL(baseUrl) : undefined;
@@ -392,32 +400,46 @@ function parseBaseUrl(baseUrl: unknown): URL {
     url.username ||
     url.password
   ) {
-    throw new JiraArgumentError(
-      `baseUrl must be an http(s) URL without credentials, such as https://your-domain.atlassian.net, got ${
+    return {
+      ok: false,
+      problem: `must be an http(s) URL without credentials, such as https://your-domain.atlassian.net, got ${
         typeof baseUrl === 'string'
           ? JSON.stringify(baseUrl.replace(/\/\/[^@/]*@/, '//[redacted]@'))
           : typeof baseUrl
       }`,
-    );
+    };
   }
   url.search = '';
   url.hash = '';
-  return url;
+  return { ok: true, value: url };
+}
+
+/** Checks an Atlassian account's email as basic auth takes it. */
+export function checkEmail(email: unknown): Checked<string> {
+  if (typeof email !== 'string' || email.trim() === '' || email.includes(':')) {
+    return {
+      ok: false,
+      problem: 'must be the Atlassian account email address, a non-empty string without ":"',
+    };
+  }
+  return { ok: true, value: email };
+}
+
+/** Checks an API token; the problem never repeats its value. */
+export function checkApiToken(apiToken: unknown): Checked<string> {
+  if (typeof apiToken !== 'string' || apiToken === '') {
+    return {
+      ok: false,
+      problem: `must be a non-empty string, got ${apiToken === '' ? 'an empty string' : typeof apiToken}`,
+    };
+  }
+  return { ok: true, value: apiToken };
 }
 
 function basicAuthorization({ email, apiToken }: Partial<JiraCredentials>): string {
-  if (typeof email !== 'string' || email.trim() === '' || email.includes(':')) {
-    throw new JiraArgumentError(
-      'email must be the Atlassian account email address, a non-empty string without ":"',
-    );
-  }
-  // The token's value is never part of a message.
-  if (typeof apiToken !== 'string' || apiToken === '') {
-    throw new JiraArgumentError(
-      `apiToken must be a non-empty string, got ${apiToken === '' ? 'an empty string' : typeof apiToken}`,
-    );
-  }
-  return `Basic ${Buffer.from(`${email}:${apiToken}`, 'utf8').toString('base64')}`;
+  const user = orThrow('email', checkEmail(email));
+  const token = orThrow('apiToken', checkApiToken(apiToken));
+  return `Basic ${Buffer.from(`${user}:${token}`, 'utf8').toString('base64')}`;
 }
 
 /**

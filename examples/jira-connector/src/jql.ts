@@ -8,7 +8,7 @@
  * kit's overlap re-reads a window anyway), never less.
  * @module
  */
-import { JiraArgumentError } from './errors.js';
+import { type Checked, JiraArgumentError, orThrow } from './errors.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -33,17 +33,24 @@ export function changedIssuesJql(jql: string, since: Date | undefined, timeZone:
 
 /** Checks the configured JQL: a non-empty query without its own `ORDER BY`. Returns it trimmed. */
 export function checkedJql(jql: unknown): string {
+  return orThrow('jql', checkJql(jql));
+}
+
+/** The check of {@link checkedJql}. */
+export function checkJql(jql: unknown): Checked<string> {
   if (typeof jql !== 'string' || jql.trim() === '') {
-    throw new JiraArgumentError(
-      `jql must be a non-empty JQL query, such as "project = ITSM", got ${describe(jql)}`,
-    );
+    return {
+      ok: false,
+      problem: `must be a non-empty JQL query, such as "project = ITSM", got ${describe(jql)}`,
+    };
   }
   if (/\border\s+by\b/i.test(jql)) {
-    throw new JiraArgumentError(
-      `jql must not have an ORDER BY clause (the connector orders by updated), got ${JSON.stringify(jql)}`,
-    );
+    return {
+      ok: false,
+      problem: `must not have an ORDER BY clause (the connector orders by updated), got ${JSON.stringify(jql)}`,
+    };
   }
-  return jql.trim();
+  return { ok: true, value: jql.trim() };
 }
 
 /**

@@ -257,6 +257,19 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
+  it('carries a 409 (a conflict with the request) as a systemError', async () => {
+    site.answer(
+      'POST',
+      '/rest/servicedeskapi/request/ITSM-7/approval/1',
+      409,
+      fixtureText('service-desk-error.json'),
+    );
+
+    const error = await rejection(client().answerApproval('ITSM-7', '1', 'decline'));
+
+    expect(classifyFailure(error)).toMatchObject({ status: 'systemError', meta: { code: 'HTTP_409' } });
+  });
+
   it("reads the platform's ErrorCollection", async () => {
     site.answer('GET', '/rest/api/3/search/jql', 400, fixtureText('platform-error-collection.json'));
 
@@ -268,7 +281,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
-  it("turns a 429's Retry-After in seconds into retryAfterMs: a serviceUnavailable", async () => {
+  it("turns a 429's Retry-After in seconds into retryAfterMs, said in the message: a serviceUnavailable", async () => {
     site.answer('GET', '/rest/api/3/search/jql', 429, '', {
       'retry-after': '30',
       'ratelimit-reason': 'jira-quota-based',
@@ -279,7 +292,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     expect(error).toMatchObject({ status: 429, retryAfterMs: 30_000 });
     expect(classifyFailure(error)).toMatchObject({
       status: 'serviceUnavailable',
-      meta: { code: 'HTTP_429' },
+      meta: { code: 'HTTP_429', message: 'GET /rest/api/3/search/jql answered 429; try again in 30 s' },
     });
   });
 

@@ -1,0 +1,98 @@
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
+import { ManagementClient, runWorker } from 'approval-connector-kit';
+import { parseSeed, type ReferenceBackend, startReferenceBackend } from 'approval-connector-kit/backend';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { JiraSimulator } from '../simulator/simulator.js';
+import { sourceApprovalId } from '../src/approvals.js';
+import build from '../src/connector.js';
+
+// The connector on one machine, as the README runs it: the simulated Jira (`npm run simulator`), the reference
+// backend seeded with simulator/service-seed.json (`npm run service`), and the worker the default export builds,
+// configured by .env.example and the tokens the seeded service prints.
+const seedFile = fileURLToPath(new URL('../simulator/service-seed.json', import.meta.url));
+const seed = parseSeed(JSON.parse(readFileSync(seedFile, 'utf8')));
+const organization = seed.organizations[0]!;
+const system = organization.systems[0]!;
+const example = parseEnv(readFileSync(new URL('../.env.example', import.meta.url), 'utf8'));
+
+let simulator: JiraSimulator;
+let backend: ReferenceBackend;
+let management: ManagementClient;
+let folder: string;
+
+beforeEach(async () => {
+  simulator = await JiraSimulator.start({ seed: 1 });
+  backend = await startReferenceBackend({ seed: seedFile });
+  management = new ManagementClient({ baseUrl: backend.url, token: organization.managementTokens[0]! });
+  folder = mkdtempSync(join(tmpdir(), 'jira-connector-'));
+});
+
+afterEach(async () => {
+  await management.close();
+  await backend.close();
+  await simulator.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+it('syncs the simulated Jira, maps its approvers, and carries out there a task created in the service', async () => {
+  const signals = new EventEmitter();
+  const exitCode = runWorker(build, {
+    env: {
+      ...example,
+      APPROVAL_SERVICE_URL: backend.url,
+      APPROVAL_CONNECTOR_TOKEN: system.connectorTokens[0],
+      APPROVAL_MANAGEMENT_TOKEN: organization.managementTokens[0],
+      APPROVAL_SYSTEM_ID: system.id,
+      JIRA_BASE_URL: simulator.url,
+      OPERATIONS_PORT: '',
+      CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
+      LOG_LEVEL: 'silent',
+    },
+    argv: [],
+    signals,
+  });
+  const approvers = simulator
+    .requests()
+    .flatMap(({ approvals }) => approvals.flatMap((approval) => approval.approvers));
+  await vi.waitFor(() => expect(backend.listApprovals(system.id!)).toHaveLength(approvers.length), {
+    timeout: 10_000,
+  });
+  // Every approver Jira shows the email of is a user of the seeded organization: all but Alan, who hides it.
+  const alan = simulator.approvers.find(({ email }) => email === 'alan@example.com')!;
+  const mapped = new Set(
+    approvers.map(({ accountId }) => accountId).filter((accountId) => accountId !== alan.accountId),
+  );
+  await vi.waitFor(
+    async () => {
+      const mappings = await management.getSystemUserMappings(system.id!);
+      expect(new Set(mappings.map(({ systemUserId }) => systemUserId))).toEqual(mapped);
+    },
+    { timeout: 10_000 },
+  );
+
+  const request = simulator.requests().find(({ approvals }) => approvals[0]?.finalDecision === 'pending')!;
+  const approval = request.approvals[0]!;
+  const { accountId } = approval.approvers.find(({ decision }) => decision === 'pending')!;
+  const { email, apiToken } = simulator.approvers.find((approver) => approver.accountId === accountId)!;
+  const task = backend.createTask({
+    systemId: system.id!,
+    type: 'approve',
+    approvalId: sourceApprovalId({ issueId: request.id, approvalId: approval.id, accountId }),
+    // As the console's sign-in form sends them.
+    credentials: { username: email, password: apiToken },
+  });
+
+  await vi.waitFor(() => expect(backend.getTask(task.id)?.result).toMatchObject({ status: 'success' }), {
+    timeout: 10_000,
+  });
+  expect(simulator.decisions({ via: 'api' })).toMatchObject([
+    { issueKey: request.key, approvalId: approval.id, accountId, decision: 'approved' },
+  ]);
+  signals.emit('SIGTERM', 'SIGTERM');
+  expect(await exitCode).toBe(0);
+});
