@@ -196,7 +196,7 @@ describe.for(templates)('a project from the %s template', (template) => {
     }
   }, 60_000);
 
-  it('develops with npm run dev: runs in a backend of its own, carries out a task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
+  it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
     const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
     expect(scripts.dev).toBe('connector dev');
     // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
