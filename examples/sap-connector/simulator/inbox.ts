@@ -161,7 +161,7 @@ export class SimulatedInbox {
     if (roll < 0.6) return this.#edit(task);
     if (roll < 0.7 && task.status === 'READY') {
       const processor = pick(this.#random, task.potentialOwners);
-      Object.assign(task, { status: 'RESERVED', processor });
+      this.reserve(task, processor);
       return { kind: 'reserved', instanceId: task.instanceId, username: processor.username };
     }
     if (roll < 0.9) {
@@ -177,6 +177,11 @@ export class SimulatedInbox {
       };
     }
     return { kind: 'idle' };
+  }
+
+  /** Reserves (claims) a task for one of its potential owners: from now on only that user can decide it. */
+  reserve(task: SimulatedTask, processor: SimulatedUser): void {
+    Object.assign(task, { status: 'RESERVED', processor });
   }
 
   /** Completes a task with a decision, as SAP does when one of its agents decides. */

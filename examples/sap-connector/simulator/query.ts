@@ -1,7 +1,7 @@
 /**
  * The part of OData V2's query language the simulated task collection understands: `$filter` with `eq`, `and`,
- * `or` and parentheses on a few properties, `$orderby` on `CreatedOn` and `InstanceID`, `$skip`, `$top` and
- * `$expand`. Anything else is refused with a reason, as SAP refuses a query it cannot run.
+ * `or` and parentheses on a few properties, `$orderby` on `CreatedOn` and `InstanceID`, `$skip`, `$top`,
+ * `$expand`, and the key of one task. Anything else is refused with a reason, as SAP refuses a query it cannot run.
  * @module
  */
 import type { SimulatedTask } from './inbox.js';
@@ -114,6 +114,23 @@ export function parseExpand(text: string): Set<Expandable> {
     names.add(name);
   }
   return names;
+}
+
+/** Parses the key predicate of one task, `SAP__Origin='…',InstanceID='…'` (in either order). */
+export function parseTaskKey(text: string): { origin: string; instanceId: string } {
+  const key = new Map<string, string>();
+  const pattern = /([A-Za-z_][A-Za-z0-9_]*)='((?:[^']|'')*)'(?:,(?!$)|$)/y;
+  while (pattern.lastIndex < text.length) {
+    const match = pattern.exec(text);
+    if (match === null) throw new QueryError(`Invalid key predicate: "${text}"`);
+    key.set(match[1] as string, (match[2] as string).replaceAll("''", "'"));
+  }
+  const origin = key.get('SAP__Origin');
+  const instanceId = key.get('InstanceID');
+  if (key.size !== 2 || origin === undefined || instanceId === undefined) {
+    throw new QueryError(`Invalid key predicate: a task is keyed by SAP__Origin and InstanceID ("${text}")`);
+  }
+  return { origin, instanceId };
 }
 
 interface Token {

@@ -29,7 +29,15 @@ import {
   type SimulatedUser,
   TECHNICAL_USER,
 } from './inbox.js';
-import { type Expandable, parseCount, parseExpand, parseFilter, parseOrderBy, QueryError } from './query.js';
+import {
+  type Expandable,
+  parseCount,
+  parseExpand,
+  parseFilter,
+  parseOrderBy,
+  parseTaskKey,
+  QueryError,
+} from './query.js';
 
 /** Where the service lives on the simulated system, as on a real one. */
 export const SERVICE_PATH = '/sap/opu/odata/IWPGW/TASKPROCESSING;mo;v=2/';
@@ -187,6 +195,15 @@ export class SapInboxSimulator {
     return this.#inbox.decisions().at(-1) as SimulatedDecision;
   }
 
+  /** Reserves an open task in SAP itself, for one of its potential owners: only that user can decide it now. */
+  reserveInSap(instanceId: string, username: string): void {
+    const task = this.#inbox.task(ORIGIN, instanceId);
+    if (task === undefined || task.status !== 'READY') throw new Error(`No ready task ${instanceId}`);
+    const owner = task.potentialOwners.find((candidate) => candidate.username === username);
+    if (owner === undefined) throw new Error(`${username} is no potential owner of task ${instanceId}`);
+    this.#inbox.reserve(task, owner);
+  }
+
   /** Lets the user's password expire: SAP refuses its logon from now on, as it does an expired password. */
   expirePassword(username: string): void {
     if (!this.#users.has(username)) throw new Error(`No user ${username}`);
@@ -250,9 +267,12 @@ export class SapInboxSimulator {
     const route = `${request.method} ${resource}`;
     if (route === 'GET ') return this.#serviceDocument(request, response, user);
     if (route === 'GET TaskCollection') return this.#taskCollection(url, response, user);
+    const entity = /^TaskCollection\((.*)\)$/.exec(resource);
+    if (entity !== null && request.method === 'GET')
+      return this.#task(entity[1] as string, url, response, user);
     if (route === 'GET DecisionOptions') return this.#decisionOptions(url, response, user);
     if (route === 'POST Decision') return this.#decision(url, response, user);
-    if (['', 'TaskCollection', 'DecisionOptions', 'Decision'].includes(resource)) {
+    if (entity !== null || ['', 'TaskCollection', 'DecisionOptions', 'Decision'].includes(resource)) {
       return this.#odataError(
         response,
         405,
@@ -340,6 +360,25 @@ export class SapInboxSimulator {
     this.#json(response, 200, { d: { results: tasks.map((task) => this.#taskEntity(task, expand)) } });
   }
 
+  /** One task by its key, completed or not, when the user may see it. */
+  #task(key: string, url: URL, response: ServerResponse, user: SimulatedUser): void {
+    let origin: string;
+    let instanceId: string;
+    try {
+      ({ origin, instanceId } = parseTaskKey(key));
+      for (const [name, value] of url.searchParams) {
+        if (name === '$format' && value === 'json') continue;
+        throw new QueryError(`The query option ${name} is not supported here`);
+      }
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      this.#odataError(response, 400, '/IWBEP/CM_MGW_RT/004', error.message);
+      return;
+    }
+    const task = this.#visibleTask(origin, instanceId, response, user);
+    if (task !== undefined) this.#json(response, 200, { d: this.#taskEntity(task, new Set()) });
+  }
+
   #decisionOptions(url: URL, response: ServerResponse, user: SimulatedUser): void {
     const found = this.#taskOf(url, response, user);
     if (found === undefined) return;
@@ -422,6 +461,16 @@ export class SapInboxSimulator {
       );
       return undefined;
     }
+    return this.#visibleTask(origin, instanceId, response, user);
+  }
+
+  /** The task, when the user may see it; otherwise answers `404`, as SAP does for a task of someone else. */
+  #visibleTask(
+    origin: string,
+    instanceId: string,
+    response: ServerResponse,
+    user: SimulatedUser,
+  ): SimulatedTask | undefined {
     const task = this.#inbox.task(origin, instanceId);
     if (task === undefined || !this.#sees(user, task)) {
       this.#odataError(response, 404, 'SIM/TASK_NOT_FOUND', `Task ${instanceId} of ${origin} was not found`);

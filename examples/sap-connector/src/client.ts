@@ -92,12 +92,7 @@ export class SapInboxClient {
 
   constructor(options: SapInboxClientOptions) {
     this.#service = serviceRoot(options.serviceUrl);
-    if (options.sapClient !== undefined && !/^\d{3}$/.test(options.sapClient)) {
-      throw new TypeError(
-        `Expected \`sapClient\` to be three digits such as '100', got ${describe(options.sapClient)}`,
-      );
-    }
-    this.#sapClient = options.sapClient;
+    this.#sapClient = options.sapClient === undefined ? undefined : sapClient(options.sapClient);
     this.#pageSize = integerOption('pageSize', options.pageSize, 100, 1, 1000);
     this.#timeoutMs = integerOption('timeoutMs', options.timeoutMs, 30_000, 1, 600_000);
   }
@@ -167,6 +162,20 @@ export class SapInboxClient {
       offset += page.length;
       anchor = keyOf(last);
     }
+  }
+
+  /**
+   * One task as the user whose credentials are given sees it, completed or not
+   * (`GET TaskCollection(SAP__Origin='…',InstanceID='…')`): its status tells whether it still waits for a decision.
+   */
+  async task(ref: TaskRef, options: SapCallOptions): Promise<Task> {
+    checkRef(ref);
+    checkCredentials(options.credentials);
+    const key = `SAP__Origin=${encodeURIComponent(quote(ref.origin))},InstanceID=${encodeURIComponent(quote(ref.instanceId))}`;
+    const answer = await this.#send('GET', `TaskCollection(${key})`, {}, options);
+    const what = 'GET TaskCollection (one task)';
+    if (answer.status < 200 || answer.status > 299) throw httpError(what, answer);
+    return parseEntity(what, answer, Task);
   }
 
   /** The decisions one task offers (the `DecisionOptions` function import). */
@@ -360,23 +369,35 @@ function connectionFailure(error: unknown): unknown {
   return error instanceof TypeError && error.cause instanceof Error ? error.cause : error;
 }
 
-function serviceRoot(serviceUrl: string | URL): URL {
+/**
+ * The service root as the client uses it (a final `/` added); throws a `TypeError` naming `name` for a value that
+ * cannot be one. The connector's factory checks its `SAP_SERVICE_URL` with it.
+ */
+export function serviceRoot(serviceUrl: string | URL, name = 'serviceUrl'): URL {
   let url: URL;
   try {
     url = new URL(serviceUrl);
   } catch {
-    throw new TypeError(`Expected \`serviceUrl\` to be an http(s) URL, got ${describe(serviceUrl)}`);
+    throw new TypeError(`Expected \`${name}\` to be an http(s) URL, got ${describe(serviceUrl)}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
     throw new TypeError(
-      `Expected \`serviceUrl\` to be an http(s) URL without query or fragment, got ${describe(String(serviceUrl))}`,
+      `Expected \`${name}\` to be an http(s) URL without query or fragment, got ${describe(String(serviceUrl))}`,
     );
   }
   if (url.username !== '' || url.password !== '') {
-    throw new TypeError('Expected `serviceUrl` without credentials in it: each call takes its own');
+    throw new TypeError(`Expected \`${name}\` without credentials in it: each call takes its own`);
   }
   if (!url.pathname.endsWith('/')) url.pathname = `${url.pathname}/`;
   return url;
+}
+
+/** An SAP client number (`sap-client`): three digits; throws a `TypeError` naming `name` otherwise. */
+export function sapClient(value: string, name = 'sapClient'): string {
+  if (typeof value !== 'string' || !/^\d{3}$/.test(value)) {
+    throw new TypeError(`Expected \`${name}\` to be three digits such as '100', got ${describe(value)}`);
+  }
+  return value;
 }
 
 function checkCredentials(credentials: SapCredentials): void {

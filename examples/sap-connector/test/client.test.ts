@@ -224,6 +224,51 @@ describe('reading the open tasks', () => {
   });
 });
 
+describe('reading one task', () => {
+  it('reads the task by its key, as the user given, with its status and processor', async () => {
+    sap.on(
+      { resource: "TaskCollection(SAP__Origin='LOCAL_TGW',InstanceID='000001750567')", query: {} },
+      { body: fixture('decision-result.json') },
+    );
+
+    const task = await client().task(ref, { credentials: approver, signal });
+
+    expect(task).toMatchObject({ InstanceID: '000001750567', Status: 'COMPLETED', Processor: 'AMILLER' });
+    expect(sap.calls()[0]?.headers.authorization).toBe(basic('AMILLER', 'miller-pass-1'));
+  });
+
+  it('writes each key as an OData string literal, a quote doubled and the rest percent-encoded', async () => {
+    sap.on(
+      { resource: "TaskCollection(SAP__Origin='O''B/1',InstanceID='A#1')" },
+      { body: fixture('task.json') },
+    );
+
+    const task = await client().task(
+      { origin: "O'B/1", instanceId: 'A#1' },
+      { credentials: approver, signal },
+    );
+
+    expect(task.Status).toBe('READY');
+    expect(task.Processor).toBeUndefined();
+  });
+
+  it("refuses an answer that is not one task, and passes SAP's 404 on as a SapHttpError", async () => {
+    sap.on({ resource: "TaskCollection(SAP__Origin='LOCAL_TGW',InstanceID='000001750567')" }, { body: '{}' });
+    sap.on(
+      { resource: "TaskCollection(SAP__Origin='LOCAL_TGW',InstanceID='000001750567')" },
+      { status: 404, body: fixture('odata-error-not-found.json') },
+    );
+
+    await expect(client().task(ref, { credentials: approver, signal })).rejects.toBeInstanceOf(
+      SapResponseError,
+    );
+    await expect(client().task(ref, { credentials: approver, signal })).rejects.toMatchObject({
+      status: 404,
+      sapMessage: "Resource not found for segment 'Task'",
+    });
+  });
+});
+
 describe('taking a decision', () => {
   const session = {
     'x-csrf-token': 'Wbp7cgmHq0vKr9vXg3ZMNQ==',

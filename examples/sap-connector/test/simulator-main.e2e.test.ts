@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { SapInboxClient } from '../src/client.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+// Run from the example's own folder, so that this works the same in a project generated from it: `--import tsx`
+// is resolved from there (up to the repository's node_modules here, the project's own there).
+const folder = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
 
 afterEach(() => {
@@ -12,14 +14,10 @@ afterEach(() => {
 });
 
 function run(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'examples/sap-connector/simulator/main.ts', ...args],
-    {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.ts', ...args], {
+    cwd: folder,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';

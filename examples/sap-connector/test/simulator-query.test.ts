@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedInbox, type SimulatedTask } from '../simulator/inbox.js';
-import { parseCount, parseExpand, parseFilter, parseOrderBy, QueryError } from '../simulator/query.js';
+import {
+  parseCount,
+  parseExpand,
+  parseFilter,
+  parseOrderBy,
+  parseTaskKey,
+  QueryError,
+} from '../simulator/query.js';
 
 const inbox = new SimulatedInbox({ seed: 4, initialTasks: 30 });
 for (let step = 0; step < 60; step += 1) inbox.step();
@@ -65,5 +72,21 @@ describe("the simulated task collection's query options", () => {
       'CustomAttributeData',
     ]);
     expect(() => parseExpand('Description')).toThrow(QueryError);
+  });
+
+  it("reads a task's key in either order, a doubled quote as one, and refuses any other key", () => {
+    expect(parseTaskKey("SAP__Origin='LOCAL_TGW',InstanceID='000001750567'")).toEqual({
+      origin: 'LOCAL_TGW',
+      instanceId: '000001750567',
+    });
+    expect(parseTaskKey("InstanceID='A''1',SAP__Origin='X'")).toEqual({ origin: 'X', instanceId: "A'1" });
+    for (const key of [
+      "InstanceID='1'",
+      "SAP__Origin='X',InstanceID='1',",
+      "SAP__Origin='X',InstanceID='1',Name='N'",
+      "SAP__Origin=X,InstanceID='1'",
+    ]) {
+      expect(() => parseTaskKey(key)).toThrow(QueryError);
+    }
   });
 });

@@ -1,5 +1,4 @@
 import { classifyFailure } from 'approval-connector-kit';
-import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedEvent } from '../simulator/inbox.js';
 import { SapInboxSimulator } from '../simulator/simulator.js';
@@ -203,12 +202,12 @@ describe('the client against the simulated SAP system', () => {
     expect(classifyFailure(error).status).toBe('authenticationError');
     expect(sap.decisions()).toEqual([]);
     expect(sap.requests().map((seen) => [seen.method, seen.status])).toEqual([['GET', 401]]);
-    const logon = await request(sap.serviceUrl, { headers: { authorization: 'Basic Zm9vOmJhcg==' } });
-    expect(logon.statusCode).toBe(401);
-    expect(logon.headers['www-authenticate']).toBe(
+    const logon = await fetch(sap.serviceUrl, { headers: { authorization: 'Basic Zm9vOmJhcg==' } });
+    expect(logon.status).toBe(401);
+    expect(logon.headers.get('www-authenticate')).toBe(
       'Basic realm="SAP NetWeaver Application Server [SIM/100]"',
     );
-    await logon.body.dump();
+    await logon.text();
   });
 
   it('fetches a new token once when the session expired between the fetch and the POST', async () => {
@@ -328,6 +327,33 @@ describe('the client against the simulated SAP system', () => {
     expect([...read].sort()).toEqual([...openBefore].sort());
   });
 
+  it('reads one task by its key for its agents, open or decided, and answers 404 to anyone else', async () => {
+    const sap = await simulator({ seed: 3 });
+    const { task, ref, owner } = readyTask(sap);
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
+    const stranger = sap.approvers.find(
+      (approver) => !task.potentialOwners.some((user) => user.username === approver.username),
+    );
+    if (stranger === undefined) throw new Error('Every approver owns the task');
+
+    const open = await client.task(ref, { credentials: approverOf(sap, owner), signal });
+    sap.reserveInSap(ref.instanceId, owner);
+    const reserved = await client.task(ref, { credentials: approverOf(sap, owner), signal });
+    sap.decideInSap(ref.instanceId);
+    const decided = await client.task(ref, { credentials: sap.technicalUser, signal });
+    const refused = await client
+      .task(ref, { credentials: approverOf(sap, stranger.username), signal })
+      .catch((error: unknown) => error);
+
+    expect([open.Status, open.Processor]).toEqual(['READY', undefined]);
+    expect([reserved.Status, reserved.Processor]).toEqual(['RESERVED', owner]);
+    expect([decided.Status, decided.Processor]).toEqual(['COMPLETED', owner]);
+    expect(refused).toMatchObject({
+      status: 404,
+      sapMessage: `Task ${ref.instanceId} of LOCAL_TGW was not found`,
+    });
+  });
+
   it('refuses to read the inbox for the technical user with a wrong password', async () => {
     const sap = await simulator({ seed: 3 });
     const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
@@ -363,13 +389,13 @@ describe('the simulated SAP system', () => {
   it("answers with the fields of SAP's documented answers", async () => {
     const sap = await simulator({ seed: 3 });
     const get = async (path: string) => {
-      const answer = await request(`${sap.serviceUrl}${path}`, {
+      const answer = await fetch(`${sap.serviceUrl}${path}`, {
         headers: {
           accept: 'application/json',
           authorization: `Basic ${Buffer.from(`${sap.technicalUser.username}:${sap.technicalUser.password}`).toString('base64')}`,
         },
       });
-      return { status: answer.statusCode, body: (await answer.body.json()) as { d: { results: unknown[] } } };
+      return { status: answer.status, body: (await answer.json()) as { d: { results: unknown[] } } };
     };
     const keys = (value: unknown) => Object.keys(value as object).sort();
     const [documentedTask] = fixtureJson('task-collection.json').d.results;
