@@ -45,6 +45,12 @@ export interface DevConnector {
    * @default as said
    */
   connectorToken?: string;
+  /**
+   * Variables of this connector's worker alone: its source's settings, say. They win over the loop's environment
+   * and the project's `.env`; the loop's own settings (the service, the token, the operations port) win over them.
+   * @default none
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** Options of {@link startDev}. */
@@ -97,6 +103,11 @@ export interface DevOptions {
    * @default 60000
    */
   stopTimeoutMs?: number;
+  /**
+   * More lines of the start banner, printed after the connectors' (where a simulated source listens, say).
+   * @default none
+   */
+  notes?: readonly string[];
 }
 
 /** A connector of a running session: where it works, and where its worker answers. */
@@ -115,6 +126,8 @@ export interface DevSession {
   connectors: readonly DevSessionConnector[];
   /** The figures of each connector's status line, now. */
   status(): ConnectorStatus[];
+  /** Prints a line (or several) above the status lines, among the log lines. */
+  print(text: string): void;
   /** Stops every worker gracefully, then the backend. Idempotent. */
   close(): Promise<void>;
 }
@@ -128,6 +141,7 @@ const devOptionsSchema = z
           project: nonEmptyString(),
           module: nonEmptyString().default(DEFAULT_MODULE),
           connectorToken: nonEmptyString().optional(),
+          env: z.record(z.string(), z.string()).default({}),
         }),
       )
       .min(1),
@@ -140,6 +154,7 @@ const devOptionsSchema = z
     output: withMethods<DevStream>('a writable stream', 'write').default(() => process.stdout),
     env: z.record(z.string(), z.string().optional()).default(() => process.env),
     stopTimeoutMs: integer(1).default(60_000),
+    notes: z.array(z.string()).default([]),
   })
   .check(
     crossCheck(({ connectors }, context) => {
@@ -213,10 +228,15 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     throw error;
   }
   output.write(
-    banner(backend, connectors, {
-      dataFile: settings.dataFile,
-      adminTokenGenerated: settings.adminToken === undefined,
-    }),
+    banner(
+      backend,
+      connectors,
+      {
+        dataFile: settings.dataFile,
+        adminTokenGenerated: settings.adminToken === undefined,
+      },
+      settings.notes,
+    ),
   );
 
   // The admin token opens everything: neither a worker nor a build gets it.
@@ -232,7 +252,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
       new ConnectorLoop({
         project: connector.project,
         module: connector.module,
-        workerEnv: workerEnvironment(connector, backend.url, env),
+        workerEnv: workerEnvironment(connector, specs[index]!.env, backend.url, env),
         buildEnv: definedOnly(env),
         logger: logger.child({ component: 'dev', connector: connector.name }),
         printer,
@@ -254,6 +274,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     backend,
     connectors,
     status,
+    print: (text) => output.write(text),
     close: () => {
       closed ??= (async () => {
         clearInterval(redraw);
@@ -270,10 +291,11 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
 
 /**
  * The worker's environment: the loop's, what the project's `.env` adds (a variable already set wins, as with
- * `node --env-file`), then the service, the token and the operations port of the loop.
+ * `node --env-file`), the connector's own variables, then the service, the token and the operations port of the loop.
  */
 function workerEnvironment(
   connector: DevSessionConnector,
+  own: Readonly<Record<string, string>>,
   serviceUrl: string,
   env: Readonly<Record<string, string | undefined>>,
 ): NodeJS.ProcessEnv {
@@ -284,6 +306,7 @@ function workerEnvironment(
   return {
     ...fromFile,
     ...definedOnly(env),
+    ...own,
     APPROVAL_SERVICE_URL: serviceUrl,
     APPROVAL_CONNECTOR_TOKEN: connector.tenant.connectorToken,
     OPERATIONS_PORT: new URL(connector.operationsUrl).port,
@@ -303,6 +326,7 @@ function banner(
   backend: ReferenceBackend,
   connectors: readonly DevSessionConnector[],
   backendOptions: Parameters<typeof backendBanner>[1],
+  notes: readonly string[],
 ): string {
   const lines = ['', ...backendBanner(backend, backendOptions)];
   for (const { name, module, tenant, operationsUrl } of connectors) {
@@ -324,6 +348,7 @@ function banner(
     }
     lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
   }
+  if (notes.length > 0) lines.push('', ...notes);
   lines.push('', 'Stop with Ctrl+C.', '');
   return lines.join('\n');
 }
