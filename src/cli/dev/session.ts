@@ -26,6 +26,7 @@ import { ConnectorBoard } from './board.js';
 import { ConnectorLoop, SOURCE_FOLDER } from './connector-loop.js';
 import { type LogFormat, LogPrinter } from './logs.js';
 import { DevOutput, type DevStream } from './output.js';
+import { hasBuildScript } from './rebuild.js';
 import { type ConnectorStatus, renderStatusLine } from './status.js';
 
 /** A connector of the local loop: a project folder whose build gives a connector module. */
@@ -329,11 +330,11 @@ function banner(
   notes: readonly string[],
 ): string {
   const lines = ['', ...backendBanner(backend, backendOptions)];
-  for (const { name, module, tenant, operationsUrl } of connectors) {
+  for (const { name, project, module, tenant, operationsUrl } of connectors) {
     const { system, organization, approvers } = tenant;
     lines.push(
       '',
-      `Connector ${name}: ${module}, built and restarted when ${SOURCE_FOLDER}/ changes`,
+      `Connector ${name}: ${module}, ${hasBuildScript(project) ? 'built and restarted' : 'restarted'} when ${SOURCE_FOLDER}/ changes`,
       `  service URL:       ${backend.url}`,
       `  connector token:   ${tenant.connectorToken}`,
       `  system:            ${system.name} (${system.id})${organization === undefined ? '' : ` of ${organization.name}`}`,
