@@ -48,14 +48,18 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runCreateCommand } = await import('./commands/create.js');
       return runCreateCommand(rest);
     }
-    case undefined:
+    // The exit codes of every command (`exit-codes.ts`, not imported here: it loads the kit): 2 for a command line
+    // that is refused.
     case '-h':
     case '--help':
       console.log(USAGE);
-      return command === undefined ? 1 : 0;
+      return 0;
+    case undefined:
+      console.error(USAGE);
+      return 2;
     default:
       console.error(`Unknown command: ${command}\n\n${USAGE}`);
-      return 1;
+      return 2;
   }
 }
 

@@ -85,7 +85,7 @@ describe('create-connector, installed from its tarball', () => {
       ['refused', '--template', 'nope'],
       { cwd: tools, env },
     );
-    expect(outcome.code).toBe(1);
+    expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain(
       `Expected \`--template\` to be one of ${templates.map((name) => `\`${name}\``).join(', ')}`,
     );

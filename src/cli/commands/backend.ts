@@ -12,6 +12,7 @@ import { ApprovalKitError, ValidationError } from '../../errors.js';
 import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 import { backendBanner } from '../dev/index.js';
+import { EXIT_CODES } from '../exit-codes.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
@@ -80,11 +81,11 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 1;
+    return EXIT_CODES.refused;
   }
   if (options['--help']) {
     console.log(USAGE);
-    return 0;
+    return EXIT_CODES.done;
   }
 
   // An admin token the operator chose is theirs to know: only a generated one is printed.
@@ -111,14 +112,15 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     console.error(
       error instanceof ApprovalKitError || error instanceof Error ? error.message : String(error),
     );
-    return 1;
+    // A seed or data file it was given and cannot use is refused; a server that cannot start (a port in use) failed.
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
 
   console.log(banner(backend, seed, options['--data'], chosenAdminToken === undefined));
   logger.info({ signal: await signal }, 'shutting down');
   await backend.close();
   logger.info('stopped');
-  return 0;
+  return EXIT_CODES.done;
 }
 
 function banner(

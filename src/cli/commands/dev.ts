@@ -7,6 +7,7 @@ import { ValidationError } from '../../errors.js';
 import { asFlags, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 import { startDev } from '../dev/index.js';
+import { EXIT_CODES } from '../exit-codes.js';
 import { DEFAULT_MODULE } from './run.js';
 
 const USAGE = `Usage: connector dev [module] [--port N] [--data FILE] [--seed FILE]
@@ -83,13 +84,13 @@ export async function runDevCommand(argv: readonly string[]): Promise<number> {
     }
     if (options['--help']) {
       console.log(USAGE);
-      return 0;
+      return EXIT_CODES.done;
     }
     name = projectName(process.cwd());
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     console.error(`${error.message}\n\n${USAGE}`);
-    return 2;
+    return EXIT_CODES.refused;
   }
 
   // Listening before anything starts, so that a signal during the start still stops everything cleanly. A second
@@ -109,11 +110,11 @@ export async function runDevCommand(argv: readonly string[]): Promise<number> {
     });
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
-    return error instanceof ValidationError ? 2 : 1;
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
   await signal;
   await session.close();
-  return 0;
+  return EXIT_CODES.done;
 }
 
 /** The project's name, from the package.json of the folder: `connector dev` runs in a connector project. */
