@@ -21,7 +21,8 @@ describe('the README', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toContain('npm test');
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
-    expect(scripts.start).toContain('backend --seed examples/seed/demo.json');
+    expect(scripts.start).toBe('node --import tsx scripts/start/main.ts');
+    expect(existsSync(new URL('../scripts/start/main.ts', import.meta.url))).toBe(true);
     expect(scripts.test).toContain('vitest run');
   });
 

@@ -6,7 +6,7 @@ import { FaultInjector } from './faults/injector.js';
 import { buildServer } from './http/server.js';
 import { compileOptions, type ReferenceBackendOptions } from './options.js';
 import { applySeed, parseSeed, readSeedFile } from './seed/load.js';
-import { Store } from './store/index.js';
+import { Store, type StoreChangeListener } from './store/index.js';
 
 /**
  * A running reference backend: its address, its admin operations, its faults, and `close()`.
@@ -51,6 +51,15 @@ export class ReferenceBackend extends AdminOperations {
     return this.#console.loginLink(
       this.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:'),
     );
+  }
+
+  /**
+   * Calls `listener` after each write the backend commits (an approval received, a task created, leased or
+   * completed, a connector registered, …), as the console's live updates hear of it, until the returned function is
+   * called. A write that is rolled back is never told, and a listener that throws changes nothing.
+   */
+  watch(listener: StoreChangeListener): () => void {
+    return this.#store.changes.subscribe(listener);
   }
 
   /** Stops listening, ends open connections and closes the store. Safe to call more than once. */

@@ -45,6 +45,8 @@ export type {
   NewTask,
   NewUserInput,
   Organization,
+  StoreChange,
+  StoreChangeListener,
   SystemRecord,
   TaskInfo,
   TaskStatus,

@@ -25,6 +25,7 @@ import '../node-guard.js';
 export {
   AddUserResult,
   Approval,
+  ApprovalFields,
   ApprovalWrite,
   ConnectorRegistration,
   ConnectorState,

@@ -6,6 +6,7 @@
  */
 import { type LevelWithSilent, pino } from 'pino';
 import { formatIssues, ValidationError } from '../errors.js';
+import { prettyLogOptions } from '../internal/pretty-logs.js';
 import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { createLogger, type Logger } from './operations/index.js';
@@ -155,11 +156,9 @@ export async function createWorkerLogger(options: {
   // Loaded only here: a worker that logs JSON, and every other user of the kit, never loads it.
   const { default: pinoPretty } = await import('pino-pretty');
   const destination = pinoPretty({
-    colorize: options.colorize ?? process.stdout.isTTY === true,
+    ...prettyLogOptions(options.colorize ?? process.stdout.isTTY === true),
     // Written before the process ends, also when it ends at the stop deadline.
     sync: true,
-    translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,hostname',
   });
   return createLogger({ level: options.level, destination });
 }

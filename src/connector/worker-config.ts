@@ -11,7 +11,7 @@ import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
 import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/index.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
-import { asFlags, host, logLevel, nonEmptyString, parseOptions, port } from '../internal/options.js';
+import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema } from './connector-options.js';
 import { FileKeyStore, ReadOnlyKeyStore } from './keys/index.js';
 
@@ -42,7 +42,6 @@ export interface WorkerConfigSources {
 
 const SUBJECT = 'worker configuration';
 const ROLES = ['sync', 'tasks', 'all'] as const satisfies readonly WorkerRole[];
-const PORT = 'an integer from 0 to 65535';
 const TRUE_OR_FALSE = '`true` or `false`';
 
 // The environment variables a worker reads, under their own names so that a message names what the operator set.
@@ -51,12 +50,7 @@ const environmentSchema = z.object({
   APPROVAL_CONNECTOR_TOKEN: nonEmptyString().optional(),
   CONNECTOR_ROLE: z.enum(ROLES).optional(),
   CONNECTOR_CONFIG: nonEmptyString().optional(),
-  OPERATIONS_PORT: z
-    .string({ error: PORT })
-    .regex(/^\d+$/, { error: PORT })
-    .transform(Number)
-    .pipe(port())
-    .optional(),
+  OPERATIONS_PORT: portText().optional(),
   OPERATIONS_HOST: host().optional(),
   CONNECTOR_KEYS_FILE: nonEmptyString().optional(),
   CONNECTOR_KEYS_READ_ONLY: z

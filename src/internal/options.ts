@@ -70,6 +70,12 @@ export function port(): z.ZodNumber {
   return integer(0, 65535);
 }
 
+/** A TCP port written as text, as a flag or an environment variable gives it: digits only, then {@link port}. */
+export function portText() {
+  const error = 'an integer from 0 to 65535';
+  return z.string({ error }).regex(/^\d+$/, { error }).transform(Number).pipe(port());
+}
+
 /** An interface to listen on: a host name or an address. */
 export function host(): z.ZodString {
   return z.string({ error: 'a host name or address' }).min(1, { error: 'a host name or address' });

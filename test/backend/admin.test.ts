@@ -139,3 +139,43 @@ describe('admin API', () => {
     expect((await call(backend, 'GET', '/v1/systems', { token: 'never-stored-token' })).status).toBe(401);
   });
 });
+
+describe('the handle', () => {
+  it('finds the system a connector token opens, and none for another token', () => {
+    const tenant = backend.createTenant({ connectorToken: 'token-of-the-handle-test' });
+    expect(backend.systemOfToken('token-of-the-handle-test')).toEqual(tenant.system);
+    expect(backend.systemOfToken(tenant.managementToken)).toBeUndefined();
+    expect(backend.systemOfToken('a-token-nobody-made')).toBeUndefined();
+  });
+
+  it('tells a watcher each committed write until it stops watching, and never one that failed', async () => {
+    const tenant = backend.createTenant();
+    const heard: unknown[] = [];
+    const unwatch = backend.watch((change) => heard.push(change));
+    const token = tenant.connectorToken;
+    await call(backend, 'PUT', '/v2/rawapprovals/W-1', {
+      token,
+      body: { approval: { schemaId: 's', approver: 'u', lastModified: '2026-05-01T09:00:00.000Z' } },
+    });
+    // Refused: nothing is written, nothing told.
+    expect(
+      (await call(backend, 'PUT', '/v2/rawapprovals/W-2', { token, body: { approval: { schemaId: 's' } } }))
+        .status,
+    ).toBe(400);
+    await call(backend, 'PATCH', '/v2/connector', { token, body: { taskTypes: ['approve'] } });
+    expect(heard).toEqual([
+      {
+        kind: 'approval',
+        systemId: tenant.system.id,
+        approvalId: 'W-1',
+        lastModified: '2026-05-01T09:00:00.000Z',
+        applied: true,
+        at: expect.any(String),
+      },
+      { kind: 'connector', systemId: tenant.system.id },
+    ]);
+    unwatch();
+    backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'W-1' });
+    expect(heard).toHaveLength(2);
+  });
+});

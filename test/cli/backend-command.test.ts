@@ -123,33 +123,51 @@ describe('connector backend', () => {
     expect(code).toBe(0);
   });
 
-  it('exits 1 with a readable message for an invalid seed or option', async () => {
+  it('exits 2 with a readable message for an invalid seed or option', async () => {
     const bad = run(['backend', '--seed', 'package.json']);
-    expect((await once(bad.child, 'exit'))[0]).toBe(1);
+    expect((await once(bad.child, 'exit'))[0]).toBe(2);
     expect(bad.stderr()).toMatch(/^Invalid seed file package\.json: /);
     const port = run(['backend', '--port', 'eighty']);
-    expect((await once(port.child, 'exit'))[0]).toBe(1);
+    expect((await once(port.child, 'exit'))[0]).toBe(2);
     expect(port.stderr()).toMatch(
       /^Invalid options of connector backend: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n\nUsage: connector backend /,
     );
     const unknown = run(['nope']);
-    expect((await once(unknown.child, 'exit'))[0]).toBe(1);
+    expect((await once(unknown.child, 'exit'))[0]).toBe(2);
+  });
+
+  it('exits 2, printing its usage, when no command is given', async () => {
+    const none = run([]);
+    expect((await once(none.child, 'exit'))[0]).toBe(2);
+    expect(none.stderr()).toMatch(/^Usage: connector <command>/);
+  });
+
+  it('exits 1 when the server cannot start: its port is taken', async () => {
+    const first = run(['backend', '--port', '0']);
+    const [, port] = await waitFor(
+      first.stdout,
+      /Reference backend listening on http:\/\/[^:]+:(\d+)/,
+      first.child,
+    );
+    const second = run(['backend', '--port', port!]);
+    expect((await once(second.child, 'exit'))[0]).toBe(1);
+    expect(second.stderr()).toContain('EADDRINUSE');
   });
 
   it('refuses an unknown flag with the nearest known one, rather than a bare parse error', async () => {
     const typo = run(['backend', '--prot', '8080']);
-    expect((await once(typo.child, 'exit'))[0]).toBe(1);
+    expect((await once(typo.child, 'exit'))[0]).toBe(2);
     expect(typo.stderr()).toMatch(
       /^Invalid options of connector backend: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: /,
     );
     const stray = run(['backend', 'extra']);
-    expect((await once(stray.child, 'exit'))[0]).toBe(1);
+    expect((await once(stray.child, 'exit'))[0]).toBe(2);
     expect(stray.stderr()).toMatch(/^Invalid options of connector backend: Unexpected argument `extra`/);
   });
 
   it('answers an unknown LOG_LEVEL with a readable message naming it, not a stack trace', async () => {
     const loud = run(['backend', '--port', '0'], { LOG_LEVEL: 'loud' });
-    expect((await once(loud.child, 'exit'))[0]).toBe(1);
+    expect((await once(loud.child, 'exit'))[0]).toBe(2);
     expect(loud.stderr()).toMatch(
       /^Invalid options of connector backend: Expected `LOG_LEVEL` to be one of `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`, got `"loud"` \(string\)\n/,
     );
@@ -159,7 +177,7 @@ describe('connector backend', () => {
   it('names APPROVAL_ADMIN_TOKEN, not adminToken, when it is too short, and never prints it', async () => {
     const token = 'short7';
     const short = run(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
-    expect((await once(short.child, 'exit'))[0]).toBe(1);
+    expect((await once(short.child, 'exit'))[0]).toBe(2);
     expect(short.stderr()).toMatch(
       /^Invalid options of connector backend: Expected `APPROVAL_ADMIN_TOKEN` to be a string of at least 8 characters, got a string \(not shown: it is secret\)\n/,
     );

@@ -183,7 +183,7 @@ describe('connector create', () => {
 
   it('refuses an unknown template, listing the known ones, and writes nothing', async () => {
     const session = create(['my-connector', '--template', 'jria', '--no-install']);
-    expect(await session.code).toBe(1);
+    expect(await session.code).toBe(2);
     expect(session.stderr()).toContain(
       `Expected \`--template\` to be one of ${templates.map(({ name }) => `\`${name}\``).join(', ')}, got \`"jria"\` (string)`,
     );
@@ -194,7 +194,7 @@ describe('connector create', () => {
     mkdirSync(join(work, 'my-connector'));
     writeFileSync(join(work, 'my-connector', 'notes.txt'), 'mine');
     const session = create(['my-connector', '--no-install', '--no-git']);
-    expect(await session.code).toBe(1);
+    expect(await session.code).toBe(2);
     expect(session.stderr()).toMatch(/`.*my-connector` is not empty \(it holds notes\.txt\)/);
     expect(filesIn(join(work, 'my-connector'))).toEqual(['notes.txt']);
   });
@@ -202,7 +202,7 @@ describe('connector create', () => {
   it('refuses a folder that is a file, and leaves it as it was', async () => {
     writeFileSync(join(work, 'my-connector'), 'mine');
     const session = create(['my-connector', '--no-install', '--no-git']);
-    expect(await session.code).toBe(1);
+    expect(await session.code).toBe(2);
     expect(session.stderr()).toMatch(/`.*my-connector` is a file, not a folder/);
     expect(readFileSync(join(work, 'my-connector'), 'utf8')).toBe('mine');
   });
@@ -216,14 +216,14 @@ describe('connector create', () => {
 
   it('refuses a folder whose name cannot name a package, and writes nothing', async () => {
     const session = create(['My Connector', '--no-install', '--no-git']);
-    expect(await session.code).toBe(1);
+    expect(await session.code).toBe(2);
     expect(session.stderr()).toContain('`My Connector` cannot name an npm package');
     expect(readdirSync(work)).toEqual([]);
   });
 
   it('names the flag meant by a misspelt one, and writes nothing', async () => {
     const session = create(['my-connector', '--no-instal']);
-    expect(await session.code).toBe(1);
+    expect(await session.code).toBe(2);
     expect(session.stderr()).toContain('Unknown option `--no-instal`; did you mean `--no-install`?');
     expect(readdirSync(work)).toEqual([]);
   });
@@ -234,6 +234,9 @@ describe('connector create', () => {
     expect(await session.code).toBe(0);
     expect(npm.calls()).toEqual([`${join(work, 'my-connector')} install`]);
     expect(session.stdout()).toContain('npm test');
+    expect(session.stdout()).toMatch(
+      /npm run dev +# develop: the connector against a local backend and its console/,
+    );
     expect(session.stdout()).not.toContain('npm install\n');
   });
 

@@ -33,6 +33,16 @@ it('holds no .gitignore, which npm would leave out of the published kit', () => 
   expect(ignored).toEqual([]);
 });
 
+describe.for(templates.map((template) => template.name))('the scripts of the %s template', (name) => {
+  it('develop with connector dev, the local loop, built by the build script it watches the sources of', () => {
+    const { scripts } = JSON.parse(readFileSync(join(work, name, 'package.json'), 'utf8'));
+    expect(scripts.dev).toBe('connector dev');
+    expect(scripts.build).toBe('tsc -p tsconfig.build.json');
+    const build = JSON.parse(readFileSync(join(work, name, 'tsconfig.build.json'), 'utf8'));
+    expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+  });
+});
+
 describe.for(templates.map((template) => template.name))('the Dockerfile of the %s template', (name) => {
   const read = (file: string) => readFileSync(join(work, name, file), 'utf8');
 

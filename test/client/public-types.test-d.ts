@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type {
   AddUserResult,
   Approval,
+  ApprovalFields,
   ApprovalWrite,
   ConnectorState,
   IntegrationClient,
@@ -30,6 +31,8 @@ describe('public types', () => {
     expectTypeOf<IntegrationClient['getState']>().returns.resolves.toEqualTypeOf<ConnectorState | null>();
     expectTypeOf<IntegrationClient['getApproval']>().returns.resolves.toEqualTypeOf<Approval>();
     expectTypeOf<IntegrationClient['putApprovals']>().parameter(0).toEqualTypeOf<readonly ApprovalWrite[]>();
+    // Named by the entry, so that a caller of putApproval can type what it passes.
+    expectTypeOf<IntegrationClient['putApproval']>().parameter(1).toEqualTypeOf<ApprovalFields>();
   });
 
   it('accept a Date or an ISO string for lastModified, and know the five result statuses', () => {

@@ -33,6 +33,7 @@ const env = {
   PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
 };
 const quiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+const DEV_ADMIN_TOKEN = 'create-connector-dev-admin-token';
 
 let work: string;
 let tools: string;
@@ -84,7 +85,7 @@ describe('create-connector, installed from its tarball', () => {
       ['refused', '--template', 'nope'],
       { cwd: tools, env },
     );
-    expect(outcome.code).toBe(1);
+    expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain(
       `Expected \`--template\` to be one of ${templates.map((name) => `\`${name}\``).join(', ')}`,
     );
@@ -194,6 +195,97 @@ describe.for(templates)('a project from the %s template', (template) => {
       expect(await worker.stop(), worker.output()).toBe(0);
     }
   }, 60_000);
+
+  it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
+    const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    expect(scripts.dev).toBe('connector dev');
+    // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
+    // exit code after a signal is 130 whatever its script's.
+    const dev = spawn(join(project, 'node_modules', '.bin', 'connector'), ['dev', '--port', '0'], {
+      cwd: project,
+      env: { ...env, APPROVAL_ADMIN_TOKEN: DEV_ADMIN_TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    for (const stream of [dev.stdout, dev.stderr]) {
+      stream.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+    }
+    const exited = once(dev, 'exit');
+    const messages = () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const until = async (condition: () => boolean | Promise<boolean>) => {
+      while (!(await condition())) {
+        if (dev.exitCode !== null) throw new Error(`connector dev exited ${dev.exitCode}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+      const answer = await fetch(`${serviceUrl}/admin${path}`, {
+        method,
+        headers: { authorization: `Bearer ${DEV_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
+      return (await answer.json()) as T;
+    };
+    const approvals = async () =>
+      (await admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
+    let serviceUrl = '';
+    let systemId = '';
+    try {
+      await until(() => output.includes('Stop with Ctrl+C'));
+      serviceUrl = /service URL: +(\S+)/.exec(output)![1]!;
+      systemId = /system: +\S+ \(([^)]+)\)/.exec(output)![1]!;
+      expect(output).toMatch(/console: +http:\/\/\S+\/console\/#login=\S+/);
+      expect(output).toMatch(/management token: +\S+/);
+
+      const running = () => messages().filter((message) => message === 'connector running').length;
+      await until(() => running() === 1);
+      if (!madeOfExamples.has(template)) {
+        // A blank template's example request, approved as an approver would; one made of an example syncs from
+        // its source's simulator, not started here.
+        await until(async () => (await approvals()).includes('REQ-1'));
+        const task = await admin<{ id: string }>('POST', '/tasks', {
+          systemId,
+          type: 'approve',
+          approvalId: 'REQ-1',
+        });
+        await until(
+          async () => (await admin<{ status: string }>('GET', `/tasks/${task.id}`)).status === 'completed',
+        );
+        expect(await admin('GET', `/tasks/${task.id}`)).toMatchObject({ result: { status: 'success' } });
+      }
+
+      const connector = join(project, 'src', 'connector.ts');
+      const original = readFileSync(connector, 'utf8');
+      writeFileSync(connector, `${original}\nexport const broken: number = 'text';\n`);
+      await until(() =>
+        messages().includes('the build failed; the connector keeps running its previous build'),
+      );
+      expect(output).toContain('error TS2322');
+      expect(running()).toBe(1);
+
+      writeFileSync(connector, `${original}\n// Edited.\n`);
+      if (!madeOfExamples.has(template)) {
+        const source = join(project, 'src', 'source.ts');
+        writeFileSync(source, readFileSync(source, 'utf8').replace("id: 'REQ-1'", "id: 'REQ-2'"));
+        // The new build runs: its request comes.
+        await until(async () => (await approvals()).includes('REQ-2'));
+      }
+      await until(() => running() >= 2);
+      expect(messages()).toContain('restarting the connector on its new build');
+    } finally {
+      dev.kill('SIGINT');
+    }
+    expect((await exited)[0], output).toBe(0);
+    expect(messages().at(-1)).toBe('stopped');
+    expect(output).not.toContain(DEV_ADMIN_TOKEN);
+  }, 180_000);
 });
 
 /** `node` with `args` in the project: waits for it to sync, stops it with SIGTERM. */

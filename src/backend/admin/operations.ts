@@ -135,6 +135,16 @@ export class AdminOperations {
     return this.store.states.get(systemId);
   }
 
+  /**
+   * The system a connector token opens: how a tool that was given only the token (`connector dev`, from a seed)
+   * finds the system's tasks and approvals. `undefined` for a management token and for a token the backend does not
+   * know.
+   */
+  systemOfToken(token: string): SystemRecord | undefined {
+    const principal = this.store.tokens.resolve(token);
+    return principal?.kind === 'connector' ? this.store.systems.find(principal.systemId) : undefined;
+  }
+
   /** Loads a seed, all or nothing; throws a `ValidationError` naming the first problem. */
   seed(seed: SeedInput): void {
     applySeed(this.store, seed);

@@ -9,8 +9,10 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { asFlags, host, logLevel, nonEmptyString, parseOptions, port } from '../../internal/options.js';
+import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
+import { backendBanner } from '../dev/index.js';
+import { EXIT_CODES } from '../exit-codes.js';
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
@@ -29,16 +31,9 @@ Environment:
   APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
   LOG_LEVEL             pino level (default info)`;
 
-const PORT = 'an integer from 0 to 65535';
-
 // The flags under the names the user typed, and the two environment variables the command reads.
 const commandOptionsSchema = z.strictObject({
-  '--port': z
-    .string({ error: PORT })
-    .regex(/^\d+$/, { error: PORT })
-    .transform(Number)
-    .pipe(port())
-    .default(8080),
+  '--port': portText().default(8080),
   '--host': host().default('127.0.0.1'),
   '--data': nonEmptyString().optional(),
   '--seed': nonEmptyString().optional(),
@@ -86,11 +81,11 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 1;
+    return EXIT_CODES.refused;
   }
   if (options['--help']) {
     console.log(USAGE);
-    return 0;
+    return EXIT_CODES.done;
   }
 
   // An admin token the operator chose is theirs to know: only a generated one is printed.
@@ -117,14 +112,15 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
     console.error(
       error instanceof ApprovalKitError || error instanceof Error ? error.message : String(error),
     );
-    return 1;
+    // A seed or data file it was given and cannot use is refused; a server that cannot start (a port in use) failed.
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
 
   console.log(banner(backend, seed, options['--data'], chosenAdminToken === undefined));
   logger.info({ signal: await signal }, 'shutting down');
   await backend.close();
   logger.info('stopped');
-  return 0;
+  return EXIT_CODES.done;
 }
 
 function banner(
@@ -133,15 +129,9 @@ function banner(
   dataFile: string | undefined,
   adminTokenGenerated: boolean,
 ): string {
-  const adminToken = adminTokenGenerated ? backend.adminToken : '<APPROVAL_ADMIN_TOKEN>';
   const lines = [
     '',
-    `Reference backend listening on ${backend.url}`,
-    `  console:  ${backend.createConsoleLink()}`,
-    '            (the link signs one browser in, once, within an hour)',
-    `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
-    `  openapi:  ${backend.url}/openapi.json`,
-    `  admin:    ${backend.url}/admin/...  with  Authorization: Bearer ${adminToken}`,
+    ...backendBanner(backend, { dataFile, adminTokenGenerated }),
     '',
     'Authenticate with Authorization: Bearer <token>. Management tokens open /v1 for their organization;',
     'connector tokens open /v2 for their system.',

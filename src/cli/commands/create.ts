@@ -9,6 +9,7 @@ import { packageRoot } from '../../internal/package-root.js';
 import { terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
 import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
+import { EXIT_CODES } from '../exit-codes.js';
 
 /** Where `connector create` reads, writes and runs; the process's own by default, stand-ins in tests. */
 export interface CreateCommandIo {
@@ -65,7 +66,7 @@ export async function runCreateCommand(
   const root = packageRoot();
   if (root === undefined) {
     complain('The templates of approval-connector-kit were not found: install the kit again.');
-    return 1;
+    return EXIT_CODES.failed;
   }
   const templatesFolder = join(root, 'templates');
   const templates = listTemplates(templatesFolder);
@@ -111,11 +112,11 @@ export async function runCreateCommand(
     }
   } catch (error) {
     complain(`${(error as Error).message}\n\n${usage(templates)}`);
-    return 1;
+    return EXIT_CODES.refused;
   }
   if (options['--help']) {
     say(usage(templates));
-    return 0;
+    return EXIT_CODES.done;
   }
 
   const folderProblem = (folder: string) => {
@@ -158,10 +159,10 @@ export async function runCreateCommand(
   } catch (error) {
     if ((error as Error).name === 'AbortError') {
       complain('Cancelled: nothing was created.');
-      return 1;
+      return EXIT_CODES.failed;
     }
     complain((error as Error).message);
-    return 1;
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   } finally {
     prompter?.close();
   }
@@ -171,7 +172,7 @@ export async function runCreateCommand(
     scaffold({ target, name: basename(target), template, templatesFolder, kit: readKitPackage(root) });
   } catch (error) {
     complain((error as Error).message);
-    return 1;
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
   say(`Created ${target} from the ${template.name} template.`);
 
@@ -183,7 +184,7 @@ export async function runCreateCommand(
       complain(
         `${packageManager} install failed (${code === 'missing' ? `${packageManager} was not found` : `exit code ${code}`}); the project is there: install its dependencies yourself.`,
       );
-      return 1;
+      return EXIT_CODES.failed;
     }
   }
 
@@ -197,7 +198,7 @@ export async function runCreateCommand(
     ...(cd === '.' ? [] : [[`cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}`] as [string]]),
     ...(install ? [] : [[`${packageManager} install`] as [string]]),
     [run('test'), 'type-check, then run the tests'],
-    [run('dev'), 'develop: the tests again on every change'],
+    [run('dev'), 'develop: the connector against a local backend and its console, restarted on changes'],
   ];
   const width = Math.max(...steps.map(([command]) => command.length));
   say(
@@ -211,7 +212,7 @@ export async function runCreateCommand(
       'Its README.md says how to run it, in a container too.',
     ].join('\n'),
   );
-  return 0;
+  return EXIT_CODES.done;
 }
 
 function readKitPackage(root: string): KitPackage {

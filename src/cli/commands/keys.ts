@@ -1,9 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { generateKeyRingData, type KeyRingData, ReadOnlyKeyStore } from '../../connector/index.js';
+import {
+  generateKeyRingData,
+  type KeyRingData,
+  KeyRingInvalidError,
+  ReadOnlyKeyStore,
+} from '../../connector/index.js';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
 import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
+import { EXIT_CODES } from '../exit-codes.js';
 
 const USAGE = `Usage: connector keys generate [--previous FILE] [--out FILE]
 
@@ -60,11 +66,11 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
     }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 1;
+    return EXIT_CODES.refused;
   }
   if (options['--help']) {
     console.log(USAGE);
-    return 0;
+    return EXIT_CODES.done;
   }
 
   try {
@@ -75,7 +81,7 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
       previous = await new ReadOnlyKeyStore({ file: previousFile }).load();
       if (previous === undefined) {
         console.error(`No key ring in ${previousFile}: it is missing or empty`);
-        return 1;
+        return EXIT_CODES.refused;
       }
     }
     const text = `${JSON.stringify(generateKeyRingData(previous), null, 2)}\n`;
@@ -85,9 +91,14 @@ export async function runKeysCommand(argv: readonly string[]): Promise<number> {
     else writeFileSync(out, text, { mode: 0o600, flag: 'wx' });
   } catch (error) {
     console.error(error instanceof ApprovalKitError ? error.message : describeFileError(error));
-    return 1;
+    // A previous ring that is not one, or an --out that exists, is refused; a file that cannot be written failed.
+    const refused =
+      error instanceof KeyRingInvalidError ||
+      error instanceof ValidationError ||
+      (error as NodeJS.ErrnoException).code === 'EEXIST';
+    return refused ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
-  return 0;
+  return EXIT_CODES.done;
 }
 
 function describeFileError(error: unknown): string {

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Connector, type ConnectorFactory, runWorker, WORKER_USAGE } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
+import { EXIT_CODES } from '../exit-codes.js';
 
 /** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */
 export const DEFAULT_MODULE = 'dist/connector.js';
@@ -27,7 +28,7 @@ export async function runRunCommand(argv: readonly string[]): Promise<number> {
   });
   if (tokens.some((token) => token.kind === 'option' && token.name === 'help')) {
     console.log(USAGE);
-    return 0;
+    return EXIT_CODES.done;
   }
   // The first argument that is no flag nor a flag's value is the module; everything else is the worker's.
   const module = tokens.find((token) => token.kind === 'positional');

@@ -11,6 +11,9 @@ import { request } from 'undici';
 import { WORKER_VARIABLES } from '../../../src/connector/worker-config.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../src/cli/connector.ts', import.meta.url));
+// Found from here, so that a process started in another folder (a project of a test) loads it too.
+const TSX = import.meta.resolve('tsx');
 const ADMIN_TOKEN = 'cli-test-admin-token';
 const started = new Set<ChildProcess>();
 
@@ -37,14 +40,18 @@ export interface CliProcess {
 }
 
 /**
- * Runs `connector <args>` in the repository's root. The environment is the test's own without any variable a
- * worker or the backend reads, plus `env`.
+ * Runs `connector <args>` in the repository's root, or in `cwd`. The environment is the test's own without any
+ * variable a worker or the backend reads, plus `env`.
  */
-export function spawnCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+export function spawnCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  { cwd = ROOT }: { cwd?: string } = {},
+): CliProcess {
   const inherited = { ...process.env };
   for (const name of [...WORKER_VARIABLES, 'APPROVAL_ADMIN_TOKEN']) delete inherited[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/connector.ts', ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
+    cwd,
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

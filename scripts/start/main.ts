@@ -1,0 +1,164 @@
+/**
+ * `npm start`: the whole picture on one machine. The reference backend (seeded with an organization holding a Jira
+ * system and an SAP system), the simulated Jira and SAP with their activity, both example connectors as workers
+ * (the `connector dev` loop: one status line each on a terminal), and a demo approver that approves one approval of
+ * each system through the service once the first ones are in. Prints where to look, the console's link first; stops
+ * everything on Ctrl+C or SIGTERM and exits 0.
+ *
+ *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 44300]
+ *                                             [--activity-ms 15000] [--no-demo]
+ * @module
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { backendOptionsSchema } from '../../src/backend/index.js';
+import { startDev } from '../../src/cli/dev/index.js';
+import { ValidationError } from '../../src/errors.js';
+import { asFlags, logLevel, parseOptions, portText } from '../../src/internal/options.js';
+import { onShutdownSignal } from '../../src/internal/signals.js';
+import { demoApprove } from './demo-approver.js';
+import { startSeed, startSources } from './sources.js';
+
+const USAGE = `Usage: npm start [-- options]
+
+Runs the reference backend, the simulated Jira and SAP systems with their activity, and both example connectors
+against them; a demo approver approves one approval of each system through the service.
+
+Options:
+  --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
+  --jira-port N     the simulated Jira's port (default 8081)
+  --sap-port N      the simulated SAP system's port (default 44300)
+  --activity-ms N   milliseconds between two steps of each simulator's activity (default 15000; 0: none)
+  --no-demo         no demo approver: approve in the console yourself
+  -h, --help        show this help
+
+Environment: APPROVAL_ADMIN_TOKEN, LOG_LEVEL, LOG_FORMAT, as for connector dev (docs/dev.md).`;
+
+const SUBJECT = 'options of npm start';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+const optionsSchema = z.strictObject({
+  '--port': portText().default(8080),
+  '--jira-port': portText().default(8081),
+  '--sap-port': portText().default(44300),
+  '--activity-ms': z
+    .string({ error: 'a whole number of milliseconds' })
+    .regex(/^\d+$/, { error: 'a whole number of milliseconds' })
+    .transform(Number)
+    .default(15_000),
+  '--no-demo': z.boolean().default(false),
+  '--help': z.boolean().default(false),
+  APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
+  LOG_LEVEL: logLevel().default('info'),
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+});
+
+async function main(): Promise<number> {
+  let options: z.output<typeof optionsSchema>;
+  try {
+    const { values } = parseArgs({
+      options: {
+        port: { type: 'string' },
+        'jira-port': { type: 'string' },
+        'sap-port': { type: 'string' },
+        'activity-ms': { type: 'string' },
+        'no-demo': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      // Unknown flags reach the options' check, which names the nearest known one.
+      strict: false,
+    });
+    options = parseOptions(
+      optionsSchema,
+      {
+        ...asFlags(values),
+        // An empty variable is an unset one, as a shell's `VAR=` means.
+        APPROVAL_ADMIN_TOKEN: process.env.APPROVAL_ADMIN_TOKEN || undefined,
+        LOG_LEVEL: process.env.LOG_LEVEL || undefined,
+        LOG_FORMAT: process.env.LOG_FORMAT || undefined,
+      },
+      SUBJECT,
+      ['APPROVAL_ADMIN_TOKEN'],
+    );
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options['--help']) {
+    console.log(USAGE);
+    return 0;
+  }
+
+  // Listening before anything starts, so that a signal during the start still stops everything cleanly; a second
+  // one is ignored (`npm start` may hand the same Ctrl+C on twice), the stop being bounded by the workers' own.
+  const signal = onShutdownSignal(process, { repeated: 'ignore' });
+  const sources = await startSources({
+    jiraPort: options['--jira-port'],
+    sapPort: options['--sap-port'],
+    activityMs: options['--activity-ms'],
+  });
+  // The connectors' key pairs, for this run only: the backend keeps nothing either.
+  const keys = mkdtempSync(join(tmpdir(), 'approval-connector-kit-start-'));
+  const demo = new AbortController();
+  const closeSources = async () => {
+    await Promise.all(sources.map((source) => source.close()));
+    rmSync(keys, { recursive: true, force: true });
+  };
+  let session: Awaited<ReturnType<typeof startDev>>;
+  try {
+    session = await startDev({
+      connectors: sources.map((source) => ({
+        name: source.name,
+        project: join(ROOT, source.project),
+        // The example's TypeScript, run by tsx (the worker runs the kit from its sources here), and its
+        // `approval-connector-kit` imports resolved by the repository's tsconfig to those same sources.
+        module: 'src/connector.ts',
+        connectorToken: source.connectorToken,
+        env: { ...source.env, CONNECTOR_KEYS_FILE: join(keys, `${source.name}.json`) },
+      })),
+      seed: startSeed(),
+      port: options['--port'],
+      logLevel: options.LOG_LEVEL,
+      ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
+      ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
+      notes: [
+        ...sources.flatMap((source) => [...source.banner(), '']),
+        options['--no-demo']
+          ? 'Open the console, pick an approval and approve it as its approver (their sign-in is above).'
+          : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
+      ],
+    });
+  } catch (error) {
+    await closeSources();
+    console.error(error instanceof Error ? error.message : String(error));
+    return error instanceof ValidationError ? 2 : 1;
+  }
+
+  const approving = options['--no-demo']
+    ? []
+    : session.connectors.map((connector, index) =>
+        demoApprove({
+          backend: session.backend,
+          systemId: connector.tenant.system.id,
+          source: sources[index]!,
+          print: (line) => session.print(line),
+          signal: demo.signal,
+        }).catch((error: unknown) => {
+          session.print(`${sources[index]!.label}: the demo approver failed: ${String(error)}`);
+        }),
+      );
+  await signal;
+  demo.abort();
+  await Promise.all(approving);
+  await session.close();
+  await closeSources();
+  return 0;
+}
+
+process.exitCode = await main();

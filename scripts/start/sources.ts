@@ -1,0 +1,218 @@
+/**
+ * The two simulated source systems of `npm start`, the simulated Jira Service Management site and the simulated SAP
+ * system, with what the rest of the start needs of each: the reference backend's seed (one organization holding
+ * both systems and both simulators' approvers), the connector's settings, the banner's lines, and the approvals an
+ * approver could decide now, for the demo approver.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { JiraSimulator } from '../../examples/jira-connector/simulator/simulator.js';
+import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js';
+import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
+import { approvalId } from '../../examples/sap-connector/src/mapping.js';
+import type { SeedInput } from '../../src/backend/index.js';
+
+/** An approval pending in a source, that one of its approvers could decide now. */
+export interface PendingApproval {
+  /** Its id in the service, as the connector pushes it. */
+  approvalId: string;
+  /** How a person names it in the source: a request's key, a task's title. */
+  name: string;
+  /** The approver, by name. */
+  approver: string;
+  /** The approver's sign-in in the source, as the console's credentials form takes it. */
+  credentials: { username: string; password: string };
+  /** Whether the source holds the approver's approval of it, given through its API. */
+  approvedInSource(): boolean;
+}
+
+/** A simulated source, running, as the start uses it. */
+export interface SimulatedSource {
+  /** The connector's name: its lines' label, its status line's. */
+  name: 'jira' | 'sap';
+  /** How a person names the system. */
+  label: string;
+  /** The connector example's folder, relative to the repository. */
+  project: string;
+  /** The connector token of its system in the seed. */
+  connectorToken: string;
+  /** The connector's own variables, pointing at the simulator. */
+  env: Record<string, string>;
+  /** What the banner says of it: where it listens, its approvers and their sign-ins. */
+  banner(): string[];
+  /** The approvals pending in it now, oldest first as the simulator lists them. */
+  pending(): PendingApproval[];
+  close(): Promise<void>;
+}
+
+/** Options of {@link startSources}. */
+export interface SourcesOptions {
+  /** The simulated Jira's port, on 127.0.0.1; 0 picks a free one. */
+  jiraPort: number;
+  /** The simulated SAP system's port, on 127.0.0.1; 0 picks a free one. */
+  sapPort: number;
+  /** Milliseconds between two steps of each simulator's activity; 0: none. */
+  activityMs: number;
+}
+
+interface ServiceSeed {
+  organizations: [
+    {
+      managementTokens: string[];
+      users: { email: string; firstName: string; lastName: string }[];
+      systems: [{ id: string; name: string; connectorTokens: [string]; userMappings?: unknown[] }];
+    },
+  ];
+}
+
+const readSeed = (path: string) =>
+  JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as ServiceSeed;
+
+/** The examples' own seeds, each an organization with its simulator's approvers and a system for its connector. */
+const JIRA_SEED = readSeed('../../examples/jira-connector/simulator/service-seed.json').organizations[0];
+const SAP_SEED = readSeed('../../examples/sap-connector/simulator/service-seed.json').organizations[0];
+
+/**
+ * The reference backend's seed: one organization, `Example`, with the users of both examples' seeds (the
+ * simulators' approvers), their management tokens, and their two systems with their connector tokens and mappings
+ * (the SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows).
+ */
+export function startSeed(): SeedInput {
+  return {
+    organizations: [
+      {
+        name: 'Example',
+        managementTokens: [...JIRA_SEED.managementTokens, ...SAP_SEED.managementTokens],
+        users: [...JIRA_SEED.users, ...SAP_SEED.users],
+        systems: [JIRA_SEED.systems[0], SAP_SEED.systems[0]],
+      },
+    ],
+  } as SeedInput;
+}
+
+/** Starts both simulators; one that fails to start closes the other. */
+export async function startSources(options: SourcesOptions): Promise<SimulatedSource[]> {
+  const jira = await startJira(options);
+  try {
+    return [jira, await startSap(options)];
+  } catch (error) {
+    await jira.close();
+    throw error;
+  }
+}
+
+async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
+  const site = await JiraSimulator.start({ port: jiraPort, seed: 1 });
+  const activity = activityMs > 0 ? setInterval(() => site.advance(), activityMs).unref() : undefined;
+  const system = JIRA_SEED.systems[0];
+  return {
+    name: 'jira',
+    label: 'Jira',
+    project: 'examples/jira-connector',
+    connectorToken: system.connectorTokens[0],
+    env: {
+      ...site.connectorEnv(),
+      // The connector keeps its approvers' user mappings by the emails Jira shows.
+      APPROVAL_MANAGEMENT_TOKEN: JIRA_SEED.managementTokens[0]!,
+      APPROVAL_SYSTEM_ID: system.id,
+    },
+    banner: () => [
+      `Simulated Jira Service Management at ${site.url} (${site.jql})`,
+      '  approvers (email and API token: user name and password in the console):',
+      ...site.approvers.map(
+        ({ displayName, email, apiToken }) => `    ${displayName.padEnd(18)} ${email.padEnd(24)} ${apiToken}`,
+      ),
+    ],
+    pending: () =>
+      site.requests().flatMap((request) =>
+        request.approvals
+          .filter(({ finalDecision }) => finalDecision === 'pending')
+          .flatMap((approval) =>
+            approval.approvers.flatMap(({ accountId, decision }) => {
+              const account = site.approvers.find((candidate) => candidate.accountId === accountId);
+              if (decision !== 'pending' || account === undefined) return [];
+              return [
+                {
+                  approvalId: sourceApprovalId({ issueId: request.id, approvalId: approval.id, accountId }),
+                  name: request.key,
+                  approver: account.displayName,
+                  credentials: { username: account.email, password: account.apiToken },
+                  approvedInSource: () =>
+                    site
+                      .decisions({ via: 'api' })
+                      .some(
+                        (event) =>
+                          event.issueKey === request.key &&
+                          event.approvalId === approval.id &&
+                          event.accountId === accountId &&
+                          event.decision === 'approved',
+                      ),
+                },
+              ];
+            }),
+          ),
+      ),
+    close: async () => {
+      clearInterval(activity);
+      await site.close();
+    },
+  };
+}
+
+async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
+  const sap = await SapInboxSimulator.start({
+    port: sapPort,
+    seed: 1,
+    ...(activityMs > 0 ? { activityIntervalMs: activityMs } : {}),
+  });
+  return {
+    name: 'sap',
+    label: 'SAP',
+    project: 'examples/sap-connector',
+    connectorToken: SAP_SEED.systems[0].connectorTokens[0],
+    env: {
+      SAP_SERVICE_URL: sap.serviceUrl,
+      SAP_USER: sap.technicalUser.username,
+      SAP_PASSWORD: sap.technicalUser.password,
+    },
+    banner: () => [
+      `Simulated SAP system (My Inbox) at ${sap.serviceUrl}`,
+      '  approvers (SAP user and password: user name and password in the console):',
+      ...sap.approvers.map(
+        ({ displayName, username, password }) =>
+          `    ${displayName.padEnd(18)} ${username.padEnd(24)} ${password}`,
+      ),
+    ],
+    pending: () =>
+      sap
+        .openTasks()
+        .filter(({ status }) => status === 'READY')
+        .flatMap((task) =>
+          task.potentialOwners.flatMap(({ username }) => {
+            const owner = sap.approvers.find((candidate) => candidate.username === username);
+            if (owner === undefined) return [];
+            return [
+              {
+                approvalId: approvalId({ origin: task.origin, instanceId: task.instanceId }, username),
+                name: `task ${task.instanceId} (${task.title})`,
+                approver: owner.displayName,
+                credentials: { username, password: owner.password },
+                approvedInSource: () =>
+                  sap
+                    .decisions()
+                    .some(
+                      (decision) =>
+                        decision.instanceId === task.instanceId &&
+                        decision.username === username &&
+                        decision.via === 'odata' &&
+                        task.definition.options.some(
+                          ({ key, nature }) => key === decision.decisionKey && nature === 'POSITIVE',
+                        ),
+                    ),
+              },
+            ];
+          }),
+        ),
+    close: () => sap.close(),
+  };
+}

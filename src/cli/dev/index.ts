@@ -1,0 +1,45 @@
+/**
+ * The local loop of `connector dev`, for that command and for whatever else runs connectors against a reference
+ * backend of its own while a developer watches: the backend with a development seed and its banner, each
+ * connector's worker in a child process, rebuilt and restarted on every change, and a status line per connector.
+ *
+ * @example
+ * ```ts
+ * import { startDev } from './dev/index.js';
+ *
+ * const session = await startDev({
+ *   connectors: [
+ *     { name: 'jira', project: 'examples/jira-connector' },
+ *     { name: 'sap', project: 'examples/sap-connector' },
+ *   ],
+ * });
+ * await onShutdownSignal();
+ * await session.close();
+ * ```
+ * @module
+ */
+export {
+  backendBanner,
+  type ConnectorTenant,
+  DEV_APPROVERS,
+  DEV_MANAGEMENT_TOKEN,
+  devConnectorToken,
+  devSeed,
+} from './backend.js';
+export { DevOutput, type DevStream } from './output.js';
+export {
+  type DevConnector,
+  type DevOptions,
+  type DevSession,
+  type DevSessionConnector,
+  startDev,
+} from './session.js';
+export {
+  type ConnectorStatus,
+  RateWindow,
+  type RateWindowOptions,
+  type RenderOptions,
+  renderStatusLine,
+  type TaskCounts,
+  type WorkerPhase,
+} from './status.js';

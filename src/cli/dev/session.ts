@@ -1,0 +1,367 @@
+/**
+ * The local loop as one call: a reference backend of its own, seeded, and each connector of a list built, run as a
+ * worker against it and restarted on every change, their log lines printed readably and, on a terminal, a status
+ * line per connector kept below them.
+ * @module
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+import pino, { type LevelWithSilent } from 'pino';
+import { z } from 'zod';
+import { backendOptionsSchema, type ReferenceBackend, type SeedInput } from '../../backend/index.js';
+import {
+  crossCheck,
+  integer,
+  logLevel,
+  nonEmptyString,
+  parseOptions,
+  port,
+  withMethods,
+} from '../../internal/options.js';
+import { DEFAULT_MODULE } from '../commands/run.js';
+import { backendBanner, type ConnectorTenant, startDevBackend } from './backend.js';
+import { ConnectorBoard } from './board.js';
+import { ConnectorLoop, SOURCE_FOLDER } from './connector-loop.js';
+import { type LogFormat, LogPrinter } from './logs.js';
+import { DevOutput, type DevStream } from './output.js';
+import { hasBuildScript } from './rebuild.js';
+import { type ConnectorStatus, renderStatusLine } from './status.js';
+
+/** A connector of the local loop: a project folder whose build gives a connector module. */
+export interface DevConnector {
+  /** Its name: its system's in the development seed, and its lines' label when several connectors run. */
+  name: string;
+  /** The project folder: its `build` script is run there, its `src/` watched, its `.env` read. */
+  project: string;
+  /**
+   * The connector module its worker runs (`connector run <module>`), relative to the project.
+   * @default 'dist/connector.js'
+   */
+  module?: string;
+  /**
+   * The connector token of its system. With the development seed, that seed's token for its name; with another
+   * seed, the connectors take the seed's systems that have a connector token, in order.
+   * @default as said
+   */
+  connectorToken?: string;
+  /**
+   * Variables of this connector's worker alone: its source's settings, say. They win over the loop's environment
+   * and the project's `.env`; the loop's own settings (the service, the token, the operations port) win over them.
+   * @default none
+   */
+  env?: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link startDev}. */
+export interface DevOptions {
+  /** The connectors to run, at least one, each with a name of its own. */
+  connectors: readonly DevConnector[];
+  /**
+   * The backend's port, on 127.0.0.1; `0` picks a free one.
+   * @default 8080
+   */
+  port?: number;
+  /**
+   * A SQLite file that keeps the backend's data across restarts.
+   * @default in memory
+   */
+  dataFile?: string;
+  /**
+   * The seed, applied when the store is empty: an object, or the path of a seed file.
+   * @default the development seed: an organization with two approvers, and a system per connector
+   */
+  seed?: SeedInput | string;
+  /**
+   * The admin token; never printed.
+   * @default a random one, printed in the banner
+   */
+  adminToken?: string;
+  /**
+   * The level of the loop's, the backend's and the workers' log lines.
+   * @default 'info'
+   */
+  logLevel?: LevelWithSilent;
+  /**
+   * How log lines are printed: readably, or as JSON lines.
+   * @default 'pretty' on a terminal, 'json' otherwise
+   */
+  logFormat?: LogFormat;
+  /**
+   * Where everything is printed; the status lines are drawn only when it is a terminal.
+   * @default process.stdout
+   */
+  output?: DevStream;
+  /**
+   * The environment the workers and the builds start from (a project's `.env` adds what it does not set).
+   * @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * How long a stop waits for a worker after SIGTERM before it kills it: above the worker's own stop deadline
+   * (`shutdown.graceMs + shutdown.forceMs` and a second, 36 s by default), which it keeps whatever its handlers do.
+   * @default 60000
+   */
+  stopTimeoutMs?: number;
+  /**
+   * More lines of the start banner, printed after the connectors' (where a simulated source listens, say).
+   * @default none
+   */
+  notes?: readonly string[];
+}
+
+/** A connector of a running session: where it works, and where its worker answers. */
+export interface DevSessionConnector {
+  name: string;
+  project: string;
+  module: string;
+  tenant: ConnectorTenant;
+  /** The worker's operations endpoints (`/healthz`, `/readyz`, `/metrics`), the same port across restarts. */
+  operationsUrl: string;
+}
+
+/** A running local loop. */
+export interface DevSession {
+  backend: ReferenceBackend;
+  connectors: readonly DevSessionConnector[];
+  /** The figures of each connector's status line, now. */
+  status(): ConnectorStatus[];
+  /** Prints a line (or several) above the status lines, among the log lines. */
+  print(text: string): void;
+  /** Stops every worker gracefully, then the backend. Idempotent. */
+  close(): Promise<void>;
+}
+
+const devOptionsSchema = z
+  .strictObject({
+    connectors: z
+      .array(
+        z.strictObject({
+          name: nonEmptyString(),
+          project: nonEmptyString(),
+          module: nonEmptyString().default(DEFAULT_MODULE),
+          connectorToken: nonEmptyString().optional(),
+          env: z.record(z.string(), z.string()).default({}),
+        }),
+      )
+      .min(1),
+    port: port().default(8080),
+    dataFile: nonEmptyString().optional(),
+    seed: backendOptionsSchema.shape.seed,
+    adminToken: backendOptionsSchema.shape.adminToken.unwrap().optional(),
+    logLevel: logLevel().default('info'),
+    logFormat: z.enum(['pretty', 'json']).optional(),
+    output: withMethods<DevStream>('a writable stream', 'write').default(() => process.stdout),
+    env: z.record(z.string(), z.string().optional()).default(() => process.env),
+    stopTimeoutMs: integer(1).default(60_000),
+    notes: z.array(z.string()).default([]),
+  })
+  .check(
+    crossCheck(({ connectors }, context) => {
+      connectors.forEach(({ name }, index) => {
+        if (connectors.findIndex((other) => other.name === name) === index) return;
+        context.addIssue({
+          code: 'custom',
+          path: ['connectors', index, 'name'],
+          message: `Expected \`connectors[${index}].name\` to be a name of its own, got \`${JSON.stringify(name)}\` a second time`,
+        });
+      });
+    }),
+  );
+
+/** How often the status lines are redrawn on a terminal. */
+const STATUS_INTERVAL_MS = 250;
+
+/**
+ * Starts the local loop: the backend with its seed (the development seed by default), the banner that says where
+ * everything is, then each connector built and run as a worker, rebuilt and restarted on every change of its
+ * sources. Resolves once the backend listens and the builds have begun; a build that fails is printed and waited
+ * out, not thrown. Bad options, a seed that cannot be read or a store seeded otherwise reject with a
+ * `ValidationError`, nothing left running.
+ *
+ * @example
+ * ```ts
+ * const session = await startDev({
+ *   connectors: [
+ *     { name: 'jira', project: 'examples/jira-connector' },
+ *     { name: 'sap', project: 'examples/sap-connector' },
+ *   ],
+ * });
+ * await onShutdownSignal();
+ * await session.close();
+ * ```
+ */
+export async function startDev(options: DevOptions): Promise<DevSession> {
+  const settings = parseOptions(devOptionsSchema, options, 'development options', ['adminToken']);
+  const output = new DevOutput(settings.output);
+  const printer = await LogPrinter.create(
+    output,
+    settings.logFormat ?? (output.interactive ? 'pretty' : 'json'),
+  );
+  const logger = pino({ level: settings.logLevel, base: undefined }, printer.destination());
+  const specs = settings.connectors.map((connector) => ({
+    ...connector,
+    project: resolve(connector.project),
+  }));
+
+  const { backend, tenants } = await startDevBackend({
+    port: settings.port,
+    dataFile: settings.dataFile,
+    seed: settings.seed,
+    adminToken: settings.adminToken,
+    logger: logger.child({ component: 'reference-backend' }),
+    connectors: specs,
+  });
+  let connectors: DevSessionConnector[];
+  try {
+    connectors = await Promise.all(
+      specs.map(async (spec, index) => ({
+        name: spec.name,
+        project: spec.project,
+        module: spec.module,
+        tenant: tenants[index]!,
+        operationsUrl: `http://127.0.0.1:${await freePort()}`,
+      })),
+    );
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  output.write(
+    banner(
+      backend,
+      connectors,
+      {
+        dataFile: settings.dataFile,
+        adminTokenGenerated: settings.adminToken === undefined,
+      },
+      settings.notes,
+    ),
+  );
+
+  // The admin token opens everything: neither a worker nor a build gets it.
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...env } = settings.env;
+  const boards = connectors.map(
+    (connector) => new ConnectorBoard(connector.name, connector.tenant.system.id, backend),
+  );
+  const unwatch = backend.watch((change) => {
+    for (const board of boards) board.heard(change);
+  });
+  const loops = connectors.map(
+    (connector, index) =>
+      new ConnectorLoop({
+        project: connector.project,
+        module: connector.module,
+        workerEnv: workerEnvironment(connector, specs[index]!.env, backend.url, env),
+        buildEnv: definedOnly(env),
+        logger: logger.child({ component: 'dev', connector: connector.name }),
+        printer,
+        label: connectors.length > 1 ? { connector: connector.name } : {},
+        board: boards[index]!,
+        stopTimeoutMs: settings.stopTimeoutMs,
+      }),
+  );
+  const status = () => boards.map((board) => board.snapshot());
+  const draw = () => {
+    const now = Date.now();
+    output.status(status().map((line) => renderStatusLine(line, { now, width: output.width - 1 })));
+  };
+  const redraw = output.interactive ? setInterval(draw, STATUS_INTERVAL_MS).unref() : undefined;
+  for (const loop of loops) loop.start();
+
+  let closed: Promise<void> | undefined;
+  return {
+    backend,
+    connectors,
+    status,
+    print: (text) => output.write(text),
+    close: () => {
+      closed ??= (async () => {
+        clearInterval(redraw);
+        await Promise.all(loops.map((loop) => loop.close()));
+        unwatch();
+        await backend.close();
+        output.close();
+        logger.info({ component: 'dev' }, 'stopped');
+      })();
+      return closed;
+    },
+  };
+}
+
+/**
+ * The worker's environment: the loop's, what the project's `.env` adds (a variable already set wins, as with
+ * `node --env-file`), the connector's own variables, then the service, the token and the operations port of the loop.
+ */
+function workerEnvironment(
+  connector: DevSessionConnector,
+  own: Readonly<Record<string, string>>,
+  serviceUrl: string,
+  env: Readonly<Record<string, string | undefined>>,
+): NodeJS.ProcessEnv {
+  const dotenv = join(connector.project, '.env');
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
+    ? parseEnv(readFileSync(dotenv, 'utf8'))
+    : {};
+  return {
+    ...fromFile,
+    ...definedOnly(env),
+    ...own,
+    APPROVAL_SERVICE_URL: serviceUrl,
+    APPROVAL_CONNECTOR_TOKEN: connector.tenant.connectorToken,
+    OPERATIONS_PORT: new URL(connector.operationsUrl).port,
+    OPERATIONS_HOST: '127.0.0.1',
+    // The loop reads the worker's lines, and prints them itself.
+    LOG_FORMAT: 'json',
+  };
+}
+
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+function banner(
+  backend: ReferenceBackend,
+  connectors: readonly DevSessionConnector[],
+  backendOptions: Parameters<typeof backendBanner>[1],
+  notes: readonly string[],
+): string {
+  const lines = ['', ...backendBanner(backend, backendOptions)];
+  for (const { name, project, module, tenant, operationsUrl } of connectors) {
+    const { system, organization, approvers } = tenant;
+    lines.push(
+      '',
+      `Connector ${name}: ${module}, ${hasBuildScript(project) ? 'built and restarted' : 'restarted'} when ${SOURCE_FOLDER}/ changes`,
+      `  service URL:       ${backend.url}`,
+      `  connector token:   ${tenant.connectorToken}`,
+      `  system:            ${system.name} (${system.id})${organization === undefined ? '' : ` of ${organization.name}`}`,
+    );
+    if (organization?.managementToken !== undefined) {
+      lines.push(`  management token:  ${organization.managementToken}`);
+    }
+    if (approvers.length > 0) {
+      lines.push(
+        `  approvers:         ${approvers.map(({ systemUserId, name: person }) => `${systemUserId} (${person})`).join(', ')}`,
+      );
+    }
+    lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
+  }
+  if (notes.length > 0) lines.push('', ...notes);
+  lines.push('', 'Stop with Ctrl+C.', '');
+  return lines.join('\n');
+}
+
+/** A port free now on 127.0.0.1, kept for a worker's operations endpoints across its restarts. */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address() as { port: number };
+      server.close(() => resolvePort(free));
+    });
+  });
+}

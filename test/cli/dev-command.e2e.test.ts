@@ -1,0 +1,374 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_VARIABLES } from '../../src/connector/worker-config.js';
+import {
+  ADMIN_TOKEN,
+  copyFixture,
+  type DevProcess,
+  isRunning,
+  startDev,
+  until,
+  workFolder,
+} from './support/dev-project.js';
+import { killAll, spawnCli } from './support/processes.js';
+
+// `connector dev` in a process of its own, in a copy of the fixture project, as a developer runs it there: what it
+// does is seen through what it prints, its backend (over HTTP, with the tokens it printed) and its exit code.
+
+interface Approval {
+  id: string;
+}
+interface Task {
+  id: string;
+  status: 'waiting' | 'leased' | 'completed';
+  result?: { status: string };
+}
+
+const CLI = fileURLToPath(new URL('../../src/cli/connector.ts', import.meta.url));
+const work = workFolder();
+// Each test stops what it started; whatever a failed one left running is killed at the end.
+afterAll(() => {
+  killAll();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const approvalIds = async (dev: DevProcess, systemId: string) =>
+  (await dev.admin<Approval[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
+
+/** Adds a request to the fixture's source, a change of its sources. */
+function addRequest(project: string, id: string): void {
+  const file = join(project, 'src', 'approvals.js');
+  writeFileSync(file, readFileSync(file, 'utf8').replace("'D-2'", `'D-2', '${id}'`));
+}
+
+describe('connector dev in a project', () => {
+  let project: string;
+  let dev: DevProcess;
+
+  beforeAll(async () => {
+    project = copyFixture(work);
+    dev = startDev(project);
+    await dev.banner();
+  });
+
+  it('prints the URLs and tokens a developer needs, and each opens what it says', async () => {
+    const banner = await dev.banner();
+    expect(banner.connectorToken).toBe('dev-connector-dev-fixture');
+    expect(banner.managementToken).toBe('dev-management-token');
+    // An admin token the developer chose is theirs to know: never printed.
+    expect(dev.stdout()).toContain('Authorization: Bearer <APPROVAL_ADMIN_TOKEN>');
+    expect(dev.stdout()).not.toContain(ADMIN_TOKEN);
+
+    const systems = await request(`${banner.serviceUrl}/v1/systems`, {
+      headers: { authorization: `Bearer ${banner.managementToken}` },
+    });
+    expect(await systems.body.json()).toEqual([
+      expect.objectContaining({ id: banner.systemId, name: 'dev-fixture' }),
+    ]);
+    const state = await request(`${banner.serviceUrl}/v2/connector/state`, {
+      headers: { authorization: `Bearer ${banner.connectorToken}` },
+    });
+    expect(state.statusCode).toBe(200);
+    await state.body.dump();
+
+    const login = await request(`${banner.serviceUrl}/console/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: new URL(banner.consoleLink).hash.replace('#login=', '') }),
+    });
+    expect(login.statusCode).toBe(200);
+    await login.body.dump();
+
+    await until(
+      async () => (await request(`${banner.operationsUrl}/healthz`).catch(() => null))?.statusCode === 200,
+    );
+  });
+
+  it('runs the project’s connector against the backend: its approvals arrive, for an approver of the seed', async () => {
+    const { systemId } = await dev.banner();
+    await until(async () => (await approvalIds(dev, systemId)).length === 2);
+    expect(await approvalIds(dev, systemId)).toEqual(['D-1', 'D-2']);
+    expect(dev.stdout()).toContain('approvers:         ada (Ada Lovelace), grace (Grace Hopper)');
+  });
+
+  it('carries out a task created through the backend', async () => {
+    const { systemId } = await dev.banner();
+    await until(() => dev.messages().includes('connector running'));
+    const task = await dev.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId: 'D-1' });
+    await until(async () => (await dev.admin<Task>('GET', `/tasks/${task.id}`)).status === 'completed');
+    expect(await dev.admin<Task>('GET', `/tasks/${task.id}`)).toMatchObject({
+      result: { status: 'success' },
+    });
+  });
+
+  it('builds and restarts the connector when a source changes, on its new build', async () => {
+    const { systemId } = await dev.banner();
+    const [first] = dev.workerPids();
+    addRequest(project, 'D-3');
+    await until(async () => (await approvalIds(dev, systemId)).includes('D-3'));
+    expect(dev.messages()).toContain('restarting the connector on its new build');
+    const pids = dev.workerPids();
+    expect(pids).toHaveLength(2);
+    expect(pids[0]).toBe(first);
+    // The first worker stopped gracefully before the second started.
+    expect(isRunning(first!)).toBe(false);
+    const messages = dev.messages();
+    const restart = messages.indexOf('restarting the connector on its new build');
+    expect(messages.indexOf('connector stopped', restart)).toBeGreaterThan(restart);
+  });
+
+  it('stops its worker gracefully and its backend, and exits 0, on SIGTERM', async () => {
+    const { serviceUrl } = await dev.banner();
+    const worker = dev.workerPids().at(-1)!;
+    dev.child.kill('SIGTERM');
+    expect(await dev.exited).toBe(0);
+    expect(dev.stderr()).toBe('');
+    expect(dev.messages().slice(-3)).toEqual([
+      'shutdown signal received; stopping',
+      'connector stopped',
+      'stopped',
+    ]);
+    expect(isRunning(worker)).toBe(false);
+    await expect(request(`${serviceUrl}/openapi.json`)).rejects.toThrow();
+  });
+});
+
+describe('connector dev, when something goes wrong', () => {
+  it('prints a failing build’s errors and keeps the backend and the running connector up; the next good change restarts it', async () => {
+    const project = copyFixture(work);
+    const dev = startDev(project);
+    const { systemId, serviceUrl } = await dev.banner();
+    await until(async () => (await approvalIds(dev, systemId)).length === 2);
+    const [worker] = dev.workerPids();
+
+    appendFileSync(join(project, 'src', 'approvals.js'), 'export const = ;\n');
+    await dev.printed(/SyntaxError: Unexpected token '='/);
+    await until(() =>
+      dev.messages().includes('the build failed; the connector keeps running its previous build'),
+    );
+    expect(dev.lines().find((line) => line.msg.startsWith('the build failed'))).toMatchObject({ level: 50 });
+    const openapi = await request(`${serviceUrl}/openapi.json`);
+    expect(openapi.statusCode).toBe(200);
+    await openapi.body.dump();
+    expect(isRunning(worker!)).toBe(true);
+    expect(dev.workerPids()).toEqual([worker]);
+
+    writeFileSync(
+      join(project, 'src', 'approvals.js'),
+      readFileSync(join(project, 'src', 'approvals.js'), 'utf8').replace('export const = ;\n', ''),
+    );
+    addRequest(project, 'D-3');
+    await until(async () => (await approvalIds(dev, systemId)).includes('D-3'));
+    expect(dev.workerPids()).toHaveLength(2);
+
+    // As Ctrl+C in a terminal.
+    dev.child.kill('SIGINT');
+    expect(await dev.exited).toBe(0);
+  });
+
+  it('says when the worker ends by itself, and keeps the backend up, waiting for a change', async () => {
+    const project = copyFixture(work);
+    const dev = startDev(project, ['dist/missing.js']);
+    const { serviceUrl } = await dev.banner();
+    await until(() => dev.messages().includes('the connector ended by itself; waiting for a change'));
+    expect(
+      dev.lines().find((line) => line.msg === 'the connector ended by itself; waiting for a change'),
+    ).toMatchObject({
+      level: 50,
+      exit: 2,
+    });
+    // The worker's own refusal, as connector run gives it.
+    expect(dev.stdout()).toContain('does not exist');
+    const openapi = await request(`${serviceUrl}/openapi.json`);
+    expect(openapi.statusCode).toBe(200);
+    await openapi.body.dump();
+    dev.child.kill('SIGTERM');
+    expect(await dev.exited).toBe(0);
+  });
+
+  it('lets a second Ctrl+C, as npm run dev may send, not cut the stop short: the task in flight finishes', async () => {
+    const project = copyFixture(work);
+    // The project's .env reaches the worker: its task takes a second.
+    writeFileSync(join(project, '.env'), 'HANDLER_MS=1000\n');
+    const dev = startDev(project);
+    const { systemId } = await dev.banner();
+    await until(() => dev.messages().includes('connector running'));
+    const task = await dev.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId: 'D-1' });
+    await until(async () => (await dev.admin<Task>('GET', `/tasks/${task.id}`)).status === 'leased');
+    dev.child.kill('SIGINT');
+    // Once the first is heard, and the worker is stopping.
+    await until(() => dev.messages().includes('shutdown signal received; stopping'));
+    dev.child.kill('SIGINT');
+    expect(await dev.exited).toBe(0);
+    expect(dev.lines().find((line) => line.msg === 'task finished')).toMatchObject({ status: 'success' });
+    expect(dev.messages().at(-1)).toBe('stopped');
+  });
+
+  it('does not leave its worker running when it is killed', async () => {
+    const project = copyFixture(work);
+    const dev = startDev(project);
+    await until(() => dev.messages().includes('connector running'));
+    const [worker] = dev.workerPids();
+    dev.child.kill('SIGKILL');
+    await dev.exited;
+    await until(() => !isRunning(worker!));
+  });
+});
+
+describe('connector dev on a terminal', () => {
+  // util-linux's `script` runs the command on a pseudo-terminal of its own, and types what it reads into it.
+  const script = spawnSync('script', ['--version']).status === 0 && process.platform === 'linux';
+
+  it.skipIf(!script)(
+    'keeps a status line below the log lines, with the approvals synced and the tasks; Ctrl+C stops everything with 0',
+    async () => {
+      const project = copyFixture(work);
+      const command = [process.execPath, '--import', import.meta.resolve('tsx'), CLI, 'dev', '--port', '0'];
+      const terminal = spawn(
+        'script',
+        ['-qfec', `stty cols 160 rows 40; exec ${command.join(' ')}`, '/dev/null'],
+        {
+          cwd: project,
+          env: {
+            ...Object.fromEntries(
+              Object.entries(process.env).filter(([name]) => !WORKER_VARIABLES.includes(name)),
+            ),
+            APPROVAL_ADMIN_TOKEN: ADMIN_TOKEN,
+          },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      let screen = '';
+      terminal.stdout.on('data', (chunk: Buffer) => {
+        screen += chunk.toString();
+      });
+      const exited = once(terminal, 'exit');
+      try {
+        await until(() => /service URL: +\S+/.test(screen));
+        const serviceUrl = /service URL: +(\S+)/.exec(screen)![1]!;
+        const systemId = /system: +\S+ \(([^)]+)\)/.exec(screen)![1]!;
+        // Redrawn in place: back to the start of the line, the old block cleared, the new one written.
+        await until(() => screen.includes('\r\u001b[Jdev-fixture running · approvals: 2 synced'));
+        const created = await request(`${serviceUrl}/admin/tasks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ systemId, type: 'approve', approvalId: 'D-1' }),
+        });
+        expect(created.statusCode).toBe(200);
+        await created.body.dump();
+        await until(() => /tasks: 0 waiting, 0 running, 1 done/.test(screen));
+        // The log lines are readable on a terminal, not JSON.
+        expect(screen).toMatch(/INFO.*: .*sync run finished/);
+        expect(screen).not.toContain('"msg":');
+        terminal.stdin.write('\u0003');
+        expect((await exited)[0]).toBe(0);
+        expect(screen).toContain('shutdown signal received; stopping');
+      } finally {
+        terminal.kill('SIGKILL');
+      }
+    },
+  );
+});
+
+describe('connector dev --data', () => {
+  it('keeps the backend’s data in the file across restarts, its tokens and system the same', async () => {
+    const project = copyFixture(work);
+    const data = join(work, 'dev-data.sqlite');
+    const first = startDev(project, ['--data', data]);
+    const before = await first.banner();
+    await until(async () => (await approvalIds(first, before.systemId)).length === 2);
+    await until(() => first.messages().includes('connector running'));
+    const task = await first.admin<Task>('POST', '/tasks', {
+      systemId: before.systemId,
+      type: 'approve',
+      approvalId: 'D-2',
+    });
+    await until(async () => (await first.admin<Task>('GET', `/tasks/${task.id}`)).status === 'completed');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = startDev(project, ['--data', data]);
+    const after = await second.banner();
+    expect(after).toMatchObject({
+      systemId: before.systemId,
+      connectorToken: before.connectorToken,
+      managementToken: before.managementToken,
+    });
+    expect(second.stdout()).toContain(`store:    ${data}`);
+    expect(await second.admin<Task>('GET', `/tasks/${task.id}`)).toMatchObject({ status: 'completed' });
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});
+
+describe('connector dev refuses', () => {
+  /** Runs connector dev to its end; it must start nothing. */
+  async function refused(args: string[], env: Record<string, string> = {}, cwd?: string) {
+    const dev = spawnCli(['dev', ...args], env, { cwd: cwd ?? copyFixture(work) });
+    const code = await dev.exited;
+    expect(dev.stdout()).toBe('');
+    return { code, stderr: dev.stderr() };
+  }
+
+  it('bad flags, with one readable message naming each, and exit code 2', async () => {
+    expect(await refused(['--prot', '8080'])).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(
+        /^Invalid options of connector dev: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: connector dev /,
+      ),
+    });
+    expect(await refused(['--port', 'eighty'])).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(
+        /^Invalid options of connector dev: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n/,
+      ),
+    });
+    expect(await refused(['one.js', 'two.js'])).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(
+        /^Invalid options of connector dev: Unexpected argument `two\.js`: give one module\n/,
+      ),
+    });
+    expect(await refused([], { LOG_FORMAT: 'fancy' })).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(
+        /Expected `LOG_FORMAT` to be one of `pretty`, `json`, got `"fancy"` \(string\)/,
+      ),
+    });
+  });
+
+  it('a folder that is no project, and a seed file it cannot use, with exit code 2', async () => {
+    const outside = await refused([], {}, work);
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain(
+      `${join(work, 'package.json')} does not exist: run connector dev in a connector project's folder`,
+    );
+
+    const seed = join(work, 'bad-seed.json');
+    writeFileSync(
+      seed,
+      JSON.stringify({ organizations: [{ name: 'Acme', users: [{ email: 'not an email' }] }] }),
+    );
+    const badSeed = await refused(['--seed', seed]);
+    expect(badSeed.code).toBe(2);
+    expect(badSeed.stderr).toMatch(
+      /^Invalid seed file .*bad-seed\.json: organizations\[0\]\.users\[0\]\.email/,
+    );
+
+    const tokenless = join(work, 'tokenless-seed.json');
+    writeFileSync(
+      tokenless,
+      JSON.stringify({ organizations: [{ name: 'Acme', systems: [{ name: 'Jira' }] }] }),
+    );
+    const noToken = await refused(['--seed', tokenless]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain(
+      'The seed has no system with a connector token for the connector dev-fixture',
+    );
+  });
+});

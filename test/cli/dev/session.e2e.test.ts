@@ -1,0 +1,103 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type DevSession, startDev } from '../../../src/cli/dev/index.js';
+import { parseLogLine } from '../../../src/cli/dev/logs.js';
+import { copyFixture, isRunning, until, workFolder } from '../support/dev-project.js';
+
+// startDev, as a command that runs several connectors uses it: real worker processes against one backend, over HTTP.
+
+const work = workFolder();
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A stand-in for stdout that is no terminal, and the log lines written to it. */
+function pipe() {
+  let text = '';
+  return {
+    stream: { write: (chunk: string) => (text += chunk) },
+    text: () => text,
+    lines: () => text.split('\n').flatMap((line) => parseLogLine(line) ?? []),
+  };
+}
+
+describe('startDev', () => {
+  it('runs several connectors against one backend, each in its system, its lines labelled, a status each', async () => {
+    const output = pipe();
+    let session: DevSession | undefined;
+    try {
+      session = await startDev({
+        connectors: [
+          { name: 'jira', project: copyFixture(work) },
+          { name: 'sap', project: copyFixture(work) },
+        ],
+        port: 0,
+        output: output.stream,
+      });
+      const [jira, sap] = session.connectors;
+      expect(jira!.tenant.connectorToken).toBe('dev-connector-jira');
+      expect(sap!.tenant.connectorToken).toBe('dev-connector-sap');
+      expect(jira!.tenant.system.id).not.toBe(sap!.tenant.system.id);
+      expect(output.text()).toContain('Connector jira: dist/connector.js');
+      expect(output.text()).toContain('Connector sap: dist/connector.js');
+
+      const backend = session.backend;
+      for (const { tenant } of session.connectors) {
+        await until(() => backend.listApprovals(tenant.system.id).length === 2);
+      }
+      const running = output.lines().filter((line) => line.msg === 'connector running');
+      expect(running.map((line) => line.connector).sort()).toEqual(['jira', 'sap']);
+      expect(session.status().map(({ name, approvals }) => ({ name, synced: approvals.synced }))).toEqual([
+        { name: 'jira', synced: 2 },
+        { name: 'sap', synced: 2 },
+      ]);
+    } finally {
+      await session?.close();
+    }
+    const pids = new Set(output.lines().flatMap((line) => (typeof line.pid === 'number' ? [line.pid] : [])));
+    expect(pids.size).toBe(2);
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
+    expect(output.lines().at(-1)?.msg).toBe('stopped');
+  });
+
+  it('kills a worker that has not ended when its stop times out', async () => {
+    const project = copyFixture(work);
+    // Its task runs for a minute: a graceful stop waits for it, up to the worker's own 36 s deadline.
+    writeFileSync(join(project, '.env'), 'HANDLER_MS=60000\n');
+    const output = pipe();
+    const session = await startDev({
+      connectors: [{ name: 'slow', project }],
+      port: 0,
+      output: output.stream,
+      stopTimeoutMs: 500,
+    });
+    const { system } = session.connectors[0]!.tenant;
+    await until(() => output.lines().some((line) => line.msg === 'connector running'));
+    await until(() => session.backend.listApprovals(system.id).length === 2);
+    const task = session.backend.createTask({ systemId: system.id, type: 'approve', approvalId: 'D-1' });
+    await until(() => session.backend.getTask(task.id)?.status === 'leased');
+    await session.close();
+    expect(output.lines().find((line) => line.msg?.startsWith('the connector had not ended'))).toMatchObject({
+      level: 40,
+      stopTimeoutMs: 500,
+    });
+  });
+
+  it('refuses two connectors of one name, naming the option, before starting anything', async () => {
+    const output = pipe();
+    await expect(
+      startDev({
+        connectors: [
+          { name: 'same', project: work },
+          { name: 'same', project: work },
+        ],
+        output: output.stream,
+      }),
+    ).rejects.toMatchObject({
+      code: 'validation',
+      message: expect.stringContaining(
+        'Expected `connectors[1].name` to be a name of its own, got `"same"` a second time',
+      ),
+    });
+    expect(output.text()).toBe('');
+  });
+});
