@@ -53,10 +53,9 @@ describe('the store’s change feed', () => {
         kind: 'approval',
         systemId: system.id,
         approvalId: 'PO-1',
-        // Instants as numbers: the console writes them as ISO 8601 only when it shows them.
-        lastModified: lastModified === undefined ? undefined : Date.parse(lastModified as string),
+        lastModified,
         applied,
-        at: Date.parse('2026-05-02T00:00:00.000Z'),
+        at: '2026-05-02T00:00:00.000Z',
       })),
     );
     store.close();

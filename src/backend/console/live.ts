@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { iso, type StoreChange, type StoreChanges } from '../store/index.js';
+import type { StoreChange, StoreChanges } from '../store/index.js';
 
 /** What the page hears on its event stream: which parts of which systems changed since the last event. */
 export interface LiveEvent {
@@ -28,16 +28,9 @@ const KEEPALIVE_MS = 25_000;
  * Watches the store for the console: keeps each approval's recent writes, and pushes what changed to every open
  * event stream (server-sent events), a batch of writes at a time.
  */
-/** A write as kept: its instants as epoch milliseconds, written as ISO 8601 only when the console asks. */
-interface KeptWrite {
-  lastModified: number | undefined;
-  applied: boolean;
-  at: number;
-}
-
 export class ConsoleLive {
   /** Each approval's recent writes, the approval written longest ago first. */
-  readonly #history = new Map<string, KeptWrite[]>();
+  readonly #history = new Map<string, ApprovalWrite[]>();
   /**
    * Walks {@link #history} from its first key as approvals are forgotten. One iterator kept for good: a Map's
    * iterator is live, and every key before this one's place has been deleted (forgotten, or moved to the end when
@@ -60,11 +53,7 @@ export class ConsoleLive {
 
   /** The approval's writes since the backend started, oldest first (the last {@link HISTORY_PER_APPROVAL}). */
   history(systemId: string, approvalId: string): ApprovalWrite[] {
-    return (this.#history.get(`${systemId}\n${approvalId}`) ?? []).map((write) => ({
-      ...(write.lastModified === undefined ? {} : { lastModified: iso(write.lastModified) }),
-      applied: write.applied,
-      at: iso(write.at),
-    }));
+    return [...(this.#history.get(`${systemId}\n${approvalId}`) ?? [])];
   }
 
   /** Streams events to `response` until it closes or the session ends ({@link endSession}). */
@@ -109,7 +98,11 @@ export class ConsoleLive {
     // Re-inserted, so the map's first key is the approval written longest ago: the one to forget first.
     this.#history.delete(key);
     this.#history.set(key, writes);
-    writes.push({ lastModified: change.lastModified, applied: change.applied, at: change.at });
+    writes.push({
+      ...(change.lastModified === undefined ? {} : { lastModified: change.lastModified }),
+      applied: change.applied,
+      at: change.at,
+    });
     if (writes.length > HISTORY_PER_APPROVAL) writes.shift();
     if (this.#history.size > HISTORY_APPROVALS) {
       this.#oldest ??= this.#history.keys();

@@ -116,9 +116,9 @@ export class Approvals {
       kind: 'approval',
       systemId,
       approvalId,
-      lastModified,
+      lastModified: lastModified === undefined ? undefined : iso(lastModified),
       applied,
-      at: this.ctx.now(),
+      at: iso(this.ctx.now()),
     }));
   }
 

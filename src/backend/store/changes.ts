@@ -4,12 +4,12 @@ export type StoreChange =
       kind: 'approval';
       systemId: string;
       approvalId: string;
-      /** The write's `lastModified` (epoch milliseconds), absent when it carried none. */
-      lastModified: number | undefined;
+      /** The write's `lastModified` (ISO 8601), absent when it carried none. */
+      lastModified: string | undefined;
       /** Whether the lastModified rule let the write change the stored approval. */
       applied: boolean;
-      /** When the write came, on the store's clock (epoch milliseconds). */
-      at: number;
+      /** When the write came, on the store's clock (ISO 8601). */
+      at: string;
     }
   /** A task of the system changed; `systemId` is absent when leases ended across systems. */
   | { kind: 'task'; systemId: string | undefined }

@@ -15,7 +15,6 @@ import { Users } from './users.js';
 export type { ApprovalBrowseQuery, ApprovalChange, ApprovalListQuery, ApprovalRecord } from './approvals.js';
 export type { StoreChange, StoreChangeListener, StoreChanges } from './changes.js';
 export type { ConnectorChange, ConnectorRecord } from './connectors.js';
-export { iso } from './context.js';
 export type { NewMapping, UserMappingRecord } from './mappings.js';
 export type { NewOrganization, Organization } from './organizations.js';
 export type { ConnectorStateRecord } from './state.js';
