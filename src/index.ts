@@ -23,6 +23,7 @@ export {
   ApiError,
   type ApiErrorCode,
   Approval,
+  ApprovalFields,
   type ApprovalsQuery,
   ApprovalWrite,
   BadRequestError,
