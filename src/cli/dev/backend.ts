@@ -16,16 +16,16 @@ import {
 import { ValidationError } from '../../errors.js';
 
 /** The management token of the development organization. */
-export const DEV_MANAGEMENT_TOKEN = 'dev-management-token';
+const DEV_MANAGEMENT_TOKEN = 'dev-management-token';
 
 /** The approvers of the development organization, mapped in every system by these ids. */
-export const DEV_APPROVERS = [
+const DEV_APPROVERS = [
   { systemUserId: 'ada', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
   { systemUserId: 'grace', email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
 ] as const;
 
 /** The connector token of a connector's system in the development seed: known, so that it survives restarts. */
-export function devConnectorToken(name: string): string {
+function devConnectorToken(name: string): string {
   return `dev-connector-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
@@ -33,7 +33,7 @@ export function devConnectorToken(name: string): string {
  * The development seed: an organization `Development` with a management token and two approvers, and a system per
  * connector, named after it, with its connector token and the approvers mapped (`ada`, `grace`).
  */
-export function devSeed(connectorNames: readonly string[]): SeedInput {
+function devSeed(connectorNames: readonly string[]): SeedInput {
   return {
     organizations: [
       {
@@ -51,7 +51,7 @@ export function devSeed(connectorNames: readonly string[]): SeedInput {
 }
 
 /** The connector tokens a seed gives its systems, a system's first one each, in the seed's order. */
-export function connectorTokensOf(seed: Seed): string[] {
+function connectorTokensOf(seed: Seed): string[] {
   return seed.organizations.flatMap((org) =>
     org.systems.flatMap((system) => system.connectorTokens.slice(0, 1)),
   );

@@ -18,14 +18,7 @@
  * ```
  * @module
  */
-export {
-  backendBanner,
-  type ConnectorTenant,
-  DEV_APPROVERS,
-  DEV_MANAGEMENT_TOKEN,
-  devConnectorToken,
-  devSeed,
-} from './backend.js';
+export { backendBanner, type ConnectorTenant } from './backend.js';
 export { DevOutput, type DevStream } from './output.js';
 export {
   type DevConnector,
@@ -34,12 +27,4 @@ export {
   type DevSessionConnector,
   startDev,
 } from './session.js';
-export {
-  type ConnectorStatus,
-  RateWindow,
-  type RateWindowOptions,
-  type RenderOptions,
-  renderStatusLine,
-  type TaskCounts,
-  type WorkerPhase,
-} from './status.js';
+export { type ConnectorStatus, RateWindow, renderStatusLine } from './status.js';
