@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { backendOptionsSchema } from '../../src/backend/index.js';
 import { startDev } from '../../src/cli/dev/index.js';
+import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { ValidationError } from '../../src/errors.js';
 import { asFlags, logLevel, parseOptions, portText } from '../../src/internal/options.js';
 import { onShutdownSignal } from '../../src/internal/signals.js';
@@ -87,11 +88,11 @@ async function main(): Promise<number> {
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     console.error(`${error.message}\n\n${USAGE}`);
-    return 2;
+    return EXIT_CODES.refused;
   }
   if (options['--help']) {
     console.log(USAGE);
-    return 0;
+    return EXIT_CODES.done;
   }
 
   // Listening before anything starts, so that a signal during the start still stops everything cleanly; a second
@@ -137,7 +138,7 @@ async function main(): Promise<number> {
   } catch (error) {
     await closeSources();
     console.error(error instanceof Error ? error.message : String(error));
-    return error instanceof ValidationError ? 2 : 1;
+    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
 
   const approving = options['--no-demo']
@@ -158,7 +159,7 @@ async function main(): Promise<number> {
   await Promise.all(approving);
   await session.close();
   await closeSources();
-  return 0;
+  return EXIT_CODES.done;
 }
 
 process.exitCode = await main();

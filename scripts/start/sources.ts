@@ -5,12 +5,12 @@
  * approver could decide now, for the demo approver.
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { JiraSimulator } from '../../examples/jira-connector/simulator/simulator.js';
 import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js';
 import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
 import { approvalId } from '../../examples/sap-connector/src/mapping.js';
-import type { SeedInput } from '../../src/backend/index.js';
+import { readSeedFile, type SeedInput } from '../../src/backend/index.js';
 
 /** An approval pending in a source, that one of its approvers could decide now. */
 export interface PendingApproval {
@@ -55,22 +55,12 @@ export interface SourcesOptions {
   activityMs: number;
 }
 
-interface ServiceSeed {
-  organizations: [
-    {
-      managementTokens: string[];
-      users: { email: string; firstName: string; lastName: string }[];
-      systems: [{ id: string; name: string; connectorTokens: [string]; userMappings?: unknown[] }];
-    },
-  ];
-}
-
 const readSeed = (path: string) =>
-  JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as ServiceSeed;
+  readSeedFile(fileURLToPath(new URL(path, import.meta.url))).organizations[0]!;
 
 /** The examples' own seeds, each an organization with its simulator's approvers and a system for its connector. */
-const JIRA_SEED = readSeed('../../examples/jira-connector/simulator/service-seed.json').organizations[0];
-const SAP_SEED = readSeed('../../examples/sap-connector/simulator/service-seed.json').organizations[0];
+const JIRA_SEED = readSeed('../../examples/jira-connector/simulator/service-seed.json');
+const SAP_SEED = readSeed('../../examples/sap-connector/simulator/service-seed.json');
 
 /**
  * The reference backend's seed: one organization, `Example`, with the users of both examples' seeds (the
@@ -84,10 +74,10 @@ export function startSeed(): SeedInput {
         name: 'Example',
         managementTokens: [...JIRA_SEED.managementTokens, ...SAP_SEED.managementTokens],
         users: [...JIRA_SEED.users, ...SAP_SEED.users],
-        systems: [JIRA_SEED.systems[0], SAP_SEED.systems[0]],
+        systems: [JIRA_SEED.systems[0]!, SAP_SEED.systems[0]!],
       },
     ],
-  } as SeedInput;
+  };
 }
 
 /** Starts both simulators; one that fails to start closes the other. */
@@ -104,17 +94,17 @@ export async function startSources(options: SourcesOptions): Promise<SimulatedSo
 async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
   const site = await JiraSimulator.start({ port: jiraPort, seed: 1 });
   const activity = activityMs > 0 ? setInterval(() => site.advance(), activityMs).unref() : undefined;
-  const system = JIRA_SEED.systems[0];
+  const system = JIRA_SEED.systems[0]!;
   return {
     name: 'jira',
     label: 'Jira',
     project: 'examples/jira-connector',
-    connectorToken: system.connectorTokens[0],
+    connectorToken: system.connectorTokens[0]!,
     env: {
       ...site.connectorEnv(),
       // The connector keeps its approvers' user mappings by the emails Jira shows.
       APPROVAL_MANAGEMENT_TOKEN: JIRA_SEED.managementTokens[0]!,
-      APPROVAL_SYSTEM_ID: system.id,
+      APPROVAL_SYSTEM_ID: system.id!,
     },
     banner: () => [
       `Simulated Jira Service Management at ${site.url} (${site.jql})`,
@@ -169,7 +159,7 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
     name: 'sap',
     label: 'SAP',
     project: 'examples/sap-connector',
-    connectorToken: SAP_SEED.systems[0].connectorTokens[0],
+    connectorToken: SAP_SEED.systems[0]!.connectorTokens[0]!,
     env: {
       SAP_SERVICE_URL: sap.serviceUrl,
       SAP_USER: sap.technicalUser.username,

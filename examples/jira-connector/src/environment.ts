@@ -29,17 +29,6 @@ export interface JiraEnvironment {
   userMappings?: { serviceUrl: string; managementToken: string; systemId: string };
 }
 
-/** The variables the connector reads, besides the kit's own. */
-export const JIRA_VARIABLES = [
-  'JIRA_BASE_URL',
-  'JIRA_EMAIL',
-  'JIRA_API_TOKEN',
-  'JIRA_JQL',
-  'JIRA_REQUEST_TYPES',
-  'APPROVAL_MANAGEMENT_TOKEN',
-  'APPROVAL_SYSTEM_ID',
-] as const;
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**

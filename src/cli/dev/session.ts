@@ -241,7 +241,8 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   );
 
   // The admin token opens everything: neither a worker nor a build gets it.
-  const { APPROVAL_ADMIN_TOKEN: _admin, ...env } = settings.env;
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...all } = settings.env;
+  const env = definedOnly(all);
   const boards = connectors.map(
     (connector) => new ConnectorBoard(connector.name, connector.tenant.system.id, backend),
   );
@@ -254,7 +255,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         project: connector.project,
         module: connector.module,
         workerEnv: workerEnvironment(connector, specs[index]!.env, backend.url, env),
-        buildEnv: definedOnly(env),
+        buildEnv: env,
         logger: logger.child({ component: 'dev', connector: connector.name }),
         printer,
         label: connectors.length > 1 ? { connector: connector.name } : {},
@@ -298,7 +299,7 @@ function workerEnvironment(
   connector: DevSessionConnector,
   own: Readonly<Record<string, string>>,
   serviceUrl: string,
-  env: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, string>>,
 ): NodeJS.ProcessEnv {
   const dotenv = join(connector.project, '.env');
   const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
@@ -306,7 +307,7 @@ function workerEnvironment(
     : {};
   return {
     ...fromFile,
-    ...definedOnly(env),
+    ...env,
     ...own,
     APPROVAL_SERVICE_URL: serviceUrl,
     APPROVAL_CONNECTOR_TOKEN: connector.tenant.connectorToken,
