@@ -313,7 +313,7 @@ function readBody(response: Dispatcher.ResponseData, limit: number, target: Requ
 }
 
 function parseBody(text: string): { value: unknown; invalidJson: boolean } {
-  // Not `trim()`, which would copy the whole answer to find out.
+  // A search that stops at the first non-space character, where `trim()` would scan from both ends.
   if (!/\S/.test(text)) return { value: undefined, invalidJson: false };
   try {
     return { value: JSON.parse(text), invalidJson: false };

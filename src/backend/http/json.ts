@@ -19,7 +19,7 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
       const text = decode(body as Buffer);
-      // Not `trim()`, which would copy the whole body to find out.
+      // A search that stops at the first non-space character, where `trim()` would scan from both ends.
       if (!/\S/.test(text)) {
         done(null, undefined);
         return;

@@ -56,7 +56,8 @@ export class TaskPoller {
   readonly #parts: PollerParts;
   readonly #settings: PollerSettings;
   readonly #queue: PQueue;
-  readonly #running = new Set<string>();
+  /** The tasks whose handlers run, each with its handler's signal, aborted at its deadline or at forced shutdown. */
+  readonly #running = new Map<string, AbortController>();
   readonly #recent = new Map<string, { result: TaskResult; at: number }>();
   /**
    * Walks {@link #recent} from its oldest entry as the oldest are forgotten. One iterator kept for good: a Map's
@@ -73,8 +74,6 @@ export class TaskPoller {
   readonly #deadline = new AbortController();
   /** Get task requests in flight, each with the time it was sent; stopping aborts them. */
   readonly #leases = new Map<AbortController, number>();
-  /** The signals of the handlers running, each aborted at its task's deadline or at forced shutdown. */
-  readonly #handlers = new Set<AbortController>();
   /** Empty answers in a row, the answers of requests sent together counted once; 0 while tasks come. */
   #idle = 0;
   /** The wait before the next request while idle, drawn when the answer that made it due came. */
@@ -103,7 +102,7 @@ export class TaskPoller {
     this.#force.signal.addEventListener(
       'abort',
       () => {
-        for (const handler of this.#handlers) handler.abort(this.#force.signal.reason);
+        for (const handler of this.#running.values()) handler.abort(this.#force.signal.reason);
       },
       { once: true },
     );
@@ -162,7 +161,7 @@ export class TaskPoller {
     }
     // Running, or their result not acknowledged.
     this.#parts.logger.error(
-      { taskIds: [...this.#running] },
+      { taskIds: [...this.#running.keys()] },
       'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
     );
   }
@@ -307,12 +306,11 @@ export class TaskPoller {
       await this.#report(task.id, recent, logger);
       return;
     }
-    this.#running.add(task.id);
     const { timeoutMs } = this.#settings;
     // The handler's signal: aborted at the deadline here, or by stop() at forced shutdown (see the constructor).
     const handler = new AbortController();
     if (this.#force.signal.aborted) handler.abort(this.#force.signal.reason);
-    this.#handlers.add(handler);
+    this.#running.set(task.id, handler);
     let late = false;
     const due = abortAfter(
       timeoutMs,
@@ -346,7 +344,6 @@ export class TaskPoller {
       await this.#report(task.id, result, logger);
     } finally {
       due.cancel();
-      this.#handlers.delete(handler);
       this.#running.delete(task.id);
     }
   }
