@@ -16,7 +16,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    globalSetup: ['test/setup/console-page.ts'],
+    globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts'],
     setupFiles: ['test/setup/fail-on-console.ts', 'test/setup/fail-on-unhandled-rejection.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },

@@ -1,20 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-
-/** Debian's Chromium: `.ci/run` installs it (`apt-get install chromium`); Playwright's own download cannot work here. */
-export const CHROMIUM = '/usr/bin/chromium';
-
-// No sandbox (CI runs as root), no GPU, and nothing the browser would fetch on its own: no network but the backend.
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-quic',
-  '--disable-sync',
-];
+import { inject } from 'vitest';
 
 /** A laptop's and a phone's viewport: every screenshot is taken at both. */
 export const WIDTHS = {
@@ -25,12 +12,14 @@ export const WIDTHS = {
 /** Screenshots land here, a git-ignored folder, as the test run's artifacts. */
 export const ARTIFACTS = fileURLToPath(new URL('../../../../test-results/console/', import.meta.url));
 
-/** Launches Chromium; each launch gets a fresh, temporary profile (`--user-data-dir`) from Playwright. */
+/**
+ * Launches the Chromium that `test/setup/browser.ts` found (see `findChromium` for the order); each launch gets a
+ * fresh, temporary profile (`--user-data-dir`) from Playwright.
+ */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`The console's browser tests need Chromium at ${CHROMIUM}: apt-get install chromium`);
-  }
-  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const found = inject('chromium');
+  if ('error' in found) throw new Error(found.error);
+  return chromium.launch({ executablePath: found.executablePath, args: found.args });
 }
 
 /**
