@@ -54,10 +54,16 @@ export interface FailureMeta {
   message: string;
 }
 
-/** A failure, classified: the task result to report. */
+/** A failure, classified: the task result to report, and when trying again may work. */
 export interface FailureClassification {
   status: TaskResultStatus;
   meta: FailureMeta;
+  /**
+   * How long the failing system asked to be left alone, in milliseconds: the `retryAfterMs` of the first error along
+   * the chain that carries one (a finite number from 0 up, as the kit's clients and the examples' read it from
+   * `Retry-After`). Only when `status` is `serviceUnavailable`; absent when nothing said how long.
+   */
+  retryAfterMs?: number;
 }
 
 /** Options of {@link classifyFailure}. */
@@ -97,10 +103,20 @@ interface Decision {
  */
 export function classifyFailure(error: unknown, options: ClassifyFailureOptions = {}): FailureClassification {
   const decision = decide(error, options.classifyFailure);
-  return {
-    status: decision.status,
-    meta: { code: decision.code, message: safeMessage(error, decision.code, options.secrets) },
-  };
+  const meta = { code: decision.code, message: safeMessage(error, decision.code, options.secrets) };
+  const retryAfterMs = decision.status === 'serviceUnavailable' ? retryAfterOf(error) : undefined;
+  return retryAfterMs === undefined
+    ? { status: decision.status, meta }
+    : { status: decision.status, meta, retryAfterMs };
+}
+
+/** The first `retryAfterMs` along the error's chain that is a finite number from 0 up. */
+function retryAfterOf(error: unknown): number | undefined {
+  for (const link of causeChain(error)) {
+    const hint = property(link, 'retryAfterMs');
+    if (typeof hint === 'number' && Number.isFinite(hint) && hint >= 0) return hint;
+  }
+  return undefined;
 }
 
 function decide(error: unknown, ownRule: ClassifyFailureOptions['classifyFailure']): Decision {

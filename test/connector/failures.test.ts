@@ -1,6 +1,6 @@
 import { errors as undici } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, ServerError, UnauthorizedError } from '../../src/client/index.js';
+import { NotFoundError, RateLimitedError, ServerError, UnauthorizedError } from '../../src/client/index.js';
 import {
   AuthenticationError,
   CredentialsUnreadableError,
@@ -243,6 +243,40 @@ describe('where the HTTP status is found', () => {
     for (const status of [200, 302, 600, 503.5, '503', 'failure']) {
       expect(classifyFailure(Object.assign(new Error('x'), { status })).status).toBe('internalError');
     }
+  });
+});
+
+describe('retryAfterMs: how long the failing system asked to wait', () => {
+  const target = { method: 'GET', path: '/rest/api/3/search' };
+
+  it("is read from a 429 or a 503 that carries one, as the kit's client and the examples' clients throw them", () => {
+    const limited = Object.assign(httpError(429), { retryAfterMs: 3_000 });
+    expect(classifyFailure(limited)).toMatchObject({ status: 'serviceUnavailable', retryAfterMs: 3_000 });
+    expect(classifyFailure(new RateLimitedError(target, 429, undefined, 1_000)).retryAfterMs).toBe(1_000);
+    expect(classifyFailure(new ServerError(target, 503, undefined, 0)).retryAfterMs).toBe(0);
+  });
+
+  it('is found along the cause chain, under a wrapper that decides the status', () => {
+    const wrapped = new ServiceUnavailableError('Jira is throttling us', {
+      cause: Object.assign(httpError(429), { retryAfterMs: 2_500 }),
+    });
+    expect(classifyFailure(wrapped)).toMatchObject({ status: 'serviceUnavailable', retryAfterMs: 2_500 });
+  });
+
+  it('is absent when nothing said how long, when the value is no wait, and when trying later cannot help', () => {
+    expect(classifyFailure(httpError(503))).not.toHaveProperty('retryAfterMs');
+    expect(classifyFailure(new ServerError(target, 502, undefined))).not.toHaveProperty('retryAfterMs');
+    for (const retryAfterMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, '3000']) {
+      expect(classifyFailure(Object.assign(httpError(429), { retryAfterMs }))).not.toHaveProperty(
+        'retryAfterMs',
+      );
+    }
+    // A 400 that says when to come back is still refused for what it is.
+    const refused = classifyFailure(Object.assign(httpError(400), { retryAfterMs: 1_000 }));
+    expect(refused).toEqual({
+      status: 'systemError',
+      meta: { code: 'HTTP_400', message: expect.any(String) },
+    });
   });
 });
 
