@@ -79,7 +79,12 @@ describe('the options schemas take exactly the documented options', () => {
     type Compiled = Output<typeof connectorOptionsSchema>;
     expectTypeOf<Compiled['poller']>().toEqualTypeOf<Required<PollerOptions>>();
     expectTypeOf<Compiled['shutdown']>().toEqualTypeOf<Required<ShutdownOptions>>();
-    expectTypeOf<Compiled['sync']>().toEqualTypeOf<Required<SyncOptions>>();
+    expectTypeOf<Omit<Compiled['sync'], 'sourceRetry'>>().toEqualTypeOf<
+      Required<Omit<SyncOptions, 'sourceRetry'>>
+    >();
+    expectTypeOf<Compiled['sync']['sourceRetry']>().toEqualTypeOf<
+      Required<NonNullable<SyncOptions['sourceRetry']>>
+    >();
     expectTypeOf<Compiled['now']>().toEqualTypeOf<() => number>();
     expectTypeOf<Output<typeof userMappingsOptionsSchema>>().toEqualTypeOf<{
       batchSize: number;

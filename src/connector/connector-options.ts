@@ -80,6 +80,40 @@ export interface SyncOptions {
    * @default 100
    */
   reconcileChunkSize?: number;
+  /**
+   * How a run reads its source again, in place, when a read fails with what may succeed later (the failure mapping's
+   * `serviceUnavailable`: 429, 408, 5xx, network errors, timeouts): after the failure's `retryAfterMs` (its
+   * `Retry-After`), or else after a backoff. What was read is pushed first, and the read resumes from the last
+   * acknowledged record of an ordered source; an unordered source and a snapshot are read again from their start.
+   * The budget counts failures in a row without progress: a run that gets further starts it afresh. See
+   * `docs/connector.md`, "When the source fails".
+   * @default {} (5 retries in a row within 2 minutes)
+   */
+  sourceRetry?: {
+    /**
+     * Failed reads in a row, without progress in between, that are read again. `0` turns retries off: a failed read
+     * fails the run.
+     * @default 5
+     */
+    retries?: number;
+    /**
+     * The backoff's ceiling before the first retry when the failure did not say how long to wait; it doubles for each
+     * later one (full jitter below it).
+     * @default 1000
+     */
+    baseDelayMs?: number;
+    /**
+     * The backoff's largest ceiling. A `retryAfterMs` from the source is honoured even when longer.
+     * @default 30000
+     */
+    maxDelayMs?: number;
+    /**
+     * Time budget of the failures in a row, from the first of them, on the monotonic clock: a wait that would end
+     * past it is not started, and the run fails (the next run resumes from the saved cursor).
+     * @default 120000
+     */
+    maxRetryTimeMs?: number;
+  };
 }
 
 /** Options of the task poller. */
@@ -234,6 +268,14 @@ const syncOptionsSchema = z.strictObject({
   concurrency: integer(1).default(4),
   overlapMs: integer(0).default(300_000),
   reconcileChunkSize: integer(1).default(100),
+  sourceRetry: z
+    .strictObject({
+      retries: integer(0).default(5),
+      baseDelayMs: integer(0).default(1_000),
+      maxDelayMs: integer(0).default(30_000),
+      maxRetryTimeMs: integer(0).default(120_000),
+    })
+    .prefault({}),
 });
 
 const pollerOptionsSchema = z

@@ -168,7 +168,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * {@link LifecycleError}.
    */
   syncNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#run(this.connector.source.kind, false));
+    return this.#exclusive(() => this.#sync(this.connector.source.kind, false));
   }
 
   /**
@@ -176,7 +176,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * backwards). For a snapshot source, the same as {@link syncNow}.
    */
   resync(): Promise<RunReport> {
-    return this.#exclusive(() => this.#run(this.connector.source.kind, true));
+    return this.#exclusive(() => this.#sync(this.connector.source.kind, true));
   }
 
   /**
@@ -184,7 +184,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * any run in progress, and resolves with what it did.
    */
   reconcileNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#run('reconcile', false));
+    return this.#exclusive(() => this.#sync('reconcile', false));
   }
 
   /** The author's own part of connector state, as last loaded or written. */
@@ -342,7 +342,24 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     if (sync.runOnStart) void tick(() => this.syncNow())();
   }
 
-  async #run(mode: SyncMode, full: boolean): Promise<RunReport> {
+  /** Runs a sync, as `mode` says; `full` reads the whole of an incremental source. */
+  #sync(mode: SyncMode, full: boolean): Promise<RunReport> {
+    const { source } = this.connector;
+    const sync = this.#settings.sync;
+    return this.#run(mode, (context) =>
+      mode === 'incremental'
+        ? runIncremental(context, {
+            overlapMs: sync.overlapMs,
+            ordered: source.kind === 'incremental' && source.ordered,
+            full,
+          })
+        : mode === 'snapshot'
+          ? runSnapshot(context)
+          : runReconcile(context, { chunkSize: sync.reconcileChunkSize }),
+    );
+  }
+
+  async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
     const logger = componentLogger(this.#logger, 'sync', { mode });
     const { source } = this.connector;
     const context: RunContext = {
@@ -356,23 +373,16 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       state: this.#state as StateStore<object>,
       appState: this.#appState as StateAccess<object>,
       limits: this.#settings.sync,
+      sourceRetry: this.#settings.sync.sourceRetry,
+      classifyFailure: this.connector.classifyFailure?.bind(this.connector),
+      random: this.#settings.random,
       signal: this.#stopping.signal,
       logger,
       now: this.#settings.now,
     };
     const started = performance.now();
     try {
-      const sync = this.#settings.sync;
-      const report =
-        mode === 'incremental'
-          ? await runIncremental(context, {
-              overlapMs: sync.overlapMs,
-              ordered: source.kind === 'incremental' && source.ordered,
-              full,
-            })
-          : mode === 'snapshot'
-            ? await runSnapshot(context)
-            : await runReconcile(context, { chunkSize: sync.reconcileChunkSize });
+      const report = await read(context);
       this.metrics.syncRun(mode, 'success');
       this.metrics.approvalsPushed(report.pushed);
       const cursor = this.#state.cursor;

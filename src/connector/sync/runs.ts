@@ -3,9 +3,17 @@ import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
 import { InvalidConnectorError } from '../errors.js';
 import type { Logger } from '../operations/index.js';
-import { type CursorKey, compareKeys, keyOfCursor, type StateAccess, type StateStore } from '../state.js';
+import {
+  type CursorKey,
+  compareKeys,
+  cursorOfKey,
+  keyOfCursor,
+  type StateAccess,
+  type StateStore,
+} from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
+import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 
 /** The source methods a run calls: those the connector declared. */
 export interface SyncSource {
@@ -14,8 +22,8 @@ export interface SyncSource {
   lookup?: (ids: readonly string[], context: SourceContext<object>) => AsyncIterable<SourceApproval>;
 }
 
-/** What every run needs. */
-export interface RunContext {
+/** What every run needs; the source's retries among it. */
+export interface RunContext extends SourceRetryParts {
   client: IntegrationClient;
   source: SyncSource;
   state: StateStore<object>;
@@ -34,13 +42,13 @@ export interface RunReport {
   /**
    * Approvals pushed because they are new or changed: in an incremental run, those after the saved cursor; in a
    * snapshot run, every one pushed (its content differs from what the service holds, or it is marked resolved); in
-   * a reconciliation, those marked resolved.
+   * a reconciliation or a lookup, those marked resolved.
    */
   changed: number;
   /**
    * Approvals pushed again, which the service may hold unchanged: in an incremental run, those at or before the
-   * saved cursor (the overlap, or the whole source in a full resync); in a reconciliation, every one `lookup()`
-   * returned. None in a snapshot run.
+   * saved cursor (the overlap, or the whole source in a full resync), or at or before the place the run read its
+   * source again from after a failure; in a reconciliation, every one `lookup()` returned. None in a snapshot run.
    */
   resent: number;
   /** Approvals marked resolved because the source no longer has them open. */
@@ -49,10 +57,13 @@ export interface RunReport {
 
 /**
  * Incremental run: reads what changed since the saved cursor (minus `overlapMs`; everything when `full`), pushes it,
- * and saves the cursor
- * only once every change before it is acknowledged. With `ordered`, the source promises `(lastModified, id)` order
- * and the cursor is saved after each acknowledged prefix; a record out of that order is still pushed, and from
- * then on the cursor waits for the end of the run.
+ * and saves the cursor only once every change before it is acknowledged. With `ordered`, the source promises
+ * `(lastModified, id)` order and the cursor is saved after each acknowledged prefix; a record out of that order is
+ * still pushed, and from then on the cursor waits for the end of the run.
+ *
+ * When the source fails with what may succeed later, what was read is pushed and the source is read again in place
+ * (see {@link SourceRetries}): an ordered source from the last acknowledged record, at its instant (re-reading the
+ * records that share it), an unordered one from the run's first window again.
  */
 export async function runIncremental(
   context: RunContext,
@@ -63,17 +74,20 @@ export async function runIncremental(
   const cursor = options.full ? undefined : state.cursor;
   // What is at or before the saved cursor was sent by an earlier run.
   const saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
-  const window: ChangeWindow = {
+  let window: ChangeWindow = {
     since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
     cursor,
   };
   let inOrder = options.ordered;
+  // While the source keeps its order: the place up to which everything read is acknowledged.
+  let acknowledged: CursorKey | undefined;
   const pusher = new ApprovalPusher({
     client: context.client,
     limits: context.limits,
     signal,
     onAcknowledged: (key) => {
       if (!inOrder) return;
+      acknowledged = key;
       state.advanceCursor(key, new Date(context.now()));
       state
         .flush(signal)
@@ -85,30 +99,69 @@ export async function runIncremental(
   let previous: CursorKey | undefined;
   let newest: CursorKey | undefined;
   let resent = 0;
+  // Where the source was last read again from: what is at or before it was pushed earlier in this run.
+  let resumedFrom: CursorKey | undefined;
+  // Records read since the source was last opened, and the most any earlier read got.
+  let read = 0;
+  let mostRead = 0;
   const changes = requireMethod(context.source.changes, 'changes');
+  const sourceContext = { signal, logger, state: context.appState };
   try {
-    for await (const record of changes(window, { signal, logger, state: context.appState })) {
-      signal.throwIfAborted();
-      const approval = parseSourceApproval(record, true);
-      // Parsed once here; keys are compared as numbers from then on.
-      const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
-      if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
-        inOrder = false;
-        logger.warn(
-          { approvalId: approval.id },
-          'the source returned a change out of order; the cursor now waits for the end of the run',
-        );
-      }
-      previous = key;
-      if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
-      if (saved !== undefined && compareKeys(key, saved) <= 0) resent += 1;
-      await pusher.add(approval, key);
-    }
+    await readSource(
+      () => {
+        read = 0;
+        return changes(window, sourceContext);
+      },
+      async (record) => {
+        signal.throwIfAborted();
+        read += 1;
+        const approval = parseSourceApproval(record, true);
+        // Parsed once here; keys are compared as numbers from then on.
+        const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
+        if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
+          inOrder = false;
+          logger.warn(
+            { approvalId: approval.id },
+            'the source returned a change out of order; the cursor now waits for the end of the run',
+          );
+        }
+        previous = key;
+        if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
+        if (
+          (saved !== undefined && compareKeys(key, saved) <= 0) ||
+          (resumedFrom !== undefined && compareKeys(key, resumedFrom) <= 0)
+        ) {
+          resent += 1;
+        }
+        await pusher.add(approval, key);
+      },
+      new SourceRetries(context),
+      async () => {
+        // What was read is acknowledged, and the cursor saved over it, before the wait: a run that fails after all,
+        // or a worker that dies meanwhile, resumes from there.
+        await pusher.finish();
+        await state.flush(signal).catch((error: unknown) => {
+          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+        });
+        const further = read > mostRead;
+        mostRead = Math.max(mostRead, read);
+        const from = inOrder ? acknowledged : undefined;
+        if (from === undefined || (resumedFrom !== undefined && compareKeys(from, resumedFrom) <= 0)) {
+          return further;
+        }
+        resumedFrom = from;
+        window = { since: new Date(from.at), cursor: cursorOfKey(from) };
+        // The read starts again at that instant: the records that share it come again, in order.
+        previous = undefined;
+        mostRead = 0;
+        return true;
+      },
+    );
     await pusher.finish();
   } catch (error) {
-    // Whatever failed, the batches already sent may still be acknowledged, and what is acknowledged in order is
-    // saved before the run gives up.
-    await pusher.settle();
+    // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run gives
+    // up. (After a failed push, nothing more is sent.)
+    await pusher.finish().catch(() => {});
     await state.flush(signal).catch(() => {});
     throw error;
   }
@@ -121,26 +174,55 @@ export async function runIncremental(
  * Snapshot run, for sources that can only list what is open now: pushes each approval that is new or whose content
  * changed (by content hash against what the service holds), and marks resolved every approval the service holds as
  * open that the snapshot no longer lists.
+ *
+ * A snapshot has no place to resume from: when it fails with what may succeed later, it is read again from its start
+ * (what was pushed is not pushed again), and only a snapshot read to its end marks anything resolved.
  */
 export async function runSnapshot(context: RunContext): Promise<RunReport> {
   const { client, signal, logger } = context;
-  const held = new Map<string, string>();
+  // Every approval open in the service (or pushed open by this run), with its content hash and the read that last
+  // listed it.
+  const open = new Map<string, { hash: string; listedBy: number }>();
   for await (const approval of client.iterateApprovals({ resolved: false, view: 'full' }, { signal })) {
-    held.set(approval.id, contentHash(approval));
+    open.set(approval.id, { hash: contentHash(approval), listedBy: 0 });
   }
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
-  let resolved = 0;
   const snapshot = requireMethod(context.source.snapshot, 'snapshot');
-  for await (const record of snapshot({ signal, logger, state: context.appState })) {
-    signal.throwIfAborted();
-    const approval = parseSourceApproval(record, false);
-    const hash = contentHash(approval);
-    const before = held.get(approval.id);
-    held.delete(approval.id);
-    if (before === hash) continue;
-    await pusher.add(approval);
-  }
-  for (const id of held.keys()) {
+  const sourceContext = { signal, logger, state: context.appState };
+  let reads = 0;
+  let listed = 0;
+  let mostListed = 0;
+  await readSource(
+    () => {
+      reads += 1;
+      listed = 0;
+      return snapshot(sourceContext);
+    },
+    async (record) => {
+      signal.throwIfAborted();
+      const approval = parseSourceApproval(record, false);
+      listed += 1;
+      const hash = contentHash(approval);
+      const held = open.get(approval.id);
+      if (held?.hash === hash) {
+        held.listedBy = reads;
+        return;
+      }
+      await pusher.add(approval);
+      if (approval.resolved) open.delete(approval.id);
+      else open.set(approval.id, { hash, listedBy: reads });
+    },
+    new SourceRetries(context),
+    async () => {
+      await pusher.finish();
+      const further = listed > mostListed;
+      mostListed = Math.max(mostListed, listed);
+      return further;
+    },
+  );
+  let resolved = 0;
+  for (const [id, held] of open) {
+    if (held.listedBy === reads) continue;
     await pusher.add(resolvedWrite(id));
     resolved += 1;
   }
@@ -153,34 +235,82 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
  * the source says, and marks resolved those it no longer knows. So nothing stays pending forever in the app.
  */
 export async function runReconcile(context: RunContext, options: { chunkSize: number }): Promise<RunReport> {
+  const open = context.client.iterateApprovals(
+    { resolved: false, view: 'shallow' },
+    { signal: context.signal },
+  );
+  return lookUp(
+    context,
+    mapAsync(open, (approval) => approval.id),
+    options.chunkSize,
+  );
+}
+
+/**
+ * A lookup of some approvals: asks the source about them in chunks, pushes what it says, and marks resolved those it
+ * no longer knows; a reconciliation of these approvals only. The cursor is left alone.
+ */
+export async function runLookup(
+  context: RunContext,
+  ids: Iterable<string>,
+  options: { chunkSize: number },
+): Promise<RunReport> {
+  return lookUp(context, ids, options.chunkSize);
+}
+
+async function lookUp(
+  context: RunContext,
+  ids: Iterable<string> | AsyncIterable<string>,
+  chunkSize: number,
+): Promise<RunReport> {
   const { client, signal, logger } = context;
   const lookup = requireMethod(context.source.lookup, 'lookup');
+  const sourceContext = { signal, logger, state: context.appState };
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
+  const retries = new SourceRetries(context);
   let resolved = 0;
-  const check = async (ids: string[]) => {
-    const found = new Set<string>();
-    for await (const record of lookup(ids, { signal, logger, state: context.appState })) {
-      const approval = parseSourceApproval(record, false);
-      found.add(approval.id);
-      await pusher.add(approval);
-    }
-    for (const id of ids) {
+  const check = async (chunk: string[]) => {
+    let found = new Set<string>();
+    let mostFound = 0;
+    await readSource(
+      () => {
+        found = new Set();
+        return lookup(chunk, sourceContext);
+      },
+      async (record) => {
+        const approval = parseSourceApproval(record, false);
+        found.add(approval.id);
+        await pusher.add(approval);
+      },
+      retries,
+      async () => {
+        await pusher.finish();
+        const further = found.size > mostFound;
+        mostFound = Math.max(mostFound, found.size);
+        return further;
+      },
+    );
+    for (const id of chunk) {
       if (found.has(id)) continue;
       await pusher.add(resolvedWrite(id));
       resolved += 1;
     }
   };
-  let ids: string[] = [];
-  for await (const approval of client.iterateApprovals({ resolved: false, view: 'shallow' }, { signal })) {
-    ids.push(approval.id);
-    if (ids.length >= options.chunkSize) {
-      await check(ids);
-      ids = [];
+  let chunk: string[] = [];
+  for await (const id of ids) {
+    chunk.push(id);
+    if (chunk.length >= chunkSize) {
+      await check(chunk);
+      chunk = [];
     }
   }
-  if (ids.length > 0) await check(ids);
+  if (chunk.length > 0) await check(chunk);
   await pusher.finish();
   return { pushed: pusher.pushed, changed: resolved, resent: pusher.pushed - resolved, resolved };
+}
+
+async function* mapAsync<T, U>(items: AsyncIterable<T>, map: (item: T) => U): AsyncIterable<U> {
+  for await (const item of items) yield map(item);
 }
 
 /**
