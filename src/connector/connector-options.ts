@@ -54,6 +54,15 @@ export interface SyncOptions {
    */
   reconcileSchedule?: Schedule | false;
   /**
+   * How long after a task succeeds the worker syncs the approval it decided, in milliseconds, so that the decision
+   * shows in the service within seconds rather than at the next scheduled run; `false` turns it off. Requests that
+   * come before that run, or during it, are served together by one run: never two at once, and the schedules are
+   * left alone. With `lookup()`, the run asks it about those approvals only (in any role, the cursor untouched);
+   * without, it is a sync run as the source declares, in a worker that syncs. See `docs/connector.md`, "After a task".
+   * @default 1000
+   */
+  afterTaskMs?: number | false;
+  /**
    * Approvals in one Update approvals request, at most.
    * @default 100
    */
@@ -263,6 +272,9 @@ const syncOptionsSchema = z.strictObject({
       error: 'a cron expression, a number of milliseconds from 1 and up, or false',
     })
     .default('17 * * * *'),
+  afterTaskMs: z
+    .union([z.literal(false), integer(0)], { error: 'a number of milliseconds from 0 and up, or false' })
+    .default(1_000),
   batchSize: integer(1, 500).default(100),
   batchBytes: integer(1, 5 * 1024 * 1024).default(1024 * 1024),
   concurrency: integer(1).default(4),

@@ -23,7 +23,15 @@ import {
   type SyncMode,
 } from './operations/index.js';
 import { type StateAccess, StateStore } from './state.js';
-import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
+import { SyncAfterTasks } from './sync/after-tasks.js';
+import {
+  type RunContext,
+  type RunReport,
+  runIncremental,
+  runLookup,
+  runReconcile,
+  runSnapshot,
+} from './sync/runs.js';
 import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';
 import { TaskPoller } from './tasks/poller.js';
 
@@ -70,6 +78,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #keyRing: KeyRing | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
+  #afterTasks: SyncAfterTasks | undefined;
   #operations: OperationsServer | undefined;
   #operationsUrl: string | undefined;
   /** Sync runs, one at a time. */
@@ -252,6 +261,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#scheduleJobs();
     const poller = this.#settings.poller;
     if (poller.enabled) {
+      const afterTasks = this.#syncAfterTasks();
+      this.#afterTasks = afterTasks;
       this.#poller = new TaskPoller(
         {
           client: this.#client,
@@ -262,6 +273,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
           logger: componentLogger(logger, 'tasks'),
           metrics: this.metrics,
           random: this.#settings.random,
+          onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
         },
         poller,
       );
@@ -279,6 +291,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.metrics.ready(false);
     this.#stopping.abort(new StoppingError());
     for (const job of this.#jobs) job.stop();
+    this.#afterTasks?.stop();
     const { graceMs, forceMs } = this.#settings.shutdown;
     const startedAt = performance.now();
     const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
@@ -340,6 +353,27 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       );
     }
     if (sync.runOnStart) void tick(() => this.syncNow())();
+  }
+
+  /**
+   * What syncs the approvals of the tasks that succeed here, soon: with `lookup()`, a lookup of those approvals, in
+   * any role (it leaves the cursor alone); without, a sync run, where this worker syncs. `undefined` when off, or
+   * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
+   */
+  #syncAfterTasks(): SyncAfterTasks | undefined {
+    const { afterTaskMs, enabled, reconcileChunkSize } = this.#settings.sync;
+    if (afterTaskMs === false) return undefined;
+    if (this.connector.source.lookup !== undefined) {
+      return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
+        if (approvalIds.length === 0) return;
+        await this.#exclusive(() =>
+          this.#run('lookup', (context) =>
+            runLookup(context, approvalIds, { chunkSize: reconcileChunkSize }),
+          ),
+        );
+      });
+    }
+    return enabled ? new SyncAfterTasks(afterTaskMs, () => this.syncNow()) : undefined;
   }
 
   /** Runs a sync, as `mode` says; `full` reads the whole of an incremental source. */

@@ -110,8 +110,9 @@ export class TestHarness {
   }
 
   /**
-   * Connector options suited to tests: the tenant's service, a silent logger, keys in memory, no schedules (call
-   * `syncNow()`), fast polling and a short shutdown. `overrides` are merged over them.
+   * Connector options suited to tests: the tenant's service, a silent logger, keys in memory, no schedules and no
+   * sync after tasks (call `syncNow()`; `sync: { afterTaskMs: 0 }` turns that one on), fast polling and a short
+   * shutdown. `overrides` are merged over them.
    */
   connectorOptions(overrides: Partial<ConnectorOptions> = {}): ConnectorOptions {
     return {
@@ -119,7 +120,13 @@ export class TestHarness {
       logger: { level: 'silent' },
       keyStore: new MemoryKeyStore(),
       ...overrides,
-      sync: { runOnStart: false, schedule: 3_600_000, reconcileSchedule: false, ...overrides.sync },
+      sync: {
+        runOnStart: false,
+        schedule: 3_600_000,
+        reconcileSchedule: false,
+        afterTaskMs: false,
+        ...overrides.sync,
+      },
       poller: { idleMinMs: 5, idleMaxMs: 20, ...overrides.poller },
       shutdown: { graceMs: 2_000, forceMs: 1_000, ...overrides.shutdown },
     };

@@ -73,6 +73,24 @@ describe('connector options', () => {
     ],
     ['sync.overlapMs', { sync: { overlapMs: -1 } }, 'an integer from 0 and up', '`-1` (number)'],
     ['sync.enabled', { sync: { enabled: 'no' as unknown as boolean } }, 'a boolean', '`"no"` (string)'],
+    [
+      'sync.afterTaskMs',
+      { sync: { afterTaskMs: true as unknown as false } },
+      'a number of milliseconds from 0 and up, or false',
+      '`true` (boolean)',
+    ],
+    [
+      'sync.sourceRetry.retries',
+      { sync: { sourceRetry: { retries: -1 } } },
+      'an integer from 0 and up',
+      '`-1` (number)',
+    ],
+    [
+      'sync.sourceRetry.maxRetryTimeMs',
+      { sync: { sourceRetry: { maxRetryTimeMs: 1.5 } } },
+      'an integer from 0 and up',
+      '`1.5` (number)',
+    ],
     ['poller.concurrency', { poller: { concurrency: -1 } }, 'an integer from 1 and up', '`-1` (number)'],
     ['poller.idleMinMs', { poller: { idleMinMs: 0 } }, 'an integer from 1 and up', '`0` (number)'],
     [
@@ -326,6 +344,8 @@ describe('connector options', () => {
     for (const sync of [
       { schedule: '*/5 * * * *', reconcileSchedule: false as const },
       { schedule: 30_000, reconcileSchedule: '0 * * * *', batchSize: 500, batchBytes: 5 * 1024 * 1024 },
+      { afterTaskMs: 0, sourceRetry: { retries: 0 } },
+      { afterTaskMs: false as const, sourceRetry: { retries: 10, maxRetryTimeMs: 600_000 } },
     ]) {
       expect(() => build(options({ sync }))).not.toThrow();
     }

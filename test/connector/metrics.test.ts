@@ -164,7 +164,9 @@ describe('ConnectorMetrics', () => {
 
   it('accepts only the documented label values', () => {
     const metrics = new ConnectorMetrics();
-    expectTypeOf(metrics.syncRun).parameter(0).toEqualTypeOf<'incremental' | 'snapshot' | 'reconcile'>();
+    expectTypeOf(metrics.syncRun)
+      .parameter(0)
+      .toEqualTypeOf<'incremental' | 'snapshot' | 'reconcile' | 'lookup'>();
     expectTypeOf(metrics.syncRun).parameter(1).toEqualTypeOf<'success' | 'failure'>();
     expectTypeOf(metrics.keyEvent)
       .parameter(0)

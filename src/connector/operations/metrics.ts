@@ -8,8 +8,11 @@ import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
 import { crossCheck, func, parseOptions } from '../../internal/options.js';
 
-/** How a sync run read the source: changes since the cursor, a full snapshot, or a reconciliation. */
-export type SyncMode = 'incremental' | 'snapshot' | 'reconcile';
+/**
+ * How a sync run read the source: changes since the cursor, a full snapshot, a reconciliation, or a lookup of the
+ * approvals that tasks just decided.
+ */
+export type SyncMode = 'incremental' | 'snapshot' | 'reconcile' | 'lookup';
 
 /** How a sync run ended. */
 export type SyncOutcome = 'success' | 'failure';

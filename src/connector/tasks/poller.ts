@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import type { TaskResult, TaskResultStatus } from '../../api/index.js';
+import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
 import {
   BadRequestError,
   ConflictError,
@@ -42,6 +42,8 @@ export interface PollerParts {
   logger: Logger;
   metrics: ConnectorMetrics | undefined;
   random: () => number;
+  /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
+  onSucceeded?: ((task: Task) => void) | undefined;
 }
 
 /**
@@ -341,6 +343,7 @@ export class TaskPoller {
       const tookMs = performance.now() - started;
       this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
       logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
+      if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
       await this.#report(task.id, result, logger);
     } finally {
       due.cancel();
