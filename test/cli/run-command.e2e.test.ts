@@ -85,6 +85,10 @@ const approvalIds = async () =>
   (await backend.admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(
     (approval) => approval.id,
   );
+const resolvedIds = async () =>
+  (await backend.admin<{ id: string; resolved: boolean }[]>('GET', `/systems/${systemId}/approvals`))
+    .filter((approval) => approval.resolved)
+    .map((approval) => approval.id);
 const count = (worker: CliProcess, message: string) =>
   worker.messages().filter((logged) => logged === message).length;
 
@@ -176,6 +180,26 @@ describe('connector run', () => {
       { path: '/v2/rawapprovals*', remaining: 1 },
     ]);
     expect((await approvalIds()).sort()).toEqual(['T-1', 'T-2']);
+  }, 60_000);
+
+  it('with CONNECTOR_ROLE=tasks and a source with lookup(), shows a decision in the service soon after its task', async () => {
+    const [decided] = await tasksFor(['T-1']);
+    const worker = startWorker([], {
+      CONNECTOR_ROLE: 'tasks',
+      CONNECTOR_CONFIG: FAST,
+      SOURCE_LOOKUP: 'true',
+    });
+    await vi.waitFor(async () => expect((await task(decided!.id)).result).toEqual({ status: 'success' }), {
+      timeout: 15_000,
+    });
+    // The default sync.afterTaskMs: a lookup of T-1 about a second later; this worker has no sync schedule at all.
+    await vi.waitFor(async () => expect(await resolvedIds()).toContain('T-1'), { timeout: 15_000 });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exitWithin(15_000)).toBe(0);
+
+    expect(worker.lines()).toContainEqual(
+      expect.objectContaining({ msg: 'sync run finished', mode: 'lookup', pushed: 1, changed: 0, resent: 1 }),
+    );
   }, 60_000);
 
   it('refuses a bad configuration with one message naming every problem, and exits 2 having started nothing', async () => {

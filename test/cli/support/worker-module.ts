@@ -5,7 +5,7 @@
  * appends the task's id to the file `ACTIONS_FILE` names, if any, one id a line: the record of every action run,
  * across processes. Building it logs `building the connector`, waits `BUILD_MS` (0 by default), then fails if
  * `BUILD_FAILS` says so: `validation` (a `ValidationError`, as a check of the module's own variables would throw) or
- * `error`.
+ * `error`. With `SOURCE_LOOKUP=true`, the source has a `lookup()`, and an approval a task decided reads resolved there.
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -13,6 +13,7 @@ import { ValidationError } from '../../../src/errors.js';
 import {
   Connector,
   type ConnectorFactory,
+  type ConnectorSource,
   incremental,
   type SourceApproval,
   task,
@@ -23,22 +24,37 @@ interface Settings {
   approvals: number;
   handlerMs: number;
   actionsFile: string | undefined;
+  lookup?: boolean;
 }
 
 export class FixtureConnector extends Connector {
   readonly tasks = {
     approve: task({
       input: z.object({ approval: z.object({ id: z.string() }) }),
-      run: async (_input, { taskId, signal }) => {
+      run: async ({ approval }, { taskId, signal }) => {
         if (this.settings.handlerMs > 0) await sleep(this.settings.handlerMs, signal);
         if (this.settings.actionsFile !== undefined) appendFileSync(this.settings.actionsFile, `${taskId}\n`);
+        this.#decided.add(approval.id);
       },
     }),
   };
-  readonly source = incremental({ changes: () => this.#changes() });
+  readonly source: ConnectorSource;
+  /** The approvals the tasks decided: resolved in the source from then on. */
+  readonly #decided = new Set<string>();
 
   constructor(private readonly settings: Settings) {
     super();
+    const changes = () => this.#changes();
+    this.source = settings.lookup
+      ? incremental({ changes, lookup: (ids) => this.#lookup(ids) })
+      : incremental({ changes });
+  }
+
+  async *#lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
+    for (const id of ids) {
+      if (!this.#decided.has(id)) continue;
+      yield { id, schemaId: 'po', approver: 'ada', resolved: true, lastModified: new Date(), data: {} };
+    }
   }
 
   async *#changes(): AsyncIterable<SourceApproval> {
@@ -68,6 +84,7 @@ const build: ConnectorFactory = async ({ env, logger }) => {
     approvals: Number(env.SOURCE_APPROVALS ?? 2),
     handlerMs: Number(env.HANDLER_MS ?? 0),
     actionsFile: env.ACTIONS_FILE,
+    lookup: env.SOURCE_LOOKUP === 'true',
   });
 };
 export default build;
