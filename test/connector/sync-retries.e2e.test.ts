@@ -200,6 +200,31 @@ describe('a source read that fails with what may succeed later is read again in 
     expect(savedCursor()).toEqual({ lastModified: at(1), id: 'E' });
   });
 
+  it('counts re-reading the records at the resume point as no progress: a source stuck there fails the run', async () => {
+    let opened = 0;
+    const source = incremental({
+      ordered: true,
+      async *changes(window) {
+        opened += 1;
+        if (window.since === undefined) {
+          yield approval('A', at(0));
+          yield approval('B', at(1));
+        } else {
+          // From B's instant: B comes again, and the source is throttled before anything new.
+          yield approval('B', at(1));
+        }
+        throw tooManyRequests(0);
+      },
+    });
+    const worker = await harness.start(new SourceConnector(source), syncOnly());
+
+    // The first read got to B (progress, the budget starts afresh); then it is read again five times (the default
+    // sync.sourceRetry.retries) without getting further, and the run fails.
+    await expect(worker.syncNow()).rejects.toMatchObject({ status: 429 });
+    expect(opened).toBe(6);
+    expect(savedCursor()).toEqual({ lastModified: at(1), id: 'B' });
+  });
+
   it('gives up, bounded, on an unordered source that a rate limit never lets read to its end', async () => {
     const source = new ThrottledSource(20, 10);
     for (let n = 0; n < 40; n += 1) source.records.push(approval(`PO-${String(n).padStart(2, '0')}`, at(n)));

@@ -143,17 +143,19 @@ export async function runIncremental(
         await state.flush(signal).catch((error: unknown) => {
           logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
         });
-        const further = read > mostRead;
-        mostRead = Math.max(mostRead, read);
         const from = inOrder ? acknowledged : undefined;
-        if (from === undefined || (resumedFrom !== undefined && compareKeys(from, resumedFrom) <= 0)) {
+        if (from === undefined) {
+          // Read again from the run's window: progress is a read that got further than every one before it.
+          const further = read > mostRead;
+          mostRead = Math.max(mostRead, read);
           return further;
         }
+        // Progress is an acknowledged record further on: re-reading the ones that share its instant is none.
+        if (resumedFrom !== undefined && compareKeys(from, resumedFrom) <= 0) return false;
         resumedFrom = from;
         window = { since: new Date(from.at), cursor: cursorOfKey(from) };
         // The read starts again at that instant: the records that share it come again, in order.
         previous = undefined;
-        mostRead = 0;
         return true;
       },
     );
