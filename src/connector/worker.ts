@@ -377,7 +377,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   }
 
   /** Runs a sync, as `mode` says; `full` reads the whole of an incremental source. */
-  #sync(mode: SyncMode, full: boolean): Promise<RunReport> {
+  #sync(mode: Exclude<SyncMode, 'lookup'>, full: boolean): Promise<RunReport> {
     const { source } = this.connector;
     const sync = this.#settings.sync;
     return this.#run(mode, (context) =>
