@@ -147,6 +147,7 @@ describe('connector create', () => {
         '.dockerignore',
         '.env.example',
         '.gitignore',
+        '.npmrc',
         'Dockerfile',
         'README.md',
         'package.json',
@@ -158,6 +159,7 @@ describe('connector create', () => {
         'tsconfig.json',
       ]);
       expect(readFileSync(join(project, '.gitignore'), 'utf8')).toContain('node_modules/');
+      expect(readFileSync(join(project, '.npmrc'), 'utf8')).toMatch(/^engine-strict=true$/m);
       const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
       expect(manifest).toMatchObject({
         name: 'my-connector',

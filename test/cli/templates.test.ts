@@ -26,20 +26,28 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-it('holds no .gitignore, which npm would leave out of the published kit', () => {
-  const ignored = readdirSync(templatesFolder, { recursive: true }).filter(
-    (file) => String(file).split(/[\\/]/).at(-1) === '.gitignore',
+it('holds no .gitignore nor .npmrc, which npm would leave out of the published kit', () => {
+  const ignored = readdirSync(templatesFolder, { recursive: true }).filter((file) =>
+    ['.gitignore', '.npmrc'].includes(String(file).split(/[\\/]/).at(-1)!),
   );
   expect(ignored).toEqual([]);
 });
 
-describe.for(templates.map((template) => template.name))('the scripts of the %s template', (name) => {
-  it('develop with connector dev, the local loop, built by the build script it watches the sources of', () => {
-    const { scripts } = JSON.parse(readFileSync(join(work, name, 'package.json'), 'utf8'));
-    expect(scripts.dev).toBe('connector dev');
-    expect(scripts.build).toBe('tsc -p tsconfig.build.json');
-    const build = JSON.parse(readFileSync(join(work, name, 'tsconfig.build.json'), 'utf8'));
-    expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+describe.for(templates.map((template) => template.name))('on an older Node.js, the %s template', (name) => {
+  const read = (file: string) => readFileSync(join(work, name, file), 'utf8');
+
+  it('checks the Node.js before its tests and its start script run, and npm install refuses one', () => {
+    const { scripts, engines } = JSON.parse(read('package.json'));
+    expect(scripts).toMatchObject({ pretest: 'connector check-node', prestart: 'connector check-node' });
+    expect(engines.node).toBe(kit.engines.node);
+    expect(read('.npmrc')).toMatch(/^engine-strict=true$/m);
+  });
+
+  it('imports the check first in src/main.ts, so that node dist/main.js prints the message alone', () => {
+    const imports = [...read('src/main.ts').matchAll(/^import\b[^'";]*['"]([^'"]+)['"]/gm)].map(
+      (match) => match[1],
+    );
+    expect(imports[0]).toBe('approval-connector-kit/check-node');
   });
 });
 
