@@ -51,6 +51,43 @@ describe.for(templates.map((template) => template.name))('on an older Node.js, t
   });
 });
 
+describe.for(templates.map((template) => template.name))('the install of the %s template', (name) => {
+  it('lets npm run the install scripts of the packages it installs (allowScripts), which npm asks about', () => {
+    const project = JSON.parse(readFileSync(join(work, name, 'package.json'), 'utf8'));
+    // The project's dependencies as the kit's own install has them, which are in its ranges.
+    const withScripts = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (dependency: string) => {
+      if (seen.has(dependency)) return;
+      seen.add(dependency);
+      const file = join(root, 'node_modules', dependency, 'package.json');
+      if (!existsSync(file)) return;
+      const manifest = JSON.parse(readFileSync(file, 'utf8'));
+      if (
+        ['preinstall', 'install', 'postinstall'].some((script) => manifest.scripts?.[script] !== undefined)
+      ) {
+        withScripts.add(dependency);
+      }
+      for (const next of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies }))
+        visit(next);
+    };
+    for (const dependency of Object.keys({ ...project.dependencies, ...project.devDependencies })) {
+      if (dependency !== kit.name) visit(dependency);
+    }
+    expect(Object.keys(project.allowScripts ?? {}).sort()).toEqual([...withScripts].sort());
+  });
+});
+
+describe.for(templates.map((template) => template.name))('the scripts of the %s template', (name) => {
+  it('develop with connector dev, the local loop, built by the build script it watches the sources of', () => {
+    const { scripts } = JSON.parse(readFileSync(join(work, name, 'package.json'), 'utf8'));
+    expect(scripts.dev).toBe('connector dev');
+    expect(scripts.build).toBe('tsc -p tsconfig.build.json');
+    const build = JSON.parse(readFileSync(join(work, name, 'tsconfig.build.json'), 'utf8'));
+    expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+  });
+});
+
 describe.for(templates.map((template) => template.name))('the Dockerfile of the %s template', (name) => {
   const read = (file: string) => readFileSync(join(work, name, file), 'utf8');
 
