@@ -234,6 +234,8 @@ describe('the packed kit', () => {
         'package.json',
         'README.md',
         'dist/node-guard.js',
+        'dist/check-node.js',
+        'dist/check-node.d.ts',
         'dist/index.js',
         'dist/index.d.ts',
         'dist/client/index.js',
@@ -247,10 +249,12 @@ describe('the packed kit', () => {
         'dist/console/app.css',
       ]),
     );
-    // The templates, and the examples some are made of, are `connector create`'s, checked by its own test.
+    // The templates, and the examples some are made of, are `connector create`'s, checked by its own test; the
+    // documentation's links are checked by published-packages.test.ts.
     const others = tarballFiles.filter(
-      (file) => !/^(dist|templates|examples)\//.test(file) || file.endsWith('.map'),
+      (file) => !/^(dist|docs|templates|examples)\//.test(file) || file.endsWith('.map'),
     );
+    expect(tarballFiles).toEqual(expect.arrayContaining(['docs/worker.md', 'docs/failure-mapping.md']));
     expect(others).toEqual(['package.json', 'CHANGELOG.md', 'README.md']);
   });
 
