@@ -406,6 +406,14 @@ describe('the packed kit', () => {
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('Usage: connector <command> [options]');
+    const version = await run(join(app, 'node_modules', '.bin', 'connector'), ['--version'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+    });
+    const installed = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(version).toMatchObject({ code: 0, stdout: `${installed.version}\n` });
   });
 });
 
