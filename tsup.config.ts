@@ -62,6 +62,7 @@ export default defineConfig([
   {
     entry: {
       'node-guard': 'src/node-guard.ts',
+      'check-node': 'src/check-node.ts',
       index: 'src/index.ts',
       'client/index': 'src/client/index.ts',
       'backend/index': 'src/backend/index.ts',

@@ -4,20 +4,30 @@
  * dispatches.
  * @module
  */
-// The only static import: it loads on any Node.js. Commands are imported once the version is known to be supported,
+// The only static imports: they load on any Node.js. Commands are imported once the version is known to be supported,
 // because a static import would load undici and `node:sqlite` before the first line of this file runs.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { unsupportedNodeMessage } from '../internal/node-version.js';
+import { packageRoot } from '../internal/package-root.js';
 
 const USAGE = `Usage: connector <command> [options]
 
 Commands:
-  create    Create a connector project from a template (what \`npx create-connector\` runs)
-  run       Run a connector as a worker, configured by its environment (see docs/worker.md)
-  dev       The local loop: a reference backend and the project's connector, restarted on every change
-  backend   Run the reference backend (the Approval Service, v1 and v2) as a server
-  keys      Generate the key ring of a read-only key store (keys generate)
+  create      Create a connector project from a template (what \`npx create-connector\` runs)
+  run         Run a connector as a worker, configured by its environment (docs/worker.md of the kit)
+  dev         The local loop: a reference backend and the project's connector, restarted on every change
+  backend     Run the reference backend (the Approval Service, v1 and v2) as a server
+  keys        Generate the key ring of a read-only key store (keys generate)
+  check-node  Exit 0 on a Node.js the kit runs on; otherwise say which one this is and which it needs
 
-Run \`connector <command> --help\` for the options of a command.`;
+Options:
+  -v, --version  print the kit's version
+  -h, --help     show this help
+
+Run \`connector <command> --help\` for the options of a command. Exit codes, of every command: 0 done, 1 failed,
+2 refused (a wrong command line, variable or file: nothing was done). On a Node.js older than the kit needs, every
+command prints which one it found and which it needs, and exits 1.`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const unsupported = unsupportedNodeMessage();
@@ -48,6 +58,18 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runCreateCommand } = await import('./commands/create.js');
       return runCreateCommand(rest);
     }
+    // The Node.js check above is all there is to it: the generated projects' `pretest` and `prestart` scripts run it,
+    // so that an old Node gets this one message rather than a crash inside a tool.
+    case 'check-node':
+      if (rest.length > 0) {
+        console.error(`connector check-node takes no arguments, got \`${rest[0]}\`\n\n${USAGE}`);
+        return 2;
+      }
+      return 0;
+    case '-v':
+    case '--version':
+      console.log(kitVersion());
+      return 0;
     // The exit codes of every command (`exit-codes.ts`, not imported here: it loads the kit): 2 for a command line
     // that is refused.
     case '-h':
@@ -61,6 +83,13 @@ async function main(argv: readonly string[]): Promise<number> {
       console.error(`Unknown command: ${command}\n\n${USAGE}`);
       return 2;
   }
+}
+
+/** The kit's version, from its package.json. */
+function kitVersion(): string {
+  const root = packageRoot();
+  if (root === undefined) throw new Error('the package.json of approval-connector-kit was not found');
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /**

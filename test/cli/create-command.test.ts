@@ -15,6 +15,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CreateCommandIo, runCreateCommand } from '../../src/cli/commands/create.js';
 import { listTemplates } from '../../src/cli/create/templates.js';
+import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { packageRoot } from '../../src/internal/package-root.js';
 
 const root = packageRoot()!;
@@ -146,6 +147,7 @@ describe('connector create', () => {
         '.dockerignore',
         '.env.example',
         '.gitignore',
+        '.npmrc',
         'Dockerfile',
         'README.md',
         'package.json',
@@ -157,6 +159,7 @@ describe('connector create', () => {
         'tsconfig.json',
       ]);
       expect(readFileSync(join(project, '.gitignore'), 'utf8')).toContain('node_modules/');
+      expect(readFileSync(join(project, '.npmrc'), 'utf8')).toMatch(/^engine-strict=true$/m);
       const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
       expect(manifest).toMatchObject({
         name: 'my-connector',
@@ -342,6 +345,13 @@ describe('connector create on a terminal', () => {
     expect(readFileSync(join(work, 'my-connector', 'src', 'connector.ts'), 'utf8')).toContain('incremental(');
   });
 
+  it('gives in its help the exit codes it exits with: 2 for bad input, 1 when cancelled', async () => {
+    const help = create(['--help']);
+    expect(await help.code).toBe(EXIT_CODES.done);
+    expect(help.stdout()).toContain(`; ${EXIT_CODES.refused} for bad input or a refused folder`);
+    expect(help.stdout()).toMatch(new RegExp(`; ${EXIT_CODES.failed} when\\s+cancelled`));
+  });
+
   it('writes nothing when cancelled with Ctrl+C', async () => {
     const session = create([], { terminal: true });
     await session.answer('Where should the project go?', 'approvals');
@@ -372,8 +382,9 @@ describe('the create-connector package', () => {
       name: 'create-connector',
       version: kit.version,
       engines: kit.engines,
-      dependencies: { 'approval-connector-kit': `^${kit.version}` },
-      bin: { 'create-connector': './index.js' },
+      // Exactly the kit released with it: `npm create connector@X` creates with the templates of kit X.
+      dependencies: { 'approval-connector-kit': kit.version },
+      bin: { 'create-connector': 'index.js' },
     });
     expect(manifest.files).toContain('index.js');
   });

@@ -26,11 +26,56 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-it('holds no .gitignore, which npm would leave out of the published kit', () => {
-  const ignored = readdirSync(templatesFolder, { recursive: true }).filter(
-    (file) => String(file).split(/[\\/]/).at(-1) === '.gitignore',
+it('holds no .gitignore nor .npmrc, which npm would leave out of the published kit', () => {
+  const ignored = readdirSync(templatesFolder, { recursive: true }).filter((file) =>
+    ['.gitignore', '.npmrc'].includes(String(file).split(/[\\/]/).at(-1)!),
   );
   expect(ignored).toEqual([]);
+});
+
+describe.for(templates.map((template) => template.name))('on an older Node.js, the %s template', (name) => {
+  const read = (file: string) => readFileSync(join(work, name, file), 'utf8');
+
+  it('checks the Node.js before its tests and its start script run, and npm install refuses one', () => {
+    const { scripts, engines } = JSON.parse(read('package.json'));
+    expect(scripts).toMatchObject({ pretest: 'connector check-node', prestart: 'connector check-node' });
+    expect(engines.node).toBe(kit.engines.node);
+    expect(read('.npmrc')).toMatch(/^engine-strict=true$/m);
+  });
+
+  it('imports the check first in src/main.ts, so that node dist/main.js prints the message alone', () => {
+    const imports = [...read('src/main.ts').matchAll(/^import\b[^'";]*['"]([^'"]+)['"]/gm)].map(
+      (match) => match[1],
+    );
+    expect(imports[0]).toBe('approval-connector-kit/check-node');
+  });
+});
+
+describe.for(templates.map((template) => template.name))('the install of the %s template', (name) => {
+  it('lets npm run the install scripts of the packages it installs (allowScripts), which npm asks about', () => {
+    const project = JSON.parse(readFileSync(join(work, name, 'package.json'), 'utf8'));
+    // The project's dependencies as the kit's own install has them, which are in its ranges.
+    const withScripts = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (dependency: string) => {
+      if (seen.has(dependency)) return;
+      seen.add(dependency);
+      const file = join(root, 'node_modules', dependency, 'package.json');
+      if (!existsSync(file)) return;
+      const manifest = JSON.parse(readFileSync(file, 'utf8'));
+      if (
+        ['preinstall', 'install', 'postinstall'].some((script) => manifest.scripts?.[script] !== undefined)
+      ) {
+        withScripts.add(dependency);
+      }
+      for (const next of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies }))
+        visit(next);
+    };
+    for (const dependency of Object.keys({ ...project.dependencies, ...project.devDependencies })) {
+      if (dependency !== kit.name) visit(dependency);
+    }
+    expect(Object.keys(project.allowScripts ?? {}).sort()).toEqual([...withScripts].sort());
+  });
 });
 
 describe.for(templates.map((template) => template.name))('the scripts of the %s template', (name) => {

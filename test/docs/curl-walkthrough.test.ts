@@ -28,7 +28,7 @@ beforeAll(async () => {
     '  if [[ "$*" == *"/admin/tasks"* ]]; then LAST_TASK=$(echo "$out" | sed -E \'s/.*"id":"([^"]+)".*/\\1/\'); fi; }',
     setup
       .split('\n')
-      .filter((line) => !line.includes('connector.js backend'))
+      .filter((line) => !line.includes('connector.ts backend'))
       .join('\n')
       .replace(/^B=.*$/m, `B=${backend.url}`),
   ].join('\n');

@@ -234,6 +234,8 @@ describe('the packed kit', () => {
         'package.json',
         'README.md',
         'dist/node-guard.js',
+        'dist/check-node.js',
+        'dist/check-node.d.ts',
         'dist/index.js',
         'dist/index.d.ts',
         'dist/client/index.js',
@@ -247,10 +249,12 @@ describe('the packed kit', () => {
         'dist/console/app.css',
       ]),
     );
-    // The templates, and the examples some are made of, are `connector create`'s, checked by its own test.
+    // The templates, and the examples some are made of, are `connector create`'s, checked by its own test; the
+    // documentation's links are checked by published-packages.test.ts.
     const others = tarballFiles.filter(
-      (file) => !/^(dist|templates|examples)\//.test(file) || file.endsWith('.map'),
+      (file) => !/^(dist|docs|templates|examples)\//.test(file) || file.endsWith('.map'),
     );
+    expect(tarballFiles).toEqual(expect.arrayContaining(['docs/worker.md', 'docs/failure-mapping.md']));
     expect(others).toEqual(['package.json', 'CHANGELOG.md', 'README.md']);
   });
 
@@ -402,6 +406,14 @@ describe('the packed kit', () => {
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('Usage: connector <command> [options]');
+    const version = await run(join(app, 'node_modules', '.bin', 'connector'), ['--version'], {
+      cwd: app,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+    });
+    const installed = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as Manifest;
+    expect(version).toMatchObject({ code: 0, stdout: `${installed.version}\n` });
   });
 });
 

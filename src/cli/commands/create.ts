@@ -46,8 +46,8 @@ ${list.join('\n')}
   -y, --yes                ask nothing: take the defaults for what the flags do not say
   -h, --help               show this help
 
-Exit codes: 0 when the project was created; 1 for bad input or a refused folder (nothing is written then), when
-cancelled, or when installing the dependencies failed (the project stays).`;
+Exit codes: 0 when the project was created; 2 for bad input or a refused folder (nothing is written then); 1 when
+cancelled (nothing is written then either), or when installing the dependencies failed (the project stays).`;
 }
 
 /** `connector create`: creates a project from a template, and resolves with the exit code. */

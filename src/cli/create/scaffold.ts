@@ -26,8 +26,11 @@ export interface ScaffoldOptions {
   kit: KitPackage;
 }
 
-// npm leaves every `.gitignore` out of a published package, so templates hold it under this name.
-const GITIGNORE = 'gitignore';
+// npm leaves every `.gitignore` and `.npmrc` out of a published package, so templates hold them under these names.
+const DOTFILES = new Map([
+  ['gitignore', '.gitignore'],
+  ['npmrc', '.npmrc'],
+]);
 // What an example's folder may hold that is not the project's: what the repository installed or built in it.
 const NOT_COPIED = new Set(['node_modules', 'dist']);
 // In this order, the kit's own range of a package is looked up: what it runs with, then what it is built with.
@@ -55,7 +58,7 @@ export function packageNameProblem(name: string): string | undefined {
 
 /**
  * Creates a project from a template: the base's files, then the template's folders' over them (its example's, then
- * its own: a file of the same path replaces the one before; `node_modules` and `dist` are skipped), with `gitignore` written as `.gitignore`, `<%= name %>` replaced by the project's name, and
+ * its own: a file of the same path replaces the one before; `node_modules` and `dist` are skipped), with `gitignore` and `npmrc` written as `.gitignore` and `.npmrc`, `<%= name %>` replaced by the project's name, and
  * in package.json the name set, what the template adds merged in, and every `*` range (a dependency's, or `engines.node`) replaced by the kit's own: the
  * kit itself at its version, any other package at the range the kit's package.json gives it (as a dependency, a peer
  * dependency, else a dev dependency). Everything is checked before the first file is written. Answers the files
@@ -77,7 +80,8 @@ export function scaffold({ target, name, template, templatesFolder, kit }: Scaff
   const files = new Map<string, string>();
   for (const [path, source] of sources) {
     const text = render(readFileSync(source, 'utf8'), { name }, `${template.name}/${path}`);
-    const written = basename(path) === GITIGNORE ? join(dirname(path), '.gitignore') : path;
+    const dotfile = DOTFILES.get(basename(path));
+    const written = dotfile === undefined ? path : join(dirname(path), dotfile);
     files.set(written, written === 'package.json' ? projectPackage(text, name, kit, template.package) : text);
   }
 

@@ -35,6 +35,8 @@ const templateFileSchema = z.strictObject({
       scripts: ranges.optional(),
       dependencies: ranges.optional(),
       devDependencies: ranges.optional(),
+      /** The packages whose install scripts npm may run (npm's `allowScripts`), such as tsx's esbuild. */
+      allowScripts: z.record(z.string().min(1), z.boolean()).optional(),
     })
     .optional(),
 });

@@ -1,3 +1,6 @@
+// First, before the kit and its dependencies load: on a Node.js the kit does not run on, print which one this is and
+// which one it needs, and exit 1.
+import 'approval-connector-kit/check-node';
 import { runWorker } from 'approval-connector-kit';
 import build from './connector.js';
 
