@@ -78,7 +78,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 
 /**
  * Runs `attempt` until it succeeds, a failure is not retryable, `policy.retries` retries are spent, or the next wait
- * would pass `policy.maxRetryTimeMs`. Rejects with the last failure, or with `signal.reason` when aborted.
+ * would pass `policy.maxRetryTimeMs`, counted on the monotonic clock. Rejects with the last failure, or with
+ * `signal.reason` when aborted.
  * `onRetry` hears of each retry before its wait, never of a failure that ends the call.
  */
 export async function withRetry<T>(
@@ -88,7 +89,8 @@ export async function withRetry<T>(
   signal: AbortSignal | undefined,
   onRetry?: (retry: RetryAttempt) => void,
 ): Promise<T> {
-  const startedAt = Date.now();
+  // The monotonic clock: a step of the wall clock neither spends nor refills the budget.
+  const startedAt = performance.now();
   return pRetry(attempt, {
     retries: policy.retries,
     // The waiting happens in onFailedAttempt (full jitter, Retry-After), so p-retry's own backoff is off.
@@ -109,7 +111,7 @@ export async function withRetry<T>(
           jitter: 'full',
           random: policy.random,
         });
-      if (Date.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
+      if (performance.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
       const retryable = error as RetryableError; // isRetryable() holds only for these
       onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: retryable.code, error: retryable });
       await sleep(delay, signal);
