@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseRetryAfter, type RetryPolicy, withRetry } from '../../src/client/retry.js';
 import {
+  ApiError,
   BadRequestError,
   IntegrationClient,
   ManagementClient,
@@ -162,6 +163,15 @@ describe('withRetry (fake timers)', () => {
 
   it.each([
     ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
+    ['a 431', new ApiError('http_error', target, 431, undefined), 'safe', 1],
+    ['a 408', new ApiError('http_error', target, 408, undefined), 'safe', 3],
+    ['a 425', new ApiError('http_error', target, 425, undefined), 'safe', 3],
+    [
+      'a 408 of a request that is not safe to repeat',
+      new ApiError('http_error', target, 408, undefined),
+      'unsent',
+      1,
+    ],
     ['a 500 of a request that is not safe to repeat', serverError(), 'unsent', 1],
     [
       'a reset connection of a request that is not safe to repeat',
