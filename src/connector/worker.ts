@@ -8,6 +8,7 @@ import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import type { Connector } from './connector.js';
 import {
   type ConnectorOptions,
+  poolConnections,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
@@ -89,7 +90,11 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
     this.metrics = new ConnectorMetrics({ ...metrics, now });
     const onRetry = retryReporter(this.metrics, componentLogger(this.#logger, 'client'), service.onRetry);
-    this.#client = new IntegrationClient({ ...service, onRetry });
+    this.#client = new IntegrationClient({
+      ...service,
+      connections: service.connections ?? poolConnections(this.#settings),
+      onRetry,
+    });
     this.#state = new StateStore<AppStateOf<C>>(this.#client);
     this.#appState = {
       read: () => this.#state.app,
