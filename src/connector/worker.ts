@@ -14,7 +14,7 @@ import {
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, KeyRing, KeyRotation } from './keys/index.js';
+import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from './keys/index.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -69,6 +69,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #lifecycle: LifecycleState = 'idle';
   #keepAlive: NodeJS.Timeout | undefined;
   #keyRing: KeyRing | undefined;
+  /** The public key the service holds: the last one registered. */
+  #registeredKey: PublicKeyInfo | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
   #operations: OperationsServer | undefined;
@@ -317,6 +319,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     if (this.#keyRing !== undefined) {
       const rotation = new KeyRotation({
         ring: this.#keyRing,
+        registered: this.#registeredKey,
         register: () => this.#register(),
         logger: componentLogger(this.#logger, 'keys'),
         metrics: this.metrics,
@@ -408,6 +411,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       },
       { signal: this.#stopping.signal },
     );
+    this.#registeredKey = key;
     this.metrics.keyExpiresAt(key?.expiresAt);
   }
 

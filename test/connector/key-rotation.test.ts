@@ -59,6 +59,7 @@ async function startRotation(
   const registered: string[] = [];
   const rotation = new KeyRotation({
     ring,
+    registered: ring.current,
     register: async () => {
       await register(ring.current.publicKey);
       registered.push(ring.current.publicKey);
@@ -126,6 +127,44 @@ describe('KeyRotation', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(registered).toEqual([ring.current.publicKey]);
     expect(messages(50)).toHaveLength(2);
+  });
+
+  it('warns at the rotation margin and logs an error at the expiry of the key the service holds while registration fails, though a new key was rotated', async () => {
+    let outage = true;
+    const { ring, metrics, registered } = await startRotation(
+      new MemoryKeyStore(),
+      { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
+      async () => {
+        if (outage) throw new Error('service unavailable');
+      },
+    );
+    const held = ring.current;
+    // The margin begins: a new key is rotated, but the service keeps the old one.
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    expect(ring.current.publicKey).not.toBe(held.publicKey);
+    expect(lines.filter((line) => line.level === 40)).toEqual([
+      expect.objectContaining({
+        msg: 'the connector key is due for rotation and has not been replaced; it expires soon',
+        publicKey: held.publicKey,
+        expiresAt: held.expiresAt.toISOString(),
+      }),
+    ]);
+    expect(await keyEvents(metrics)).toMatchObject({ expiring: 1, expired: 0 });
+    // The key the service holds expires, the new one does not: reported when it happens.
+    await vi.advanceTimersByTimeAsync(MINUTE - 1);
+    expect(messages(50).filter((msg) => msg.startsWith('the connector key has expired'))).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(lines.filter((line) => line.msg.startsWith('the connector key has expired'))).toEqual([
+      expect.objectContaining({ level: 50, publicKey: held.publicKey }),
+    ]);
+    expect((await keyEvents(metrics)).expired).toBe(1);
+    expect(registered).toEqual([]);
+
+    // Once the service takes registrations again, the current key is registered.
+    outage = false;
+    await vi.advanceTimersByTimeAsync(2 * MINUTE);
+    expect(registered.length).toBeGreaterThan(0);
+    expect(registered.at(-1)).toBe(ring.current.publicKey);
   });
 
   it('warns while a due key is not replaced, logs an error once it expired, and adopts the key the operator adds', async () => {
