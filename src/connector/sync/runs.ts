@@ -68,6 +68,7 @@ export async function runIncremental(
     cursor,
   };
   let inOrder = options.ordered;
+  let saveFailed = false;
   const pusher = new ApprovalPusher({
     client: context.client,
     limits: context.limits,
@@ -75,11 +76,12 @@ export async function runIncremental(
     onAcknowledged: (key) => {
       if (!inOrder) return;
       state.advanceCursor(key, new Date(context.now()));
-      state
-        .flush(signal)
-        .catch((error: unknown) =>
-          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run'),
-        );
+      state.flush(signal).catch((error: unknown) => {
+        // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
+        if (saveFailed || signal.aborted) return;
+        saveFailed = true;
+        logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+      });
     },
   });
   let previous: CursorKey | undefined;
