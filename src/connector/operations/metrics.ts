@@ -160,7 +160,7 @@ export class ConnectorMetrics {
     });
     this.#keyExpiry = new Gauge({
       name: `${METRIC_PREFIX}key_expiry_seconds`,
-      help: 'Seconds until the current public key expires (negative once expired); absent without a key.',
+      help: 'Seconds until the public key registered with the service expires (negative once expired); absent without one.',
       registers,
       collect: () => this.#collectSeconds(this.#keyExpiry, this.#keyExpiresAt, (at) => at - this.#now()),
     });
@@ -226,8 +226,8 @@ export class ConnectorMetrics {
   }
 
   /**
-   * Records when the current public key expires; `undefined` when the connector has no key. An invalid `Date` counts
-   * as none: the expiry is then absent.
+   * Records when the public key registered with the service expires; `undefined` when the connector has no key. An
+   * invalid `Date` counts as none: the expiry is then absent.
    */
   keyExpiresAt(expiresAt: Date | undefined): void {
     this.#keyExpiresAt = timeOf(expiresAt);
