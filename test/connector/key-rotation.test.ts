@@ -251,4 +251,51 @@ describe('a running connector', () => {
     ]);
     await worker.stop();
   });
+  it('warns and then errs about the registered key while the service refuses every registration after the start', async () => {
+    server = await ScriptedServer.start();
+    let outage = false;
+    server.otherwise((request) => {
+      if (request.method === 'GET' && request.url === '/v2/connector/state') {
+        return { json: { status: 'success', data: { state: null } } };
+      }
+      if (outage && request.method === 'PATCH' && request.url === '/v2/connector') {
+        return { status: 503, json: { status: 'failure' } };
+      }
+      return { json: { status: 'success' } };
+    });
+    const worker = new ConnectorWorker(new KeyedConnector(new MemorySource()), {
+      service: { baseUrl: server.url, token: 'connector-token', retry: { retries: 0 } },
+      logger: {
+        level: 'info',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+      },
+      keyStore: new MemoryKeyStore(),
+      keys: { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
+      sync: { enabled: false },
+      poller: { enabled: false },
+    });
+    await worker.start();
+    const [held] = server.requests
+      .filter((request) => request.method === 'PATCH' && request.url === '/v2/connector')
+      .map((request) => JSON.parse(request.body) as { publicKey: string });
+    outage = true;
+    const keyLines = (level: number) =>
+      lines.filter((line) => line.component === 'keys' && line.level === level);
+
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    await vi.waitFor(() => expect(keyLines(40).length).toBeGreaterThan(0));
+    expect(keyLines(40)[0]).toMatchObject({
+      msg: 'the connector key is due for rotation and has not been replaced; it expires soon',
+      publicKey: held?.publicKey,
+    });
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    await vi.waitFor(() =>
+      expect(keyLines(50).map((line) => line.msg)).toContain(
+        'the connector key has expired: the service creates no task for this connector until a new key is registered',
+      ),
+    );
+    expect(await keyEvents(worker.metrics)).toMatchObject({ rotated: 1, expired: 1 });
+    expect((await keyEvents(worker.metrics)).expiring).toBeGreaterThanOrEqual(1);
+    await worker.stop();
+  });
 });
