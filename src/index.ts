@@ -153,6 +153,7 @@ export {
   type TaskDeclaration,
   type TaskDeclarations,
   type TaskOutcome,
+  type TaskReportFailure,
   task,
   type UserMappingEntry,
   type UserMappingFailure,

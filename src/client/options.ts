@@ -49,7 +49,7 @@ export interface ClientOptions {
    */
   maxResponseBytes?: number;
   /**
-   * Retries of network errors, timeouts, 5xx and 429. See `docs/api-contract.md`, "Retries".
+   * Retries of network errors, timeouts, 5xx, 429, 408 and 425. See `docs/api-contract.md`, "Retries".
    * @default {} (4 retries within 60 s)
    */
   retry?: {

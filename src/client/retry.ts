@@ -2,7 +2,7 @@ import pRetry from 'p-retry';
 import type { EndpointName } from '../api/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { sleep } from '../internal/wait.js';
-import { NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';
+import { ApiError, NetworkError, RateLimitedError, ServerError, TimeoutError } from './errors.js';
 
 /** How a client retries. Every field is required here; `ClientOptions.retry` documents the defaults. */
 export interface RetryPolicy {
@@ -21,10 +21,21 @@ export interface RetryPolicy {
  */
 export type Repeatability = 'safe' | 'unsent';
 
-/** The failures a client retries. */
-export type RetryableError = NetworkError | TimeoutError | RateLimitedError | ServerError;
+/**
+ * The failures a client retries: what can succeed later. An `ApiError` of code `http_error` is retried only for a
+ * 408 (Request Timeout) or a 425 (Too Early).
+ */
+export type RetryableError =
+  | NetworkError
+  | TimeoutError
+  | RateLimitedError
+  | ServerError
+  | ApiError<'http_error'>;
 
-/** Why a request is retried: the `code` of its failure (`network`, `timeout`, `rate_limited`, `server_error`). */
+/**
+ * Why a request is retried: the `code` of its failure (`network`, `timeout`, `rate_limited`, `server_error`, or
+ * `http_error` for a 408 or a 425).
+ */
 export type RetryReason = RetryableError['code'];
 
 /** A retry {@link withRetry} is about to make. */
@@ -54,13 +65,27 @@ export interface RetryEvent extends RetryAttempt {
 
 /**
  * Whether a client retries a failure, for a request of the given repeatability: `safe` for a request that can be
- * repeated without effect (network errors, timeouts, 5xx and 429), `unsent` for one that may be repeated only when
- * it provably never reached the server.
+ * repeated without effect (network errors, timeouts, 5xx, 429, 408 and 425: what can succeed later), `unsent` for
+ * one that may be repeated only when it provably never reached the server. Any other 4xx is a refusal that the same
+ * request would meet again.
  */
-export function isRetryable(error: unknown, repeatability: Repeatability): boolean {
+export function isRetryable(error: unknown, repeatability: Repeatability): error is RetryableError {
   if (error instanceof NetworkError) return repeatability === 'safe' || error.unsent;
   if (repeatability === 'unsent') return false;
-  return error instanceof TimeoutError || error instanceof RateLimitedError || error instanceof ServerError;
+  return (
+    error instanceof TimeoutError ||
+    error instanceof RateLimitedError ||
+    error instanceof ServerError ||
+    (error instanceof ApiError && error.code === 'http_error' && RETRYABLE_STATUSES.has(error.status))
+  );
+}
+
+// 408 Request Timeout and 425 Too Early: the service asks for the same request again later.
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425]);
+
+/** The wait a failure asks for before a retry, from its `Retry-After` header, when it said. */
+function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
 }
 
 /**
@@ -78,7 +103,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 
 /**
  * Runs `attempt` until it succeeds, a failure is not retryable, `policy.retries` retries are spent, or the next wait
- * would pass `policy.maxRetryTimeMs`. Rejects with the last failure, or with `signal.reason` when aborted.
+ * would pass `policy.maxRetryTimeMs`, counted on the monotonic clock. Rejects with the last failure, or with
+ * `signal.reason` when aborted.
  * `onRetry` hears of each retry before its wait, never of a failure that ends the call.
  */
 export async function withRetry<T>(
@@ -88,7 +114,8 @@ export async function withRetry<T>(
   signal: AbortSignal | undefined,
   onRetry?: (retry: RetryAttempt) => void,
 ): Promise<T> {
-  const startedAt = Date.now();
+  // The monotonic clock: a step of the wall clock neither spends nor refills the budget.
+  const startedAt = performance.now();
   return pRetry(attempt, {
     retries: policy.retries,
     // The waiting happens in onFailedAttempt (full jitter, Retry-After), so p-retry's own backoff is off.
@@ -99,19 +126,16 @@ export async function withRetry<T>(
     shouldRetry: ({ error }) => isRetryable(error, repeatability),
     onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
       if (retriesLeft === 0 || !isRetryable(error, repeatability)) return;
-      const asked =
-        error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
       const delay =
-        asked ??
+        retryAfterOf(error) ??
         backoffDelay(attemptNumber - 1, {
           baseMs: policy.baseDelayMs,
           maxMs: policy.maxDelayMs,
           jitter: 'full',
           random: policy.random,
         });
-      if (Date.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
-      const retryable = error as RetryableError; // isRetryable() holds only for these
-      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: retryable.code, error: retryable });
+      if (performance.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
+      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: error.code, error });
       await sleep(delay, signal);
     },
   });

@@ -199,6 +199,8 @@ export interface ConnectorOptions {
   /**
    * Where the service is and the connector token: the options of the `IntegrationClient` the connector uses. The
    * connector counts each retry in `client_retries_total` and logs it at debug, then calls `onRetry` when given.
+   * Its pool's `connections` default to what the worker can have in flight at once (see {@link poolConnections}),
+   * not the client's 16, so that the pool never holds back the poller's or the sync's concurrency.
    */
   service: ClientOptions;
   /**
@@ -304,9 +306,25 @@ const pollerOptionsSchema = z
   // The wait starts at idleMinMs whatever the ceiling: a floor above the default ceiling raises it.
   .transform((poller) => ({ ...poller, idleMaxMs: Math.max(poller.idleMaxMs, poller.idleMinMs) }));
 
+/**
+ * The connections of a worker's pool when `service.connections` is not set: as many as the requests the worker can
+ * have in flight at once. One per task the poller runs at once (a slot's lease, its handler's state writes and its
+ * report take turns), one per Update approvals request of a sync run plus one for the run's reads and cursor saves
+ * (both only when that part runs), and one for the rest (registration, keys, templates, the worker's state saves).
+ * With the defaults, 4 + 4 + 1 + 1 = 10.
+ */
+export function poolConnections(options: {
+  poller: { enabled: boolean; concurrency: number };
+  sync: { enabled: boolean; concurrency: number };
+}): number {
+  const { poller, sync } = options;
+  return (poller.enabled ? poller.concurrency : 0) + (sync.enabled ? sync.concurrency + 1 : 0) + 1;
+}
+
 /** The schema of {@link ConnectorOptions}: checks them and applies every default. */
 export const connectorOptionsSchema = z.strictObject({
-  service: clientOptionsSchema,
+  // No default for the pool here: the worker sizes it by the poller and the sync (poolConnections).
+  service: clientOptionsSchema.extend({ connections: integer(1).optional() }),
   logger: z
     .union([pinoLogger(), loggerOptionsSchema], {
       error: 'a pino logger, or options of the logger to create',

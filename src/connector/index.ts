@@ -80,6 +80,7 @@ export {
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,
+  type TaskReportFailure,
 } from './operations/index.js';
 export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 export {

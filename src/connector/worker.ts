@@ -8,12 +8,13 @@ import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import type { Connector } from './connector.js';
 import {
   type ConnectorOptions,
+  poolConnections,
   type ResolvedConnectorOptions,
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
 import { LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, KeyRing, KeyRotation } from './keys/index.js';
+import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from './keys/index.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -76,6 +77,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #lifecycle: LifecycleState = 'idle';
   #keepAlive: NodeJS.Timeout | undefined;
   #keyRing: KeyRing | undefined;
+  /** The public key the service holds: the last one registered. */
+  #registeredKey: PublicKeyInfo | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
   #afterTasks: SyncAfterTasks | undefined;
@@ -98,7 +101,11 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#logger = isLogger(logger) ? createLogger({ logger }) : createLogger(logger);
     this.metrics = new ConnectorMetrics({ ...metrics, now });
     const onRetry = retryReporter(this.metrics, componentLogger(this.#logger, 'client'), service.onRetry);
-    this.#client = new IntegrationClient({ ...service, onRetry });
+    this.#client = new IntegrationClient({
+      ...service,
+      connections: service.connections ?? poolConnections(this.#settings),
+      onRetry,
+    });
     this.#state = new StateStore<AppStateOf<C>>(this.#client);
     this.#appState = {
       read: () => this.#state.app,
@@ -325,6 +332,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     if (this.#keyRing !== undefined) {
       const rotation = new KeyRotation({
         ring: this.#keyRing,
+        registered: this.#registeredKey,
         register: () => this.#register(),
         logger: componentLogger(this.#logger, 'keys'),
         metrics: this.metrics,
@@ -447,6 +455,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       },
       { signal: this.#stopping.signal },
     );
+    this.#registeredKey = key;
     this.metrics.keyExpiresAt(key?.expiresAt);
   }
 

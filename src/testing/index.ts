@@ -166,12 +166,12 @@ export class TestHarness {
    * @param timeoutMs how long to wait before failing, in milliseconds (default 10000)
    */
   async awaitResult(task: CreatedTask, timeoutMs = 10_000): Promise<TaskResult> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
       const held = this.backend.getTask(task.id);
       if (held === undefined) throw ServiceError.notFound('tasks', task.id);
       if (held.result !== undefined) return held.result;
-      if (Date.now() > deadline) {
+      if (performance.now() > deadline) {
         throw new HarnessTimeoutError(
           `Task ${task.id} has no result after ${timeoutMs} ms (status ${held.status})`,
           timeoutMs,

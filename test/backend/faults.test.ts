@@ -65,6 +65,26 @@ describe('faults', () => {
     expect(backend.listApprovals(tenant.system.id).map((a) => a.id)).toEqual(['A']);
   });
 
+  it('answer a 4xx a proxy would send, in the shape of the path’s API, without doing anything', async () => {
+    backend.faults.inject({ path: '/v1/*', fault: { type: 'status', status: 403 } });
+    expect(await call(backend, 'GET', '/v1/systems')).toMatchObject({
+      status: 403,
+      body: { Error: 'Forbidden. injected fault' },
+    });
+    backend.faults.inject({
+      method: 'PUT',
+      path: '/v2/rawapprovals/:approvalId',
+      fault: { type: 'status', status: 431 },
+    });
+    const put = await call(backend, 'PUT', '/v2/rawapprovals/B', {
+      token: tenant.connectorToken,
+      body: { approval: { schemaId: 's', approver: 'u' } },
+    });
+    expect(put).toMatchObject({ status: 431, body: { status: 'failure' } });
+    expect(put.headers['retry-after']).toBeUndefined();
+    expect(backend.listApprovals(tenant.system.id).map((a) => a.id)).toEqual(['A']);
+  });
+
   it('drop the connection before the request is handled', async () => {
     backend.faults.inject({ method: 'PUT', fault: { type: 'drop' } });
     await expect(
@@ -122,7 +142,7 @@ describe('faults', () => {
   });
 
   it('refuse an invalid rule', () => {
-    expect(() => backend.faults.inject({ fault: { type: 'status', status: 404 } } as never)).toThrow(
+    expect(() => backend.faults.inject({ fault: { type: 'status', status: 302 } } as never)).toThrow(
       expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }),
     );
     expect(() => backend.faults.inject({ times: 0, fault: { type: 'drop' } })).toThrow();

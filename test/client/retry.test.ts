@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseRetryAfter, type RetryPolicy, withRetry } from '../../src/client/retry.js';
 import {
+  ApiError,
   BadRequestError,
   IntegrationClient,
   ManagementClient,
@@ -133,8 +134,44 @@ describe('withRetry (fake timers)', () => {
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
+  it('keeps its time budget when the wall clock steps a day forward after the first failure', async () => {
+    // The monotonic clock follows the fake timers; the wall clock is stepped apart from it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const attempt = vi.fn<() => Promise<string>>(async () => {
+      if (attempt.mock.calls.length === 1) vi.setSystemTime(Date.now() + 24 * 60 * 60 * 1000);
+      throw serverError();
+    });
+    const settled = withRetry(attempt, policy({ retries: 6 }), 'safe', undefined).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.runAllTimersAsync();
+    expect(await settled).toBeInstanceOf(ServerError);
+    expect(attempt).toHaveBeenCalledTimes(7);
+  });
+
+  it('gives up once the monotonic time spent and the next wait would pass the time budget', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    // Waits of 50, 100, 200, 400, 500 ms (random 0.5, base 100, max 1000): a budget of 700 ms holds three of them.
+    const attempt = vi.fn<() => Promise<string>>().mockRejectedValue(serverError());
+    const settled = withRetry(attempt, policy({ retries: 6, maxRetryTimeMs: 700 }), 'safe', undefined).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.runAllTimersAsync();
+    expect(await settled).toBeInstanceOf(ServerError);
+    expect(attempt).toHaveBeenCalledTimes(4);
+  });
+
   it.each([
     ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
+    ['a 431', new ApiError('http_error', target, 431, undefined), 'safe', 1],
+    ['a 408', new ApiError('http_error', target, 408, undefined), 'safe', 3],
+    ['a 425', new ApiError('http_error', target, 425, undefined), 'safe', 3],
+    [
+      'a 408 of a request that is not safe to repeat',
+      new ApiError('http_error', target, 408, undefined),
+      'unsent',
+      1,
+    ],
     ['a 500 of a request that is not safe to repeat', serverError(), 'unsent', 1],
     [
       'a reset connection of a request that is not safe to repeat',

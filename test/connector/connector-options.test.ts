@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientOptions } from '../../src/client/index.js';
-import { resolveConnectorOptions } from '../../src/connector/connector-options.js';
+import { poolConnections, resolveConnectorOptions } from '../../src/connector/connector-options.js';
 import {
   type ConnectorMetricsOptions,
   type ConnectorOptions,
@@ -349,5 +349,29 @@ describe('connector options', () => {
     ]) {
       expect(() => build(options({ sync }))).not.toThrow();
     }
+  });
+});
+
+describe('the connection pool of a worker', () => {
+  const service = { baseUrl: 'http://127.0.0.1:1', token: 't' };
+
+  it('is sized by the poller and the sync when service.connections is not set', () => {
+    expect(resolveConnectorOptions({ service }).service.connections).toBeUndefined();
+    expect(poolConnections(resolveConnectorOptions({ service }))).toBe(10);
+    expect(poolConnections(resolveConnectorOptions({ service, poller: { concurrency: 32 } }))).toBe(38);
+    // A tasks worker (the sync off) and a sync worker (the poller off).
+    expect(poolConnections(resolveConnectorOptions({ service, sync: { enabled: false } }))).toBe(5);
+    expect(
+      poolConnections(
+        resolveConnectorOptions({ service, poller: { enabled: false }, sync: { concurrency: 8 } }),
+      ),
+    ).toBe(10);
+  });
+
+  it('takes service.connections as given, and checks it', () => {
+    expect(resolveConnectorOptions({ service: { ...service, connections: 3 } }).service.connections).toBe(3);
+    expect(() => resolveConnectorOptions({ service: { ...service, connections: 0 } })).toThrow(
+      'Expected `service.connections` to be an integer from 1 and up, got `0` (number)',
+    );
   });
 });

@@ -59,6 +59,7 @@ async function startRotation(
   const registered: string[] = [];
   const rotation = new KeyRotation({
     ring,
+    registered: ring.current,
     register: async () => {
       await register(ring.current.publicKey);
       registered.push(ring.current.publicKey);
@@ -126,6 +127,44 @@ describe('KeyRotation', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(registered).toEqual([ring.current.publicKey]);
     expect(messages(50)).toHaveLength(2);
+  });
+
+  it('warns at the rotation margin and logs an error at the expiry of the key the service holds while registration fails, though a new key was rotated', async () => {
+    let outage = true;
+    const { ring, metrics, registered } = await startRotation(
+      new MemoryKeyStore(),
+      { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
+      async () => {
+        if (outage) throw new Error('service unavailable');
+      },
+    );
+    const held = ring.current;
+    // The margin begins: a new key is rotated, but the service keeps the old one.
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    expect(ring.current.publicKey).not.toBe(held.publicKey);
+    expect(lines.filter((line) => line.level === 40)).toEqual([
+      expect.objectContaining({
+        msg: 'the connector key is due for rotation and has not been replaced; it expires soon',
+        publicKey: held.publicKey,
+        expiresAt: held.expiresAt.toISOString(),
+      }),
+    ]);
+    expect(await keyEvents(metrics)).toMatchObject({ expiring: 1, expired: 0 });
+    // The key the service holds expires, the new one does not: reported when it happens.
+    await vi.advanceTimersByTimeAsync(MINUTE - 1);
+    expect(messages(50).filter((msg) => msg.startsWith('the connector key has expired'))).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(lines.filter((line) => line.msg.startsWith('the connector key has expired'))).toEqual([
+      expect.objectContaining({ level: 50, publicKey: held.publicKey }),
+    ]);
+    expect((await keyEvents(metrics)).expired).toBe(1);
+    expect(registered).toEqual([]);
+
+    // Once the service takes registrations again, the current key is registered.
+    outage = false;
+    await vi.advanceTimersByTimeAsync(2 * MINUTE);
+    expect(registered.length).toBeGreaterThan(0);
+    expect(registered.at(-1)).toBe(ring.current.publicKey);
   });
 
   it('warns while a due key is not replaced, logs an error once it expired, and adopts the key the operator adds', async () => {
@@ -210,6 +249,53 @@ describe('a running connector', () => {
       'rotated the connector key',
       'registered the connector key with the service',
     ]);
+    await worker.stop();
+  });
+  it('warns and then errs about the registered key while the service refuses every registration after the start', async () => {
+    server = await ScriptedServer.start();
+    let outage = false;
+    server.otherwise((request) => {
+      if (request.method === 'GET' && request.url === '/v2/connector/state') {
+        return { json: { status: 'success', data: { state: null } } };
+      }
+      if (outage && request.method === 'PATCH' && request.url === '/v2/connector') {
+        return { status: 503, json: { status: 'failure' } };
+      }
+      return { json: { status: 'success' } };
+    });
+    const worker = new ConnectorWorker(new KeyedConnector(new MemorySource()), {
+      service: { baseUrl: server.url, token: 'connector-token', retry: { retries: 0 } },
+      logger: {
+        level: 'info',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+      },
+      keyStore: new MemoryKeyStore(),
+      keys: { keyLifetimeMs: 2 * MINUTE, rotationMarginMs: MINUTE },
+      sync: { enabled: false },
+      poller: { enabled: false },
+    });
+    await worker.start();
+    const [held] = server.requests
+      .filter((request) => request.method === 'PATCH' && request.url === '/v2/connector')
+      .map((request) => JSON.parse(request.body) as { publicKey: string });
+    outage = true;
+    const keyLines = (level: number) =>
+      lines.filter((line) => line.component === 'keys' && line.level === level);
+
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    await vi.waitFor(() => expect(keyLines(40).length).toBeGreaterThan(0));
+    expect(keyLines(40)[0]).toMatchObject({
+      msg: 'the connector key is due for rotation and has not been replaced; it expires soon',
+      publicKey: held?.publicKey,
+    });
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    await vi.waitFor(() =>
+      expect(keyLines(50).map((line) => line.msg)).toContain(
+        'the connector key has expired: the service creates no task for this connector until a new key is registered',
+      ),
+    );
+    expect(await keyEvents(worker.metrics)).toMatchObject({ rotated: 1, expired: 1 });
+    expect((await keyEvents(worker.metrics)).expiring).toBeGreaterThanOrEqual(1);
     await worker.stop();
   });
 });

@@ -2,10 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { Task, TaskResult } from '../../src/api/index.js';
 import {
+  ApiError,
   ConflictError,
   type IntegrationClient,
   type LeasedTask,
+  RateLimitedError,
   ServerError,
+  UnauthorizedError,
 } from '../../src/client/index.js';
 import { connectorOptionsSchema } from '../../src/connector/connector-options.js';
 import {
@@ -14,7 +17,7 @@ import {
   type PrecheckVerdict,
   type TaskContext,
 } from '../../src/connector/index.js';
-import { type PollerSettings, TaskPoller } from '../../src/connector/tasks/poller.js';
+import { type PollerSettings, REPORT_RETRY_MS, TaskPoller } from '../../src/connector/tasks/poller.js';
 
 const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
 
@@ -469,6 +472,96 @@ describe('reporting results', () => {
     expect(warnings().filter((msg) => msg === 'reporting the task result failed; retrying')).toHaveLength(2);
   });
 
+  it.each([
+    ['431', new ApiError('http_error', target, 431, { status: 'failure' })],
+    ['414', new ApiError('http_error', target, 414, { status: 'failure' })],
+    ['403', new UnauthorizedError(target, 403, { status: 'failure' })],
+  ])(
+    'gives up at once on a result the service refuses with a permanent %s, logs and counts it, and frees its slot',
+    async (status, refusal) => {
+      const metrics = new ConnectorMetrics();
+      const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+      const { reports, handled } = startPoller({
+        settings: { concurrency: 1 },
+        metrics,
+        getTask: async () => answers.shift() ?? null,
+        reportTaskResult: async (taskId) => {
+          if (taskId === taskNumbered(1).id) throw refusal;
+        },
+      });
+      await vi.advanceTimersByTimeAsync(10_000);
+      // The only slot was freed: the second task ran and was reported.
+      expect(handled).toEqual(['PO-1', 'PO-2']);
+      expect(reports.map((report) => report.taskId)).toEqual([taskNumbered(1).id, taskNumbered(2).id]);
+      expect(logLines.filter((line) => line.level >= 40)).toEqual([
+        expect.objectContaining({
+          level: 50,
+          msg: 'the service refused the task result; not retrying it',
+          taskId: taskNumbered(1).id,
+          httpStatus: Number(status),
+          status: 'success',
+        }),
+      ]);
+      const { body } = await metrics.render();
+      expect(body).toContain('approval_connector_task_reports_failed_total{reason="refused"} 1');
+    },
+  );
+
+  it('retries a result the service cannot take yet (408, 425, 429, 5xx) only within REPORT_RETRY_MS, then frees its slot', async () => {
+    const metrics = new ConnectorMetrics();
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const failures = [
+      new ApiError('http_error', target, 408, undefined),
+      new ApiError('http_error', target, 425, undefined),
+      new RateLimitedError(target, 429, undefined, undefined),
+    ];
+    const { reports, handled } = startPoller({
+      settings: { concurrency: 1 },
+      metrics,
+      random: () => 0.5,
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: async (taskId) => {
+        if (taskId !== taskNumbered(1).id) return;
+        throw failures.shift() ?? new ServerError(target, 503, undefined);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(REPORT_RETRY_MS - 1_000);
+    expect(handled).toEqual(['PO-1']);
+    const tries = reports.length;
+    expect(tries).toBeGreaterThan(4);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    expect(reports.at(-1)?.taskId).toBe(taskNumbered(2).id);
+    expect(warnings().filter((msg) => msg === 'reporting the task result failed; retrying')).toHaveLength(
+      reports.length - 2,
+    );
+    expect(logLines.filter((line) => line.level === 50)).toEqual([
+      expect.objectContaining({
+        msg: 'reporting the task result kept failing; giving up until the service offers the task again',
+        taskId: taskNumbered(1).id,
+        httpStatus: 503,
+        attempts: reports.length - 1,
+      }),
+    ]);
+    const { body } = await metrics.render();
+    expect(body).toContain('approval_connector_task_reports_failed_total{reason="exhausted"} 1');
+  });
+
+  it('waits the Retry-After the service asked for before reporting again', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    let refusals = 1;
+    const { reports } = startPoller({
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: async () => {
+        if (refusals-- > 0) throw new RateLimitedError(target, 429, undefined, 7_000);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(6_999);
+    expect(reports).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reports).toHaveLength(2);
+  });
+
   it('counts a 409 as acknowledged: no retry, and a redelivery is re-reported, not re-run', async () => {
     const answers: (Task | null)[] = [taskNumbered(3), null, null, taskNumbered(3)];
     const { reports, handled } = startPoller({
@@ -674,11 +767,8 @@ describe('task deadline', () => {
         },
       },
     ]);
-    expect(warnings()).toEqual([
-      'task passed its deadline; aborting its signal',
-      'task failed',
-      'task finished after its deadline; reporting it late',
-    ]);
+    // The handler honoured its deadline: its failure is not also logged as a late result.
+    expect(warnings()).toEqual(['task passed its deadline; aborting its signal', 'task failed']);
   });
 });
 

@@ -84,6 +84,35 @@ describe('a task deadline', () => {
     expect(first.connector.actions).toEqual([]);
   });
 
+  it('does not log a handler that honoured its deadline and failed as finishing after it', async () => {
+    source.put('PO-2', '2026-05-01T10:00:00.000Z');
+    source.put('PO-3', '2026-05-01T10:00:00.000Z');
+    const log = captureLogs();
+    const worker = await startScripted({
+      poller: { timeoutMs: 100 },
+      logger: { level: 'warn', destination: log.destination },
+    });
+    worker.connector.approve = ({ signal }) => sleep(120_000, signal);
+    const created = ['PO-1', 'PO-2', 'PO-3'].map((approvalId) =>
+      harness.createTask(worker, { type: 'approve', approvalId }),
+    );
+    for (const task of created) {
+      expect(await harness.awaitResult(task, 5_000)).toMatchObject({
+        status: 'serviceUnavailable',
+        meta: { code: 'TimeoutError' },
+      });
+    }
+    await worker.stop();
+    for (const task of created) {
+      expect(
+        log.lines.filter((line) => line.taskId === task.id).map(({ msg, level }) => ({ msg, level })),
+      ).toEqual([
+        { msg: 'task passed its deadline; aborting its signal', level: 40 },
+        { msg: 'task failed', level: 40 },
+      ]);
+    }
+  });
+
   it('reports a result that comes after the deadline, and logs it as late', async () => {
     const log = captureLogs();
     const worker = await startScripted({

@@ -262,6 +262,38 @@ describe('lease depth, over HTTP', () => {
   });
 });
 
+describe('the connection pool, over HTTP', () => {
+  let proxy: RewritingProxy;
+  beforeEach(async () => {
+    proxy = await RewritingProxy.start(harness.backend.url);
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+
+  it.each([20, 40])(
+    'has a connection for each of %i tasks at once, so that the pool does not hold the poller back',
+    async (concurrency) => {
+      let getTasks = 0;
+      const released = deferred();
+      proxy.hold = ({ method, path }) => {
+        if (method !== 'GET' || path !== '/v2/connector/tasks') return;
+        getTasks += 1;
+        return released.promise;
+      };
+      const worker = await harness.start(new MemoryConnector(source), {
+        service: harness.serviceOptions({ baseUrl: proxy.url }),
+        sync: { enabled: false },
+        poller: { concurrency },
+      });
+      // A Get task for every slot reaches the service at once: a pool of 16 connections let only 16 through.
+      await vi.waitFor(() => expect(getTasks).toBe(concurrency), { timeout: 10_000 });
+      released.resolve();
+      await worker.stop();
+    },
+  );
+});
+
 describe('tasks that break the contract', () => {
   let proxy: RewritingProxy;
   beforeEach(async () => {

@@ -178,6 +178,26 @@ describe('the Kubernetes manifests', () => {
       expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(deadlineMs);
     });
 
+    it('requests at least the peak memory the benchmark measured for a sync worker, and cites that measurement', () => {
+      const results = readFileSync(fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url)), 'utf8');
+      const commit = /^- Commit: (\w+)$/m.exec(results)?.[1];
+      const date = /^- Date: (\d{4}-\d\d-\d\d)/m.exec(results)?.[1];
+      // The highest of every round, not only the median, of the kit's peak RSS rows.
+      const peaks = [
+        ...results.matchAll(
+          /^\| peak RSS, kit defaults, [\d,]+ approvals \| [\d.]+ \([\d.]+-([\d.]+)\) MiB \|/gm,
+        ),
+      ].map((row) => Number(row[1]));
+      expect(peaks).toHaveLength(2);
+      const { requests, limits } = container.resources;
+      const mebibytes = (quantity: string) => Number(/^(\d+)Mi$/.exec(quantity)?.[1]);
+      expect(mebibytes(requests.memory)).toBeGreaterThanOrEqual(Math.max(...peaks));
+      expect(mebibytes(limits.memory)).toBeGreaterThan(mebibytes(requests.memory));
+      const text = readFileSync(join(folder, `${component}-deployment.yaml`), 'utf8');
+      expect(text).toContain(`commit ${commit}, ${date}`);
+      expect(text).toContain(`${Math.max(...peaks)}`);
+    });
+
     it('takes the token from a Secret', () => {
       expect(env('APPROVAL_CONNECTOR_TOKEN').valueFrom.secretKeyRef).toEqual({
         name: 'approval-connector-token',

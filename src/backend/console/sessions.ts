@@ -22,7 +22,7 @@ const sameText = (a: string, b: string) =>
  * SameSite=Strict cookie), and the CSRF token of each session. All in memory: a restart signs everyone out.
  */
 export class ConsoleSessions {
-  /** Login tokens by their SHA-256, with when each stops working (real time, not the store's clock). */
+  /** Login tokens by their SHA-256, with when each stops working (on the monotonic clock, not the store's). */
   readonly #loginTokens = new Map<string, number>();
   /** Sessions by the SHA-256 of their cookie, oldest first. */
   readonly #sessions = new Map<string, Session>();
@@ -32,7 +32,7 @@ export class ConsoleSessions {
   /** A new one-time login token: it opens one session, once, within {@link LOGIN_LINK_TTL_MS}. */
   issueLoginToken(): string {
     const token = randomBytes(32).toString('base64url');
-    this.#loginTokens.set(digest(token), Date.now() + LOGIN_LINK_TTL_MS);
+    this.#loginTokens.set(digest(token), performance.now() + LOGIN_LINK_TTL_MS);
     return token;
   }
 
@@ -44,7 +44,7 @@ export class ConsoleSessions {
     const hash = digest(token);
     const expiresAt = this.#loginTokens.get(hash);
     this.#loginTokens.delete(hash);
-    const valid = expiresAt !== undefined ? expiresAt > Date.now() : sameText(token, this.adminToken);
+    const valid = expiresAt !== undefined ? expiresAt > performance.now() : sameText(token, this.adminToken);
     if (!valid) {
       throw new ServiceError(
         'Unauthorized',

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { ServiceError, type ServiceErrorKind } from '../errors.js';
 import type { FaultInjector } from './injector.js';
 import type { FaultAction } from './schema.js';
 
@@ -23,14 +23,10 @@ export function registerFaultHook(
     switch (action.type) {
       case 'status': {
         const retryAfter = action.retryAfter ?? (action.status === 429 ? 1 : undefined);
-        throw new ServiceError(
-          action.status === 429 ? 'Too Many Requests' : 'Internal Server Error',
-          'injected fault',
-          {
-            status: action.status,
-            ...(retryAfter === undefined ? {} : { retryAfter }),
-          },
-        );
+        throw new ServiceError(kindOfStatus(action.status), 'injected fault', {
+          status: action.status,
+          ...(retryAfter === undefined ? {} : { retryAfter }),
+        });
       }
       case 'drop':
         // Hijacked, the reply counts as sent, so fastify runs nothing more for this request.
@@ -44,4 +40,18 @@ export function registerFaultHook(
         pending.set(request.raw, action);
     }
   });
+}
+
+// The v1 kind of an injected status: the one the status stands for, `Bad Request` for any other 4xx (as a 431 is).
+const KIND_OF_STATUS: ReadonlyMap<number, ServiceErrorKind> = new Map([
+  [401, 'Unauthorized'],
+  [403, 'Forbidden'],
+  [404, 'Not Found'],
+  [409, 'Conflict'],
+  [413, 'Payload Too Large'],
+  [429, 'Too Many Requests'],
+]);
+
+function kindOfStatus(status: number): ServiceErrorKind {
+  return status >= 500 ? 'Internal Server Error' : (KIND_OF_STATUS.get(status) ?? 'Bad Request');
 }

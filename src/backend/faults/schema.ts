@@ -2,11 +2,14 @@ import { z } from 'zod';
 
 /** What happens to a request a fault matches. */
 export const FaultAction = z.discriminatedUnion('type', [
-  /** Answer with this status (429, or a 5xx) in the API's error shape, without doing anything. */
+  /**
+   * Answer with this status (a 4xx or a 5xx) in the API's error shape, without doing anything: a 429 or a 5xx as an
+   * overloaded service would, another 4xx (403, 414, 431, …) as a proxy or a firewall in front of it would.
+   */
   z.strictObject({
     type: z.literal('status'),
-    status: z.union([z.literal(429), z.int().min(500).max(599)]),
-    /** Seconds for the `Retry-After` header. Default: 1 on a 429, none on a 5xx. */
+    status: z.int().min(400).max(599),
+    /** Seconds for the `Retry-After` header. Default: 1 on a 429, none otherwise. */
     retryAfter: z.int().min(0).optional(),
   }),
   /** Close the connection before doing anything: the request never reached the service. */

@@ -218,6 +218,11 @@ export class KeyRing {
     return this.#current().info();
   }
 
+  /** How long before a key expires it is due to be replaced, in milliseconds (`rotationMarginMs`). */
+  get rotationMarginMs(): number {
+    return this.#options.rotationMarginMs;
+  }
+
   /** When the current key is due to be replaced: `rotationMarginMs` before it expires. */
   get rotationDueAt(): Date {
     return new Date(this.#current().expiresAt - this.#options.rotationMarginMs);

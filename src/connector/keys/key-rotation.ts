@@ -11,6 +11,8 @@ import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 /** What the rotation needs from the connector. */
 export interface KeyRotationParts {
   ring: KeyRing;
+  /** The key the service holds: the one registered when the connector started. */
+  registered: PublicKeyInfo | undefined;
   /** Registers the ring's current public key with the service. */
   register: () => Promise<void>;
   logger: Logger;
@@ -46,7 +48,8 @@ export function announceNewKey(
  * Checks the connector's key when it is due: rotates it (or adopts the key the operator put in a read-only store),
  * registers the new public key, and arms the next check at the new key's rotation time. While the key cannot be
  * replaced (the store or the service fails, the operator has not added a key), it checks again with backoff, and
- * logs and counts each check: a warning while the key approaches its expiry, an error once it has expired.
+ * logs and counts each check: a warning while the key the service holds approaches its expiry, an error once it has
+ * expired. The key the service holds, not the ring's newest: a key rotated but not registered protects nothing.
  */
 export class KeyRotation implements ScheduledJob {
   readonly #parts: KeyRotationParts;
@@ -55,11 +58,12 @@ export class KeyRotation implements ScheduledJob {
   #stopped = false;
   /** Checks in a row that left the key due, expired or unregistered. */
   #failures = 0;
-  /** A new key is current but not registered yet. */
-  #unregistered = false;
+  /** The key the service holds: the last one registered. */
+  #registered: PublicKeyInfo | undefined;
 
   constructor(parts: KeyRotationParts) {
     this.#parts = parts;
+    this.#registered = parts.registered;
     this.#retry = { baseMs: RETRY_MIN_MS, maxMs: RETRY_MAX_MS, jitter: 'full', random: parts.random };
   }
 
@@ -78,11 +82,13 @@ export class KeyRotation implements ScheduledJob {
     const { ring, register, logger } = this.#parts;
     let replaced = true;
     try {
-      // A ring whose every key expired changed too, but has nothing to register: the expiry is reported below.
-      if ((await ring.rotateIfDue()) && currentOf(ring) !== undefined) this.#unregistered = true;
-      if (this.#unregistered) {
+      await ring.rotateIfDue();
+      // Any current key the service does not hold: rotated here, or adopted when a task's credentials made the ring
+      // read its store again. A ring whose every key expired has nothing to register: the expiry is reported below.
+      const current = currentOf(ring);
+      if (current !== undefined && current.publicKey !== this.#registered?.publicKey) {
         await register();
-        this.#unregistered = false;
+        this.#registered = current;
         logger.info({ expiresAt: ring.current.expiresAt }, 'registered the connector key with the service');
       }
     } catch (error) {
@@ -95,27 +101,38 @@ export class KeyRotation implements ScheduledJob {
     this.#arm();
   }
 
-  /** Logs and counts a key that is due and not replaced, or expired. True when neither. */
+  /**
+   * Logs and counts a key the service holds that is due and not replaced, or expired (or a ring with no key left).
+   * True when neither.
+   */
   #reportExpiry(): boolean {
     const { ring, logger, metrics, now } = this.#parts;
     let current: PublicKeyInfo;
     try {
       current = ring.current;
     } catch (error) {
-      metrics.keyEvent('expired');
-      logger.error(
-        { err: error },
-        'the connector key has expired: the service creates no task for this connector until a new key is registered',
-      );
+      this.#reportExpired({ err: error });
       return false;
     }
-    if (now() < ring.rotationDueAt.getTime()) return true;
+    const held = this.#registered ?? current;
+    const at = now();
+    const fields = { publicKey: held.publicKey, expiresAt: held.expiresAt };
+    if (at >= held.expiresAt.getTime()) {
+      this.#reportExpired(fields);
+      return false;
+    }
+    if (at < held.expiresAt.getTime() - ring.rotationMarginMs) return true;
     metrics.keyEvent('expiring');
-    logger.warn(
-      { expiresAt: current.expiresAt },
-      'the connector key is due for rotation and has not been replaced; it expires soon',
-    );
+    logger.warn(fields, 'the connector key is due for rotation and has not been replaced; it expires soon');
     return false;
+  }
+
+  #reportExpired(fields: object): void {
+    this.#parts.metrics.keyEvent('expired');
+    this.#parts.logger.error(
+      fields,
+      'the connector key has expired: the service creates no task for this connector until a new key is registered',
+    );
   }
 
   #arm(): void {
@@ -128,8 +145,8 @@ export class KeyRotation implements ScheduledJob {
       next = ring.rotationDueAt.getTime();
     } else {
       next = at + Math.max(RETRY_MIN_MS, backoffDelay(Math.max(0, this.#failures - 1), this.#retry));
-      // Checked again at the expiry itself, so that it is reported when it happens.
-      const expiresAt = current?.expiresAt.getTime();
+      // Checked again at the expiry of the key the service holds, so that it is reported when it happens.
+      const expiresAt = (this.#registered ?? current)?.expiresAt.getTime();
       if (expiresAt !== undefined && expiresAt > at) next = Math.min(next, expiresAt);
     }
     this.#timer = setTimeout(() => void this.#check(), Math.min(MAX_TIMER_MS, Math.max(0, next - at)));

@@ -29,6 +29,7 @@ export {
   registryIsFree,
   type SyncMode,
   type SyncOutcome,
+  type TaskReportFailure,
 } from './metrics.js';
 export {
   type HealthReport,

@@ -25,6 +25,15 @@ export type KeyEvent = 'created' | 'rotated' | 'adopted' | 'expiring' | 'expired
 
 const KEY_EVENTS: readonly KeyEvent[] = ['created', 'rotated', 'adopted', 'expiring', 'expired'];
 
+/**
+ * Why a task's result was given up on without the service acknowledging it: the service `refused` it for good (a
+ * 4xx other than 408, 409, 425 and 429), the report's retries were `exhausted` (the service kept failing), or the
+ * `shutdown` deadline came first. The result is kept: a new offer of the task reports it again.
+ */
+export type TaskReportFailure = 'refused' | 'exhausted' | 'shutdown';
+
+const TASK_REPORT_FAILURES: readonly TaskReportFailure[] = ['refused', 'exhausted', 'shutdown'];
+
 /** Prefix of every metric name. */
 export const METRIC_PREFIX = 'approval_connector_';
 
@@ -85,6 +94,7 @@ export class ConnectorMetrics {
   readonly #tasks: Counter<'type' | 'status'>;
   readonly #taskDuration: Histogram<'type'>;
   readonly #pollErrors: Counter;
+  readonly #taskReportFailures: Counter<'reason'>;
   readonly #clientRetries: Counter<'endpoint' | 'reason'>;
   readonly #ready: Gauge;
   readonly #syncLag: Gauge;
@@ -138,6 +148,13 @@ export class ConnectorMetrics {
       help: 'Get task requests that failed after the client retries.',
       registers,
     });
+    this.#taskReportFailures = new Counter({
+      name: `${METRIC_PREFIX}task_reports_failed_total`,
+      help: 'Task results given up on without the service acknowledging them, by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    for (const reason of TASK_REPORT_FAILURES) this.#taskReportFailures.inc({ reason }, 0);
     this.#clientRetries = new Counter({
       name: `${METRIC_PREFIX}client_retries_total`,
       help: 'Requests to the service the client retried, by endpoint and the reason of the failure.',
@@ -146,7 +163,7 @@ export class ConnectorMetrics {
     });
     this.#keyExpiry = new Gauge({
       name: `${METRIC_PREFIX}key_expiry_seconds`,
-      help: 'Seconds until the current public key expires (negative once expired); absent without a key.',
+      help: 'Seconds until the public key registered with the service expires (negative once expired); absent without one.',
       registers,
       collect: () => this.#collectSeconds(this.#keyExpiry, this.#keyExpiresAt, (at) => at - this.#now()),
     });
@@ -198,6 +215,11 @@ export class ConnectorMetrics {
     this.#pollErrors.inc();
   }
 
+  /** Counts a task result given up on without the service acknowledging it. */
+  taskReportFailed(reason: TaskReportFailure): void {
+    this.#taskReportFailures.inc({ reason });
+  }
+
   /**
    * Counts a retry of a request to the service: `endpoint` is the endpoint's name (`putApprovals`), `reason` the
    * failure's code (`server_error`).
@@ -207,8 +229,8 @@ export class ConnectorMetrics {
   }
 
   /**
-   * Records when the current public key expires; `undefined` when the connector has no key. An invalid `Date` counts
-   * as none: the expiry is then absent.
+   * Records when the public key registered with the service expires; `undefined` when the connector has no key. An
+   * invalid `Date` counts as none: the expiry is then absent.
    */
   keyExpiresAt(expiresAt: Date | undefined): void {
     this.#keyExpiresAt = timeOf(expiresAt);
@@ -243,6 +265,7 @@ const METRIC_NAMES = [
   'tasks_total',
   'task_duration_seconds',
   'poll_errors_total',
+  'task_reports_failed_total',
   'client_retries_total',
   'key_expiry_seconds',
   'key_events_total',

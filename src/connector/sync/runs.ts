@@ -81,6 +81,7 @@ export async function runIncremental(
   let inOrder = options.ordered;
   // While the source keeps its order: the place up to which everything read is acknowledged.
   let acknowledged: CursorKey | undefined;
+  let saveFailed = false;
   const pusher = new ApprovalPusher({
     client: context.client,
     limits: context.limits,
@@ -89,11 +90,12 @@ export async function runIncremental(
       if (!inOrder) return;
       acknowledged = key;
       state.advanceCursor(key, new Date(context.now()));
-      state
-        .flush(signal)
-        .catch((error: unknown) =>
-          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run'),
-        );
+      state.flush(signal).catch((error: unknown) => {
+        // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
+        if (saveFailed || signal.aborted) return;
+        saveFailed = true;
+        logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+      });
     },
   });
   let previous: CursorKey | undefined;

@@ -1,14 +1,17 @@
 import PQueue from 'p-queue';
 import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
 import {
-  BadRequestError,
+  ApiError,
   ConflictError,
   type IntegrationClient,
+  isRetryable,
   type LeasedTask,
-  NotFoundError,
+  RateLimitedError,
+  ServerError,
 } from '../../client/index.js';
 import { toIssues } from '../../errors.js';
 import { backoffDelay } from '../../internal/backoff.js';
+import { causeChain, property } from '../../internal/causes.js';
 import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { classifyFailure, TaskDataInvalidError } from '../failures.js';
@@ -16,6 +19,13 @@ import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecre
 import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from '../operations/index.js';
 import type { StateAccess } from '../state.js';
 import type { TaskContext, TaskDeclarations } from './definition.js';
+
+/**
+ * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in
+ * milliseconds from its first report: about a lease, after which the service offers the task again and the result
+ * kept in memory answers that offer. The report gives up on the first failure that would pass it, and frees its slot.
+ */
+export const REPORT_RETRY_MS = 60_000;
 
 /** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface PollerSettings {
@@ -74,6 +84,8 @@ export class TaskPoller {
   readonly #force = new AbortController();
   /** Aborted when result reports give up: the grace and force times are over. Armed by {@link stop}. */
   readonly #deadline = new AbortController();
+  /** The result reports in flight, each with its own signal, which the deadline aborts. */
+  readonly #reports = new Set<AbortController>();
   /** Get task requests in flight, each with the time it was sent; stopping aborts them. */
   readonly #leases = new Map<AbortController, number>();
   /** Empty answers in a row, the answers of requests sent together counted once; 0 while tasks come. */
@@ -105,6 +117,15 @@ export class TaskPoller {
       'abort',
       () => {
         for (const handler of this.#running.values()) handler.abort(this.#force.signal.reason);
+      },
+      { once: true },
+    );
+    // Reports too: with the deadline's signal passed to each, every report in flight would add its own listener to
+    // it, and Node warns of a leak past ten.
+    this.#deadline.signal.addEventListener(
+      'abort',
+      () => {
+        for (const report of this.#reports) report.abort(this.#deadline.signal.reason);
       },
       { once: true },
     );
@@ -325,14 +346,16 @@ export class TaskPoller {
     );
     try {
       const started = performance.now();
-      const result = await this.#execute(leased, logger, handler.signal);
+      const ended = await this.#execute(leased, logger, handler.signal);
       due.cancel();
-      if (result === undefined) {
+      if (ended === undefined) {
         // Interrupted by shutdown: not reported, so the lease runs out and the service offers the task again.
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
       }
-      if (late) {
+      const { result } = ended;
+      // A handler that stopped when its signal was aborted honoured the deadline: its failure is logged already.
+      if (late && !ended.stoppedBySignal) {
         logger.warn(
           { status: result.status, timeoutMs },
           'task finished after its deadline; reporting it late',
@@ -352,10 +375,15 @@ export class TaskPoller {
   }
 
   /**
-   * Runs a task and gives its result, or `undefined` when shutdown interrupted it. `signal` is the handler's: aborted
-   * at the task's deadline or at forced shutdown, whichever comes first.
+   * Runs a task and gives its result, and whether it failed because its signal was aborted; `undefined` when shutdown
+   * interrupted it. `signal` is the handler's: aborted at the task's deadline or at forced shutdown, whichever comes
+   * first.
    */
-  async #execute(leased: LeasedTask, logger: Logger, signal: AbortSignal): Promise<TaskResult | undefined> {
+  async #execute(
+    leased: LeasedTask,
+    logger: Logger,
+    signal: AbortSignal,
+  ): Promise<{ result: TaskResult; stoppedBySignal: boolean } | undefined> {
     const { tasks, keyRing, state, classifyFailure: ownRule } = this.#parts;
     let credentials: Credentials | undefined;
     let taskLogger = logger;
@@ -390,11 +418,12 @@ export class TaskPoller {
       };
       if (declared.precheck !== undefined) {
         const verdict = await declared.precheck(input.data, context);
-        if (verdict !== true) return scrub(verdict, credentials);
+        if (verdict !== true) return { result: scrub(verdict, credentials), stoppedBySignal: false };
       }
       const outcome = await declared.run(input.data, context);
       const meta = outcome?.meta;
-      return scrub(meta === undefined ? { status: 'success' } : { status: 'success', meta }, credentials);
+      const result: TaskResult = meta === undefined ? { status: 'success' } : { status: 'success', meta };
+      return { result: scrub(result, credentials), stoppedBySignal: false };
     } catch (error) {
       if (this.#force.signal.aborted) return undefined;
       const { status, meta } = classifyFailure(error, {
@@ -402,30 +431,55 @@ export class TaskPoller {
         secrets: credentials === undefined ? [] : Object.values(credentials),
       });
       taskLogger.warn({ status, code: meta.code }, 'task failed');
-      return { status, meta: { ...meta } };
+      return { result: { status, meta: { ...meta } }, stoppedBySignal: causedByAbort(error, signal) };
     }
   }
 
-  /** Reports a result until the service acknowledges it, or the connector gives up at the shutdown deadline. */
+  /**
+   * Reports a result until the service acknowledges it, refuses it for good, or {@link REPORT_RETRY_MS} or the
+   * shutdown deadline passes. Only what can succeed later is retried (see `isRetryable`), with backoff or after the
+   * `Retry-After` the service asked for. A result given up on is logged with the task's id and the service's answer,
+   * and counted; it stays remembered, so a new offer of the task reports it again.
+   */
   async #report(taskId: string, result: TaskResult, logger: Logger): Promise<void> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await this.#parts.client.reportTaskResult(taskId, result, { signal: this.#deadline.signal });
-        return;
-      } catch (error) {
-        // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
-        if (error instanceof ConflictError) return;
-        if (
-          error instanceof NotFoundError ||
-          error instanceof BadRequestError ||
-          this.#deadline.signal.aborted
-        ) {
-          logger.error({ err: error, status: result.status }, 'the task result could not be reported');
+    const report = new AbortController();
+    if (this.#deadline.signal.aborted) report.abort(this.#deadline.signal.reason);
+    this.#reports.add(report);
+    const startedAt = performance.now();
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await this.#parts.client.reportTaskResult(taskId, result, { signal: report.signal });
           return;
+        } catch (error) {
+          // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
+          if (error instanceof ConflictError) return;
+          const failure = { err: error, status: result.status, httpStatus: statusOf(error) };
+          if (report.signal.aborted) {
+            this.#parts.metrics?.taskReportFailed('shutdown');
+            logger.error(failure, 'the task result was not reported by the shutdown deadline');
+            return;
+          }
+          if (!isRetryable(error, 'safe')) {
+            this.#parts.metrics?.taskReportFailed('refused');
+            logger.error(failure, 'the service refused the task result; not retrying it');
+            return;
+          }
+          const retryInMs = retryAfterOf(error) ?? this.#idleDelay(attempt);
+          if (performance.now() - startedAt + retryInMs > REPORT_RETRY_MS) {
+            this.#parts.metrics?.taskReportFailed('exhausted');
+            logger.error(
+              { ...failure, attempts: attempt + 1 },
+              'reporting the task result kept failing; giving up until the service offers the task again',
+            );
+            return;
+          }
+          logger.warn({ ...failure, attempt, retryInMs }, 'reporting the task result failed; retrying');
+          await sleep(retryInMs, report.signal).catch(() => {});
         }
-        logger.warn({ err: error, attempt }, 'reporting the task result failed; retrying');
-        await sleep(this.#idleDelay(attempt), this.#deadline.signal).catch(() => {});
       }
+    } finally {
+      this.#reports.delete(report);
     }
   }
 
@@ -446,6 +500,28 @@ export class TaskPoller {
     }
     return entry.result;
   }
+}
+
+/**
+ * Whether `error` came of the abort of `signal`: it is, or was caused by, the signal's reason, or an abort of the
+ * handler's own (an `AbortError`, as a library that does not pass the reason on rejects with) after the signal's.
+ */
+function causedByAbort(error: unknown, signal: AbortSignal): boolean {
+  if (!signal.aborted) return false;
+  for (const link of causeChain(error)) {
+    if (link === signal.reason || property(link, 'name') === 'AbortError') return true;
+  }
+  return false;
+}
+
+/** The HTTP status the service answered a failed request with, when it answered. */
+function statusOf(error: unknown): number | undefined {
+  return error instanceof ApiError ? error.status : undefined;
+}
+
+/** The wait the service asked for with `Retry-After`, when it did. */
+function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof RateLimitedError || error instanceof ServerError ? error.retryAfterMs : undefined;
 }
 
 /** A result whose `meta` carries none of the task's credentials. */
