@@ -34,7 +34,7 @@ describe('toSourceApprovals', () => {
       resolved: false,
       data: {
         title: 'Release purchase requisition 10004711',
-        taskName: 'Release of purchase requisition',
+        taskName: 'Generic Decision Task',
         taskDefinitionId: 'TS00008267',
         priority: 'HIGH',
         status: 'READY',
