@@ -338,7 +338,12 @@ export class JiraClient {
         redirect: 'manual',
       });
       status = answer.status;
-      retryAfter = answer.headers.get('retry-after') ?? undefined;
+      // Jira's rate limiting sends `Retry-After`; where a 429 comes without it, `X-RateLimit-Reset` (an ISO 8601
+      // instant) says when the limit resets, which is when to call again.
+      retryAfter =
+        answer.headers.get('retry-after') ??
+        (answer.status === 429 ? answer.headers.get('x-ratelimit-reset') : null) ??
+        undefined;
       text = await answer.text();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
@@ -369,8 +374,8 @@ export class JiraClient {
 }
 
 /**
- * Reads a `Retry-After` header, in seconds or as an HTTP date, into milliseconds from `now`. `undefined` when
- * absent or unreadable.
+ * Reads a `Retry-After` header, in seconds or as a date (an HTTP date, or the ISO 8601 instant of
+ * `X-RateLimit-Reset`), into milliseconds from `now`. `undefined` when absent or unreadable.
  */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;

@@ -338,6 +338,19 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
+  it("takes a 429's X-RateLimit-Reset as when to try again when it comes without Retry-After", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-05-01T10:00:00Z') });
+    try {
+      site.answer('GET', '/rest/api/3/search/jql', 429, '', { 'x-ratelimit-reset': '2026-05-01T10:01Z' });
+
+      const error = await rejection(all(client().searchIssues('project = ITSM')));
+
+      expect(error).toMatchObject({ status: 429, retryAfterMs: 60_000 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("turns a 503's Retry-After as an HTTP date into retryAfterMs", async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-05-01T10:00:00Z') });
     try {
