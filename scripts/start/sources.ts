@@ -195,7 +195,7 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
                         decision.instanceId === task.instanceId &&
                         decision.username === username &&
                         decision.via === 'odata' &&
-                        task.definition.options.some(
+                        task.options.some(
                           ({ key, nature }) => key === decision.decisionKey && nature === 'POSITIVE',
                         ),
                     ),

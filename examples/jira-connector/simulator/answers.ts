@@ -135,6 +135,25 @@ export function approvalBody(
   };
 }
 
+/** A comment on a request (CommentDTO), as its author sees it. */
+export function commentBody(
+  base: string,
+  state: SiteState,
+  issue: Issue,
+  comment: { id: string; body: string; public: boolean },
+  author: Account,
+) {
+  return {
+    _expands: ['attachment', 'renderedBody'],
+    id: comment.id,
+    body: comment.body,
+    public: comment.public,
+    author: userBody(base, author),
+    created: dateDto(issue.updatedAt, state.timeZone),
+    _links: { self: `${base}/rest/servicedeskapi/request/${issue.id}/comment/${comment.id}` },
+  };
+}
+
 /** A page of a Service Management collection (PagedDTO). */
 export function pageBody<T>(
   base: string,

@@ -1,7 +1,8 @@
 /**
  * The part of JQL the simulated Jira understands: clauses joined by `AND` (parentheses allowed) on `project`,
  * `id`/`issue`, `key` and `updated`, and `ORDER BY` on `updated`, `created`, `key` and `id`. Anything else is a
- * `400` with Jira's error shape, as an unsupported query would be in a real site's search.
+ * `400` with Jira's error shape, as an unsupported query would be in a real site's search. An `id` or `key` that
+ * names no issue the caller can see is a `400` too, when `issueExists` is given, as Jira's validation makes it.
  * @module
  */
 import { instantOf } from './time.js';
@@ -35,7 +36,12 @@ type Token = { kind: 'word' | 'string' | 'symbol'; text: string };
  * Parses `jql`. Date-times (`"yyyy-MM-dd HH:mm"`, `"yyyy/MM/dd HH:mm"`, or a date alone) are read in `timeZone`,
  * the searching account's, as Jira reads them.
  */
-export function parseJql(jql: string, timeZone: string, projects: ReadonlySet<string>): ParsedQuery {
+export function parseJql(
+  jql: string,
+  timeZone: string,
+  projects: ReadonlySet<string>,
+  issueExists?: (idOrKey: string) => boolean,
+): ParsedQuery {
   const tokens = tokenize(jql);
   let at = 0;
   const peek = () => tokens[at];
@@ -120,6 +126,11 @@ export function parseJql(jql: string, timeZone: string, projects: ReadonlySet<st
       return (issue) => keys.includes(issue.projectKey);
     }
     if (name === 'id' || name === 'issue' || name === 'key' || name === 'issuekey') {
+      // Jira validates each id or key against the issues the caller can see, and refuses the whole query.
+      const missing = issueExists === undefined ? undefined : values.find((text) => !issueExists(text));
+      if (missing !== undefined) {
+        throw new JqlError(`An issue with key '${missing}' does not exist for field '${name}'.`);
+      }
       const wanted = new Set(values.map((text) => text.toUpperCase()));
       return (issue) => wanted.has(String(issue.id)) || wanted.has(issue.key);
     }

@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import {
   approvalBody,
+  commentBody,
   customerRequestBody,
   myselfBody,
   pageBody,
@@ -46,7 +47,52 @@ export interface JiraSimulatorOptions {
   projectKey?: string;
   /** Told each answer given over the API (the connector's decisions), once it is recorded. */
   onAnswer?: (event: SimulatorEvent & { type: 'decided' }) => void;
+  /** How the site behaves where Jira's behaviour matters to a client; see {@link JiraBehaviour}. */
+  behaviour?: Partial<JiraBehaviour>;
 }
+
+/**
+ * Where the simulated site behaves as Jira does in ways a client can get wrong. The defaults are Jira's documented
+ * behaviour (or, where Atlassian documents none, the less forgiving reading); a test turns on the harder cases, or
+ * turns a behaviour off to show what a client would see on a site that lacked it. Change them at any time through
+ * {@link JiraSimulator.behaviour}.
+ */
+export interface JiraBehaviour {
+  /**
+   * A JQL `id`/`issue`/`key` clause naming an issue that does not exist, or that the caller cannot see, makes the
+   * whole search a `400` (Jira's JQL validation: "An issue with key … does not exist for field …"), rather than
+   * matching nothing.
+   * @default true
+   */
+  jqlIssuesMustExist: boolean;
+  /**
+   * The most issues one search page holds, whatever `maxResults` asks for: Jira may answer fewer than asked, on any
+   * page (Atlassian: "API may return fewer items per page"), and says which page is the last with `isLast`.
+   * @default 100
+   */
+  searchPageLimit: number;
+  /**
+   * What a `nextPageToken` holds: `offset`, the position of the next page (an issue that moves to the end while
+   * the search is paged shifts the rest, and one is skipped), or `cursor`, the sort key of the last issue read
+   * (nothing is skipped). Atlassian does not document which a token is; the default is the one a client cannot
+   * afford to trust.
+   * @default 'offset'
+   */
+  pageTokens: 'offset' | 'cursor';
+  /**
+   * Searches during which requests change: before each search call after the first, one request that the call
+   * before returned is edited (its `updated` moves to now), until this many were. Each counts down.
+   * @default 0
+   */
+  changesWhilePaging: number;
+}
+
+const DEFAULT_BEHAVIOUR: JiraBehaviour = {
+  jqlIssuesMustExist: true,
+  searchPageLimit: 100,
+  pageTokens: 'offset',
+  changesWhilePaging: 0,
+};
 
 /** An account of the simulated site and its API token. */
 export interface SimulatedAccount {
@@ -74,6 +120,15 @@ export interface SimulatedRequest {
   }[];
 }
 
+/** A comment added to a request over the API. */
+export interface SimulatedComment {
+  id: string;
+  issueKey: string;
+  authorId: string;
+  body: string;
+  public: boolean;
+}
+
 /** An answer the simulated site gives instead of the next ones: a rate limit or an outage. */
 export interface SimulatedFault {
   /** `429`, or a `5xx`. */
@@ -97,6 +152,11 @@ export class JiraSimulator {
   readonly #now: () => number;
   readonly #faults: SimulatedFault[] = [];
   readonly #onAnswer: JiraSimulatorOptions['onAnswer'];
+  /** How the site behaves; tests change it as they go. */
+  readonly behaviour: JiraBehaviour;
+  /** The issues the last search page returned, for {@link JiraBehaviour.changesWhilePaging}. */
+  #lastSearchPage: readonly Issue[] = [];
+  readonly #comments: SimulatedComment[] = [];
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -105,7 +165,9 @@ export class JiraSimulator {
     state: SiteState,
     now: () => number,
     onAnswer: JiraSimulatorOptions['onAnswer'],
+    behaviour: Partial<JiraBehaviour> | undefined,
   ) {
+    this.behaviour = { ...DEFAULT_BEHAVIOUR, ...behaviour };
     this.#server = server;
     this.url = url;
     this.#state = state;
@@ -152,6 +214,7 @@ export class JiraSimulator {
       state,
       now,
       options.onAnswer,
+      options.behaviour,
     );
     return simulator;
   }
@@ -249,6 +312,11 @@ export class JiraSimulator {
       .map((decision) => ({ ...decision }));
   }
 
+  /** The comments added over the API, in order. */
+  comments(): SimulatedComment[] {
+    return this.#comments.map((comment) => ({ ...comment }));
+  }
+
   /** The request with this key or id as the site holds it now; `undefined` when there is none (or it was deleted). */
   request(issueIdOrKey: string): SimulatedRequest | undefined {
     const issue = this.#state.issue(issueIdOrKey);
@@ -321,6 +389,39 @@ export class JiraSimulator {
       if (method !== 'GET') return methodNotAllowed();
       return this.#search(url.searchParams, caller);
     }
+    const issuePath = /^\/rest\/api\/3\/issue\/([^/]+)$/.exec(path);
+    if (issuePath !== null) {
+      if (method !== 'GET') return methodNotAllowed();
+      const issue = this.#state.issue(safeDecode(issuePath[1]!));
+      if (issue === undefined || caller.kind !== 'account' || !this.#canView(caller.account, issue)) {
+        return {
+          status: 404,
+          body: platformError('Issue does not exist or you do not have permission to see it.'),
+        };
+      }
+      return {
+        status: 200,
+        body: searchIssueBody(this.url, issue, fieldsOf(url.searchParams), this.#state.timeZone),
+      };
+    }
+    const commentPath = /^\/rest\/servicedeskapi\/request\/([^/]+)\/comment$/.exec(path);
+    if (commentPath !== null) {
+      if (method !== 'POST') return methodNotAllowed();
+      if (caller.kind !== 'account') {
+        return { status: 401, body: serviceDeskError('You are not logged in.', 'sd.security.not.logged.in') };
+      }
+      const issue = this.#state.issue(safeDecode(commentPath[1]!));
+      if (issue === undefined || !this.#canView(caller.account, issue)) {
+        return {
+          status: 404,
+          body: serviceDeskError(
+            'The request does not exist or you do not have permission to see it.',
+            'sd.request.not.found',
+          ),
+        };
+      }
+      return this.#addComment(request, issue, caller.account);
+    }
     const match = /^\/rest\/servicedeskapi\/request\/([^/]+)(\/approval(?:\/([^/]+))?)?$/.exec(path);
     if (match !== null) {
       const [, issueIdOrKey, approvals, approvalId] = match;
@@ -379,8 +480,17 @@ export class JiraSimulator {
       return { status: 400, body: platformError('reconcileIssues accepts at most 50 issue ids.') };
     }
     let query: ReturnType<typeof parseJql>;
+    const exists = (idOrKey: string) => {
+      const issue = this.#state.issue(idOrKey);
+      return issue !== undefined && browses;
+    };
     try {
-      query = parseJql(jql, reader?.timeZone ?? 'UTC', new Set(browses ? [this.#state.projectKey] : []));
+      query = parseJql(
+        jql,
+        reader?.timeZone ?? 'UTC',
+        new Set(browses ? [this.#state.projectKey] : []),
+        this.behaviour.jqlIssuesMustExist ? exists : undefined,
+      );
     } catch (error) {
       if (error instanceof JqlError) return { status: 400, body: platformError(error.message) };
       throw error;
@@ -393,38 +503,99 @@ export class JiraSimulator {
         ),
       };
     }
-    let after: readonly (number | string)[] | undefined;
+    let position: PagePosition = { offset: 0 };
     const token = params.get('nextPageToken');
     if (token !== null) {
-      after = readPageToken(token, jql);
-      if (after === undefined) {
+      const read = readPageToken(token, jql);
+      if (read === undefined) {
         return { status: 400, body: platformError('The provided next page token is invalid or expired.') };
       }
+      position = read;
     }
+    this.#changeWhilePaging();
+    const after = position.after;
     const found = [...this.#state.issues.values()]
       .filter((issue) => browses && query.matches(issue))
       .filter(
         (issue) => after === undefined || compareSortKeys(query.sortKey(issue), after, query.directions) > 0,
       )
-      .sort((a, b) => compareSortKeys(query.sortKey(a), query.sortKey(b), query.directions));
-    const size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS);
+      .sort((a, b) => compareSortKeys(query.sortKey(a), query.sortKey(b), query.directions))
+      .slice(position.offset);
+    const size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS, this.behaviour.searchPageLimit);
     const page = found.slice(0, size);
-    const fields = params
-      .getAll('fields')
-      .flatMap((value) => value.split(','))
-      .map((field) => field.trim())
-      .flatMap((field) => (field === '*all' || field === '*navigable' ? [...SEARCHABLE_FIELDS] : [field]))
-      .filter((field): field is (typeof SEARCHABLE_FIELDS)[number] =>
-        (SEARCHABLE_FIELDS as readonly string[]).includes(field),
-      );
+    this.#lastSearchPage = page;
     const isLast = found.length <= size;
+    const next: PagePosition =
+      this.behaviour.pageTokens === 'offset'
+        ? { offset: position.offset + page.length }
+        : { offset: 0, after: query.sortKey(page.at(-1) ?? found[0]!) };
     return {
       status: 200,
       body: {
-        issues: page.map((issue) => searchIssueBody(this.url, issue, fields, this.#state.timeZone)),
-        ...(isLast ? {} : { nextPageToken: writePageToken(jql, query.sortKey(page.at(-1)!)) }),
+        issues: page.map((issue) => searchIssueBody(this.url, issue, fieldsOf(params), this.#state.timeZone)),
+        ...(isLast ? {} : { nextPageToken: writePageToken(jql, next) }),
         isLast,
       },
+    };
+  }
+
+  /** {@link JiraBehaviour.changesWhilePaging}: a request the last search page returned is edited. */
+  #changeWhilePaging(): void {
+    if (this.behaviour.changesWhilePaging <= 0) return;
+    const issue = this.#lastSearchPage.find((candidate) => this.#state.issues.has(candidate.id));
+    if (issue === undefined) return;
+    this.behaviour.changesWhilePaging -= 1;
+    this.#state.edit(issue.key);
+  }
+
+  async #addComment(request: IncomingMessage, issue: Issue, caller: Account): Promise<Answer> {
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return { status: 415 };
+    const text = await readBody(request);
+    if (text === undefined) return { status: 413 };
+    let body: { body?: unknown; public?: unknown } | null;
+    try {
+      body = JSON.parse(text) as { body?: unknown; public?: unknown } | null;
+    } catch {
+      return {
+        status: 400,
+        body: serviceDeskError('The request body is not valid JSON.', 'sd.request.body.invalid'),
+      };
+    }
+    if (typeof body?.body !== 'string' || body.body.trim() === '') {
+      return {
+        status: 400,
+        body: serviceDeskError('The comment body is required.', 'sd.comment.body.required'),
+      };
+    }
+    const isPublic = body.public === undefined ? true : body.public;
+    if (typeof isPublic !== 'boolean') {
+      return {
+        status: 400,
+        body: serviceDeskError('public must be true or false.', 'sd.comment.public.invalid'),
+      };
+    }
+    // Only an agent may add an internal comment.
+    if (!isPublic && caller.role !== 'agent') {
+      return {
+        status: 403,
+        body: serviceDeskError(
+          'You do not have permission to add internal comments.',
+          'sd.comment.internal.forbidden',
+        ),
+      };
+    }
+    const comment: SimulatedComment = {
+      id: String(10_000 + this.#comments.length + 1),
+      issueKey: issue.key,
+      authorId: caller.accountId,
+      body: body.body,
+      public: isPublic,
+    };
+    this.#comments.push(comment);
+    issue.updatedAt = this.#now();
+    return {
+      status: 201,
+      body: commentBody(this.url, this.#state, issue, comment, this.#state.account(caller.accountId)!),
     };
   }
 
@@ -483,8 +654,9 @@ export class JiraSimulator {
       };
     }
     if (!this.#state.isPendingFor(approval, caller.accountId)) {
+      // Service Management's OpenAPI: 409 "if the approval has already been decided".
       return {
-        status: 400,
+        status: 409,
         body: serviceDeskError(
           'The request is not awaiting this approval, or you have already answered it.',
           'sd.approval.already.answered',
@@ -562,23 +734,48 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-// The token carries where the last page ended (its sort key), not an offset: an issue updated while the search
-// is paged moves behind the cursor and is found again, and no other issue is skipped.
-function writePageToken(jql: string, after: readonly (number | string)[]): string {
-  return Buffer.from(JSON.stringify({ jql, after })).toString('base64url');
+/**
+ * Where the next search page starts: an `offset` into the results, or (a cursor) `after` the sort key of the last
+ * issue read, where an issue updated while the search is paged moves behind the cursor and is found again, and no
+ * other issue is skipped. See {@link JiraBehaviour.pageTokens}.
+ */
+interface PagePosition {
+  offset: number;
+  after?: readonly (number | string)[];
 }
 
-function readPageToken(token: string, jql: string): readonly (number | string)[] | undefined {
+function writePageToken(jql: string, position: PagePosition): string {
+  return Buffer.from(JSON.stringify({ jql, ...position })).toString('base64url');
+}
+
+function readPageToken(token: string, jql: string): PagePosition | undefined {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
       jql?: unknown;
+      offset?: unknown;
       after?: unknown;
     };
-    if (parsed.jql !== jql || !Array.isArray(parsed.after)) return undefined;
-    return parsed.after as (number | string)[];
+    if (parsed.jql !== jql || !Number.isSafeInteger(parsed.offset)) return undefined;
+    if (parsed.after !== undefined && !Array.isArray(parsed.after)) return undefined;
+    return {
+      offset: parsed.offset as number,
+      ...(parsed.after === undefined ? {} : { after: parsed.after as (number | string)[] }),
+    };
   } catch {
     return undefined;
   }
+}
+
+/** The fields a search or an issue read asked for, as far as the simulator keeps them. */
+function fieldsOf(params: URLSearchParams): (typeof SEARCHABLE_FIELDS)[number][] {
+  return params
+    .getAll('fields')
+    .flatMap((value) => value.split(','))
+    .map((field) => field.trim())
+    .flatMap((field) => (field === '*all' || field === '*navigable' ? [...SEARCHABLE_FIELDS] : [field]))
+    .filter((field): field is (typeof SEARCHABLE_FIELDS)[number] =>
+      (SEARCHABLE_FIELDS as readonly string[]).includes(field),
+    );
 }
 
 function accountView(account: Account): SimulatedAccount {

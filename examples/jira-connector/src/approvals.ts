@@ -160,8 +160,14 @@ export async function* changedApprovals(
 }
 
 /**
- * Reconciliation: the current records of these service approvals. An id of a deleted request, of an approval or
- * approver the request no longer has, or that is not of this connector, is left out, so the kit marks it resolved.
+ * Reconciliation: the current records of these service approvals. Each request is read on its own
+ * (`GET /rest/api/3/issue/{id}`, where it is stored, not through the search index): a `404` means it was deleted
+ * or the sync account may no longer see it, and its approvals are left out, so the kit marks them resolved. So are
+ * an approval or approver the request no longer has, and an id that is not of this connector. Any other failure
+ * fails the lookup: a request that could not be read is never taken as deleted.
+ *
+ * A search (`id in (…)`) would read 50 at once, but Jira refuses the whole query (`400`) as soon as one id was
+ * deleted or cannot be seen, and may answer fewer issues than asked for without saying which.
  */
 export async function* lookupApprovals(
   jira: JiraClient,
@@ -170,12 +176,11 @@ export async function* lookupApprovals(
 ): AsyncIterable<SourceApproval> {
   const wanted = new Set(ids);
   const issueIds = [...new Set(ids.flatMap((id) => parseSourceApprovalId(id)?.issueId ?? []))];
-  for (let start = 0; start < issueIds.length; start += 50) {
-    const chunk = issueIds.slice(start, start + 50);
-    for await (const issue of jira.issuesById(chunk, { signal: options.signal })) {
-      for (const approval of await approvalsOfIssue(jira, issue, options)) {
-        if (wanted.has(approval.id)) yield approval;
-      }
+  for (const issueId of issueIds) {
+    const issue = await jira.issue(issueId, { signal: options.signal });
+    if (issue === undefined) continue;
+    for (const approval of await approvalsOfIssue(jira, issue, options)) {
+      if (wanted.has(approval.id)) yield approval;
     }
   }
 }

@@ -8,7 +8,7 @@
  *   connector was given a management client.
  * - **Tasks**: each runs with the approver's own Jira credentials, sealed in the task (`authRequired`). The
  *   precheck checks that the credentials are the approver's and that the approval still waits for their answer;
- *   the action posts the decision. Failures are left to the kit's failure mapping, which classifies Jira's
+ *   the action posts the decision, then the approver's comment, if any, as a comment on the request. Failures are left to the kit's failure mapping, which classifies Jira's
  *   answers as they are (see the README).
  * - **UI templates**: one per configured request type.
  *
@@ -41,7 +41,7 @@ import {
   requestTypeSchemaId,
 } from './approvals.js';
 import { checkRequestTypeId, readEnvironment } from './environment.js';
-import { orThrow } from './errors.js';
+import { JiraHttpError, orThrow } from './errors.js';
 import { checkEmail, JiraClient, type JiraCredentials, type JiraDecision } from './jira-client.js';
 import { checkedJql } from './jql.js';
 import type { JiraApproval } from './schemas.js';
@@ -69,11 +69,14 @@ export interface JiraConnectorOptions {
 export interface DecisionTarget extends JiraApprovalRef {
   /** The request's key, for messages; the issue id when the task's approval does not carry it. */
   issueKey: string;
+  /** The approver's comment (`approveComments`), trimmed; `undefined` when none was given. */
+  comment: string | undefined;
 }
 
 /**
- * What both task types need of the task's data: the approval's id (`<issue id>.<approval id>.<account id>`), and
- * its `data.issueKey` when there. Jira's answer carries no comment, so `approveComments` is not read.
+ * What both task types need of the task's data: the approval's id (`<issue id>.<approval id>.<account id>`), its
+ * `data.issueKey` when there, and the approver's `approveComments`. Jira's answer to an approval takes no comment:
+ * the comment goes on the request (`POST …/request/{issueIdOrKey}/comment`).
  */
 export const DecisionInput = z
   .object({
@@ -81,8 +84,9 @@ export const DecisionInput = z
       id: z.string(),
       data: z.object({ issueKey: z.string().optional() }).optional(),
     }),
+    approveComments: z.string().nullish(),
   })
-  .transform(({ approval }, context): DecisionTarget => {
+  .transform(({ approval, approveComments }, context): DecisionTarget => {
     const ref = parseSourceApprovalId(approval.id);
     if (ref === undefined) {
       context.addIssue({
@@ -93,7 +97,8 @@ export const DecisionInput = z
       });
       return z.NEVER;
     }
-    return { ...ref, issueKey: approval.data?.issueKey ?? ref.issueId };
+    const comment = approveComments?.trim() || undefined;
+    return { ...ref, issueKey: approval.data?.issueKey ?? ref.issueId, comment };
   });
 
 /** The approver's answer each task type gives, as Jira records it on the approval. */
@@ -154,12 +159,24 @@ export class JiraConnector extends Connector {
         const approval = await asApprover.getApproval(target.issueId, target.approvalId, { signal });
         return decisionVerdict(approval, target, decision);
       },
-      run: async (target, { credentials, signal }) => {
+      run: async (target, { credentials, signal, logger }) => {
         const asApprover = this.#jira.withCredentials(approverCredentials(credentials));
-        const answered = await asApprover.answerApproval(target.issueId, target.approvalId, decision, {
-          signal,
-        });
-        return { meta: { finalDecision: answered.finalDecision } };
+        let answered: JiraApproval;
+        try {
+          answered = await asApprover.answerApproval(target.issueId, target.approvalId, decision, { signal });
+        } catch (error) {
+          // 409: the approval no longer waits for this answer. When it is this very answer that landed (a task
+          // delivered again after its answer reached Jira), the task did what it was for.
+          if (!(error instanceof JiraHttpError) || error.status !== 409) throw error;
+          const now = await asApprover.getApproval(target.issueId, target.approvalId, { signal });
+          const verdict = decisionVerdict(now, target, decision);
+          if (verdict !== true && verdict.status === 'success') return { meta: verdict.meta };
+          throw error;
+        }
+        const meta: Record<string, unknown> = { finalDecision: answered.finalDecision };
+        if (target.comment !== undefined)
+          meta.comment = await postComment(asApprover, target, signal, logger);
+        return { meta };
       },
     });
   }
@@ -206,6 +223,27 @@ export class JiraConnector extends Connector {
       if (signal.aborted) throw error;
       logger.warn({ err: error }, 'user mappings not synced; the next sync run tries again');
     }
+  }
+}
+
+/**
+ * Posts the approver's comment on the request, once the answer landed. A comment Jira refuses does not undo the
+ * answer, nor fail the task (it would be delivered again, and its answer is in Jira): it is logged, and the
+ * task's `meta.comment` says `not_posted`.
+ */
+async function postComment(
+  jira: JiraClient,
+  target: DecisionTarget,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<'posted' | 'not_posted'> {
+  try {
+    await jira.addComment(target.issueId, target.comment!, { signal });
+    return 'posted';
+  } catch (error) {
+    if (signal.aborted) throw error;
+    logger.warn({ err: error, issueKey: target.issueKey }, "the approver's comment was not posted in Jira");
+    return 'not_posted';
   }
 }
 

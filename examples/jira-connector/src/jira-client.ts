@@ -28,9 +28,10 @@ import { changedIssuesJql, checkedJql } from './jql.js';
 import {
   JiraApproval,
   JiraApprovalPage,
+  JiraComment,
   JiraCustomerRequest,
   JiraErrorBody,
-  type JiraIssue,
+  JiraIssue,
   JiraMyself,
   JiraSearchPage,
 } from './schemas.js';
@@ -85,6 +86,7 @@ const SEARCH_PAGE_SIZE = 100;
 /** Jira's most issues per search page. */
 const MAX_SEARCH_PAGE_SIZE = 5000;
 const APPROVALS_PAGE_SIZE = 50;
+const SEARCH_PATH = '/rest/api/3/search/jql';
 
 /** A typed client of the Jira Cloud calls the connector needs. */
 export class JiraClient {
@@ -131,25 +133,18 @@ export class JiraClient {
   async *searchIssues(jql: string, options: SearchOptions = {}): AsyncIterable<JiraIssue> {
     const query = checkedSearchQuery(jql);
     const { fields = ['summary', 'updated'], pageSize = SEARCH_PAGE_SIZE, signal } = options;
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_SEARCH_PAGE_SIZE) {
-      throw new JiraArgumentError(
-        `pageSize must be a whole number from 1 to ${MAX_SEARCH_PAGE_SIZE}, got ${pageSize}`,
-      );
-    }
+    checkPageSize(pageSize);
     const seen = new Set<string>();
     let nextPageToken: string | undefined;
     do {
       const params = { jql: query, fields: fields.join(','), maxResults: String(pageSize), nextPageToken };
-      const page = await this.#call('GET', '/rest/api/3/search/jql', params, JiraSearchPage, signal);
+      const page = await this.#call('GET', SEARCH_PATH, params, JiraSearchPage, signal);
       yield* page.issues;
       nextPageToken = page.isLast === true ? undefined : (page.nextPageToken ?? undefined);
       if (nextPageToken !== undefined) {
         // A token that comes back would page forever.
         if (seen.has(nextPageToken)) {
-          throw new JiraResponseError(
-            { method: 'GET', path: '/rest/api/3/search/jql' },
-            'a nextPageToken again',
-          );
+          throw new JiraResponseError({ method: 'GET', path: SEARCH_PATH }, 'a nextPageToken again');
         }
         seen.add(nextPageToken);
       }
@@ -160,6 +155,14 @@ export class JiraClient {
    * The issues of `jql` updated at or after `since` (every one when `since` is undefined), in the order of their
    * `updated`: the incremental read. The date-time is written in the signed-in account's time zone, as Jira
    * reads it (see `jql.ts`).
+   *
+   * Safe under change while it pages: Jira does not document whether a `nextPageToken` keeps its place when the
+   * issues change between pages, and a position (an offset) skips an issue whenever one before it moves to the end.
+   * So after each page that brought something new, the read starts a fresh search from the last `updated` it read
+   * (`updated >= "<that minute>"`): a search by value, not by position, so an issue not changed meanwhile is in
+   * it. An issue changed meanwhile moves to the end and is read again there, with its new `updated`. The token is
+   * followed only past a page that brought nothing new (more issues in one minute than a page holds). A page
+   * shorter than `pageSize` is not taken as the end: only Jira's `isLast` (or no token) is.
    */
   async *changedIssues(
     jql: string,
@@ -167,28 +170,60 @@ export class JiraClient {
     options: SearchOptions = {},
   ): AsyncIterable<ChangedIssue> {
     const base = checkedJql(jql);
-    const timeZone = since === undefined ? undefined : await this.#accountTimeZone(options.signal);
-    const query = changedIssuesJql(base, since, timeZone);
-    for await (const issue of this.searchIssues(query, { ...options, fields: ['summary', 'updated'] })) {
-      yield changedIssue(issue);
+    const { pageSize = SEARCH_PAGE_SIZE, signal } = options;
+    checkPageSize(pageSize);
+    const timeZone = since === undefined ? undefined : await this.#accountTimeZone(signal);
+    // What was yielded: each issue's id with the `updated` it was read at.
+    const read = new Map<string, number>();
+    const tokens = new Set<string>();
+    let query = changedIssuesJql(base, since, timeZone);
+    let nextPageToken: string | undefined;
+    for (;;) {
+      const params = {
+        jql: query,
+        fields: 'summary,updated',
+        maxResults: String(pageSize),
+        nextPageToken,
+      };
+      const page = await this.#call('GET', SEARCH_PATH, params, JiraSearchPage, signal);
+      const issues = page.issues.map((issue) => changedIssue(issue));
+      let fresh = 0;
+      for (const issue of issues) {
+        if (read.get(issue.id) === issue.updated.getTime()) continue;
+        read.set(issue.id, issue.updated.getTime());
+        fresh += 1;
+        yield issue;
+      }
+      const token = page.isLast === true ? undefined : (page.nextPageToken ?? undefined);
+      const last = issues.at(-1);
+      if (token === undefined) return;
+      if (fresh > 0 && last !== undefined) {
+        query = changedIssuesJql(base, last.updated, timeZone);
+        nextPageToken = undefined;
+        tokens.clear();
+      } else {
+        // A token that comes back would page forever.
+        if (tokens.has(token))
+          throw new JiraResponseError({ method: 'GET', path: SEARCH_PATH }, 'a nextPageToken again');
+        tokens.add(token);
+        nextPageToken = token;
+      }
     }
   }
 
-  /** The issues with these ids (at most 50), found by JQL with Jira's read-after-write consistency for them. */
-  async *issuesById(ids: readonly string[], options: CallOptions = {}): AsyncIterable<ChangedIssue> {
-    if (ids.length === 0) return;
-    if (ids.length > 50 || !ids.every((id) => /^\d+$/.test(id))) {
-      throw new JiraArgumentError(`ids must be 1 to 50 numeric issue ids, got ${ids.length} ids`);
+  /**
+   * `GET /rest/api/3/issue/{issueIdOrKey}?fields=summary,updated`: one issue, read where it is stored (no search
+   * index in between). `undefined` when Jira answers `404`: the issue was deleted, or the account may not see it.
+   */
+  async issue(issueIdOrKey: string, options: CallOptions = {}): Promise<ChangedIssue | undefined> {
+    const path = `/rest/api/3/issue/${segment('issueIdOrKey', issueIdOrKey)}`;
+    try {
+      const issue = await this.#call('GET', path, { fields: 'summary,updated' }, JiraIssue, options.signal);
+      return changedIssue(issue, path);
+    } catch (error) {
+      if (error instanceof JiraHttpError && error.status === 404) return undefined;
+      throw error;
     }
-    const jql = `id in (${ids.join(', ')}) ORDER BY updated ASC, key ASC`;
-    const params = {
-      jql,
-      fields: 'summary,updated',
-      maxResults: String(ids.length),
-      reconcileIssues: ids,
-    };
-    const page = await this.#call('GET', '/rest/api/3/search/jql', params, JiraSearchPage, options.signal);
-    for (const issue of page.issues) yield changedIssue(issue);
   }
 
   /** `GET /rest/servicedeskapi/request/{issueIdOrKey}?expand=requestType`: the customer request of an issue. */
@@ -223,8 +258,9 @@ export class JiraClient {
   /**
    * `POST /rest/servicedeskapi/request/{issueIdOrKey}/approval/{approvalId}` with `{"decision": …}`: answers the
    * approval as the signed-in account, which must be one of its approvers (see {@link withCredentials}). Jira
-   * answers `400` when the approval is no longer waiting for this answer, `403` when the account is not its approver.
-   * Returns the approval as it is after the answer.
+   * answers `409` when the approval is no longer waiting for this answer (decided, or already answered by this
+   * account: Service Management's OpenAPI), `403` when the account is not its approver, `400` for a body it cannot
+   * read. Returns the approval as it is after the answer.
    */
   async answerApproval(
     issueIdOrKey: string,
@@ -237,6 +273,23 @@ export class JiraClient {
     }
     const path = approvalPath(issueIdOrKey, approvalId);
     return await this.#call('POST', path, {}, JiraApproval, options.signal, { decision });
+  }
+
+  /**
+   * `POST /rest/servicedeskapi/request/{issueIdOrKey}/comment` with `{"body": …, "public": …}`: a comment on the
+   * request, by the signed-in account. The answer to an approval takes no comment; this is where one goes.
+   */
+  async addComment(
+    issueIdOrKey: string,
+    body: string,
+    options: CallOptions & { public?: boolean } = {},
+  ): Promise<JiraComment> {
+    if (typeof body !== 'string' || body.trim() === '') {
+      throw new JiraArgumentError('body must be a comment with some text');
+    }
+    const path = `/rest/servicedeskapi/request/${segment('issueIdOrKey', issueIdOrKey)}/comment`;
+    const comment = { body, public: options.public ?? true };
+    return await this.#call('POST', path, {}, JiraComment, options.signal, comment);
   }
 
   async #accountTimeZone(signal: AbortSignal | undefined): Promise<string | undefined> {
@@ -285,7 +338,12 @@ export class JiraClient {
         redirect: 'manual',
       });
       status = answer.status;
-      retryAfter = answer.headers.get('retry-after') ?? undefined;
+      // Jira's rate limiting sends `Retry-After`; where a 429 comes without it, `X-RateLimit-Reset` (an ISO 8601
+      // instant) says when the limit resets, which is when to call again.
+      retryAfter =
+        answer.headers.get('retry-after') ??
+        (answer.status === 429 ? answer.headers.get('x-ratelimit-reset') : null) ??
+        undefined;
       text = await answer.text();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
@@ -316,8 +374,8 @@ export class JiraClient {
 }
 
 /**
- * Reads a `Retry-After` header, in seconds or as an HTTP date, into milliseconds from `now`. `undefined` when
- * absent or unreadable.
+ * Reads a `Retry-After` header, in seconds or as a date (an HTTP date, or the ISO 8601 instant of
+ * `X-RateLimit-Reset`), into milliseconds from `now`. `undefined` when absent or unreadable.
  */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
@@ -327,12 +385,20 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function changedIssue(issue: JiraIssue): ChangedIssue {
+function checkPageSize(pageSize: number): void {
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_SEARCH_PAGE_SIZE) {
+    throw new JiraArgumentError(
+      `pageSize must be a whole number from 1 to ${MAX_SEARCH_PAGE_SIZE}, got ${pageSize}`,
+    );
+  }
+}
+
+function changedIssue(issue: JiraIssue, path = SEARCH_PATH): ChangedIssue {
   const { summary, updated } = issue.fields;
   const at = typeof updated === 'string' ? parseJiraDateTime(updated) : undefined;
   if (at === undefined) {
     throw new JiraResponseError(
-      { method: 'GET', path: '/rest/api/3/search/jql' },
+      { method: 'GET', path },
       `issue ${issue.key} without a readable fields.updated`,
     );
   }

@@ -2,7 +2,8 @@
  * The parts of Jira's answers the client reads, as Atlassian documents them. Unknown fields are kept (Jira adds
  * fields over time); a field the connector relies on that is missing or of another type makes the answer invalid.
  *
- * - Jira Cloud platform REST API v3: `GET /rest/api/3/myself`, `GET /rest/api/3/search/jql`
+ * - Jira Cloud platform REST API v3: `GET /rest/api/3/myself`, `GET /rest/api/3/search/jql`,
+ *   `GET /rest/api/3/issue/{issueIdOrKey}`
  *   (https://developer.atlassian.com/cloud/jira/platform/rest/v3/).
  * - Jira Service Management Cloud REST API: `/rest/servicedeskapi/request/{issueIdOrKey}` and its `approval`
  *   resources (https://developer.atlassian.com/cloud/jira/service-desk/rest/api-group-request/).
@@ -20,7 +21,7 @@ export const JiraMyself = z.looseObject({
 });
 export type JiraMyself = z.infer<typeof JiraMyself>;
 
-/** One issue of a search page; `fields` holds the fields the search asked for. */
+/** One issue (IssueBean) of a search page or of `GET /rest/api/3/issue/{issueIdOrKey}`; `fields` holds the fields asked for. */
 export const JiraIssue = z.looseObject({
   id: z.string(),
   key: z.string(),
@@ -102,6 +103,14 @@ export const JiraCustomerRequest = z.looseObject({
   _links: z.looseObject({ web: z.string().optional() }).optional(),
 });
 export type JiraCustomerRequest = z.infer<typeof JiraCustomerRequest>;
+
+/** `POST /rest/servicedeskapi/request/{issueIdOrKey}/comment` (CommentDTO). */
+export const JiraComment = z.looseObject({
+  id: z.string(),
+  body: z.string().optional(),
+  public: z.boolean().optional(),
+});
+export type JiraComment = z.infer<typeof JiraComment>;
 
 /** The platform's ErrorCollection and Service Management's ErrorResponse, as far as the client reads them. */
 export const JiraErrorBody = z.looseObject({

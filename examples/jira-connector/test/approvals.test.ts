@@ -204,17 +204,34 @@ describe('the reads: changedApprovals and lookupApprovals', () => {
     ]);
   });
 
-  it('looks up only the ids asked for, one search for their issues, and leaves out what is gone', async () => {
-    answer('/rest/api/3/search/jql', 200, fixtureText('search-jql-page-1.json'));
-    answer('/rest/servicedeskapi/request/10002/approval', 404, fixtureText('service-desk-error.json'));
-    answer('/rest/servicedeskapi/request/10003/approval', 200, fixtureText('request-approvals-page-1.json'));
-    answer('/rest/servicedeskapi/request/10003/approval', 200, fixtureText('request-approvals-page-2.json'));
-    answer('/rest/servicedeskapi/request/10003', 200, fixtureText('customer-request.json'));
+  it('looks up only the ids asked for, each request read where it is stored, and leaves out what is gone', async () => {
+    const issue = {
+      expand: '',
+      id: '107001',
+      key: 'IT-107',
+      self: `${BASE}/rest/api/3/issue/107001`,
+      fields: { summary: 'Laptop for a new team member', updated: '2021-01-19T09:12:31.000+1000' },
+    };
+    answer('/rest/api/3/issue/107001', 200, JSON.stringify(issue));
+    answer('/rest/servicedeskapi/request/107001/approval', 200, fixtureText('request-approvals-page-1.json'));
+    answer('/rest/servicedeskapi/request/107001/approval', 200, fixtureText('request-approvals-page-2.json'));
+    answer('/rest/servicedeskapi/request/107001', 200, fixtureText('customer-request.json'));
+    // Deleted, or no longer visible to the sync account: Jira's 404.
+    answer('/rest/api/3/issue/10002', 404, fixtureText('platform-error-collection.json'));
 
     const wanted = [`107001.3.${FRED}`, `10002.9.${FRED}`, `107001.8.${FRED}`, 'not-a-jira-id'];
     const read = await all(lookupApprovals(jira(), wanted));
 
     expect(read.map(({ id }) => id)).toEqual([`107001.3.${FRED}`]);
-    expect(site.sent[0]!.query.get('jql')).toBe('id in (107001, 10002) ORDER BY updated ASC, key ASC');
+    expect(paths().filter((path) => path.startsWith('/rest/api/'))).toEqual([
+      '/rest/api/3/issue/107001?fields=summary%2Cupdated',
+      '/rest/api/3/issue/10002?fields=summary%2Cupdated',
+    ]);
+  });
+
+  it('fails the lookup, rather than take a request as deleted, when a read fails otherwise', async () => {
+    answer('/rest/api/3/issue/10002', 503, '');
+
+    await expect(all(lookupApprovals(jira(), [`10002.9.${FRED}`]))).rejects.toMatchObject({ status: 503 });
   });
 });

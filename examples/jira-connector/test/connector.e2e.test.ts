@@ -1,4 +1,4 @@
-import { IntegrationClient, ManagementClient, type UserMapping } from 'approval-connector-kit';
+import { IntegrationClient, ManagementClient, Secret, type UserMapping } from 'approval-connector-kit';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JiraSimulator, type SimulatorEvent } from '../simulator/simulator.js';
@@ -259,6 +259,42 @@ describe('the sync', () => {
       harness.approvals().filter(({ data }) => data?.issueKey === target!.issueKey).length,
     );
   });
+
+  it('reconciles every request when Jira answers a search in pages shorter than asked for', async () => {
+    // Jira may return fewer issues than maxResults on any page; an issue not read is not a deleted one.
+    simulator.behaviour.searchPageLimit = 3;
+    const worker = await harness.start(connector());
+    await worker.syncNow();
+    const open = harness.approvals().filter(({ resolved }) => !resolved);
+    expect(open.length).toBeGreaterThan(3);
+
+    await worker.reconcileNow();
+
+    expect(
+      harness
+        .approvals()
+        .filter(({ resolved }) => !resolved)
+        .map(({ id }) => id),
+    ).toEqual(open.map(({ id }) => id));
+  });
+
+  it('syncs every request when requests change while the search is paged', async () => {
+    // Page tokens as positions (the simulator's default): an edit that moves a request to the end would shift the
+    // rest, and a request not changed since long ago would be skipped by a reader that followed the token.
+    simulator.behaviour.searchPageLimit = 3;
+    simulator.behaviour.changesWhilePaging = 3;
+    const waiting = new Set(waitingApprovals().map(({ issueKey }) => issueKey));
+    for (const { key } of simulator.requests()) if (!waiting.has(key)) simulator.deleteRequest(key);
+    now += MINUTE; // an edit moves a request behind the others
+    const worker = await harness.start(connector());
+
+    await worker.syncNow();
+
+    const everyId = waitingApprovals().map(({ id }) => id);
+    expect(everyId.length).toBeGreaterThan(3);
+    const synced = new Set(harness.approvals().map(({ id }) => id));
+    expect(everyId.filter((id) => !synced.has(id))).toEqual([]);
+  });
 });
 
 describe('the tasks', () => {
@@ -337,6 +373,59 @@ describe('the tasks', () => {
     });
     expect(simulator.decisions({ via: 'api' })).toEqual([]);
     expect(heldInJira(target!.id)).toEqual({ finalDecision: 'declined', decision: 'declined' });
+  });
+
+  it("posts the approver's comment on the request, as the approver, after the answer", async () => {
+    const worker = await harness.start(connector());
+    await worker.syncNow();
+    const [target] = waitingApprovals();
+
+    const task = harness.createTask(worker, {
+      type: 'decline',
+      approvalId: target!.id,
+      credentials: credentialsOf(target!.accountId),
+      approveComments: 'Over budget this quarter.',
+    });
+
+    expect(await harness.awaitResult(task)).toEqual({
+      status: 'success',
+      meta: { finalDecision: 'declined', comment: 'posted' },
+    });
+    expect(simulator.comments()).toMatchObject([
+      {
+        issueKey: target!.issueKey,
+        authorId: target!.accountId,
+        body: 'Over budget this quarter.',
+        public: true,
+      },
+    ]);
+  });
+
+  it('ends a task whose very answer landed already (a delivery again, past the precheck) in success', async () => {
+    const jiraConnector = connector();
+    const worker = await harness.start(jiraConnector);
+    await worker.syncNow();
+    const [target] = waitingApprovals();
+    const first = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: target!.id,
+      credentials: credentialsOf(target!.accountId),
+    });
+    expect(await harness.awaitResult(first)).toMatchObject({ status: 'success' });
+
+    // The same task's handler once more, as a second delivery that passed its precheck before the first answered:
+    // Jira answers its POST 409.
+    const { email, apiToken } = credentialsOf(target!.accountId);
+    const outcome = await jiraConnector.tasks.approve.run(
+      { ...parseSourceApprovalId(target!.id)!, issueKey: target!.issueKey, comment: undefined },
+      {
+        credentials: { email: new Secret(email), apiToken: new Secret(apiToken) },
+        signal: new AbortController().signal,
+      } as unknown as Parameters<typeof jiraConnector.tasks.approve.run>[1],
+    );
+
+    expect(outcome).toMatchObject({ meta: { code: 'already_answered' } });
+    expect(simulator.decisions({ via: 'api' })).toHaveLength(1);
   });
 
   it('reports success without sending again when the approver gave this answer in Jira already', async () => {

@@ -29,7 +29,13 @@ const pending = JiraApproval.parse(fixture('approval-pending.json')); // waits f
 const request = JiraCustomerRequest.parse(fixture('customer-request.json'));
 
 function target(approval: JiraApproval, accountId = FRED): DecisionTarget {
-  return { issueId: request.issueId, approvalId: approval.id, accountId, issueKey: request.issueKey };
+  return {
+    issueId: request.issueId,
+    approvalId: approval.id,
+    accountId,
+    issueKey: request.issueKey,
+    comment: undefined,
+  };
 }
 
 function credentials(fields: Record<string, string>): Credentials {
@@ -135,7 +141,17 @@ describe('DecisionInput: the task data both task types read', () => {
       approvalId: '3',
       accountId: FRED,
       issueKey: request.issueKey,
+      comment: undefined,
     });
+  });
+
+  it("reads the approver's comment, trimmed; a blank one is none", () => {
+    const approval = { ...synced, lastModified: new Date(0).toISOString() };
+
+    expect(DecisionInput.parse({ approval, approveComments: '  Fine by me. ' })).toMatchObject({
+      comment: 'Fine by me.',
+    });
+    expect(DecisionInput.parse({ approval, approveComments: ' ' })).toMatchObject({ comment: undefined });
   });
 
   it("refuses an approval whose id is not a Jira approval's, naming the field", () => {

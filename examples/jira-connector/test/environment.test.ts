@@ -28,6 +28,14 @@ function paths(error: ValidationError): string[] {
 }
 
 describe('readEnvironment', () => {
+  it("takes Atlassian's gateway for scoped API tokens, keeping its path, as .env.example says", () => {
+    const gateway = 'https://api.atlassian.com/ex/jira/6e8a3b2c-1d4f-4a5b-9c7d-0e1f2a3b4c5d';
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+
+    expect(readEnvironment({ ...JIRA, JIRA_BASE_URL: gateway }).baseUrl).toBe(gateway);
+    expect(example).toContain('https://api.atlassian.com/ex/jira/<cloud id>');
+  });
+
   it('reads the site, the sync account, the JQL and the request types', () => {
     expect(readEnvironment({ ...JIRA, JIRA_REQUEST_TYPES: '10, 11,10' })).toEqual({
       baseUrl: 'https://your-domain.atlassian.net/',

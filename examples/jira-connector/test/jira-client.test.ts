@@ -37,6 +37,16 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+function issueOf(id: string, key: string, updated: string) {
+  const self = `https://your-domain.atlassian.net/rest/api/3/issue/${id}`;
+  return { expand: '', id, key, self, fields: { summary: `Summary of ${key}`, updated } };
+}
+
+/** `GET /rest/api/3/issue/10004` (IssueBean), its fields cut to those asked for, as the search page's issue. */
+function issueFixture() {
+  return JSON.parse(fixtureText('search-jql-page-2.json')).issues[0];
+}
+
 async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   const list: T[] = [];
   for await (const item of items) list.push(item);
@@ -104,14 +114,45 @@ describe('JiraClient: the calls', () => {
     expect(sent[0]!.query.get('jql')).toBe('(project = ITSM) ORDER BY updated ASC, key ASC');
   });
 
-  it('reads issues by id with read-after-write consistency for them', async () => {
+  it('reads one issue where it is stored, and takes a 404 (deleted, or not visible) as no issue', async () => {
+    site.answer('GET', '/rest/api/3/issue/10004', 200, issueFixture());
+    site.answer('GET', '/rest/api/3/issue/10010', 404, fixtureText('platform-error-collection.json'));
+
+    const found = await client().issue('10004');
+    const gone = await client().issue('10010');
+
+    expect(found).toMatchObject({ id: '10004', key: 'ED-3', updated: new Date('2021-01-19T00:02:07.512Z') });
+    expect(gone).toBeUndefined();
+    expect(Object.fromEntries(sent[0]!.query)).toEqual({ fields: 'summary,updated' });
+  });
+
+  it('does not take a failed issue read other than a 404 as no issue', async () => {
+    site.answer('GET', '/rest/api/3/issue/10004', 503, '');
+
+    await expect(client().issue('10004')).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('after a page that brought new issues, searches again from the last one read rather than follow the token', async () => {
+    // Jira's token may be a position: an issue that moves to the end while the search is paged would shift the
+    // rest by one, and the issue after the page would be skipped. A search by value cannot skip it.
+    site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-1.json'));
+    site.answer('GET', '/rest/api/3/search/jql', 200, {
+      isLast: false,
+      nextPageToken: 'CAEaAggE',
+      issues: [issueOf('10003', 'ED-2', '2021-01-19T09:12:31.000+1000')], // read already: nothing new
+    });
     site.answer('GET', '/rest/api/3/search/jql', 200, fixtureText('search-jql-page-2.json'));
 
-    const issues = await all(client().issuesById(['10004', '10010']));
+    const issues = await all(client().changedIssues('project = ED', undefined, { pageSize: 100 }));
 
-    expect(issues.map(({ key }) => key)).toEqual(['ED-3']);
-    expect(sent[0]!.query.get('jql')).toBe('id in (10004, 10010) ORDER BY updated ASC, key ASC');
-    expect(sent[0]!.query.getAll('reconcileIssues')).toEqual(['10004', '10010']);
+    expect(issues.map(({ key }) => key)).toEqual(['ED-1', 'ED-2', 'ED-3']);
+    // The first page is shorter than maxResults (100) and not the last: the read goes on.
+    expect(sent.map(({ query }) => [query.get('jql'), query.get('nextPageToken')])).toEqual([
+      ['(project = ED) ORDER BY updated ASC, key ASC', null],
+      // 2021-01-19T09:12:31+1000 is 2021-01-18 23:12 UTC; without the account's time zone, 12 hours earlier.
+      ['(project = ED) AND updated >= "2021-01-18 11:12" ORDER BY updated ASC, key ASC', null],
+      ['(project = ED) AND updated >= "2021-01-18 11:12" ORDER BY updated ASC, key ASC', 'CAEaAggE'],
+    ]);
   });
 
   it("pages a request's approvals with start and limit until isLastPage", async () => {
@@ -240,24 +281,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     });
   });
 
-  it('carries a 400 of an approval already answered as a systemError, with what Jira said', async () => {
-    site.answer(
-      'POST',
-      '/rest/servicedeskapi/request/ITSM-7/approval/1',
-      400,
-      fixtureText('service-desk-error.json'),
-    );
-
-    const error = await rejection(client().answerApproval('ITSM-7', '1', 'approve'));
-
-    expect(error).toMatchObject({ status: 400 });
-    expect(classifyFailure(error)).toMatchObject({
-      status: 'systemError',
-      meta: { code: 'HTTP_400', message: expect.stringContaining('Here is an error message') },
-    });
-  });
-
-  it('carries a 409 (a conflict with the request) as a systemError', async () => {
+  it('carries a 409 of an approval already decided as a systemError, with what Jira said', async () => {
     site.answer(
       'POST',
       '/rest/servicedeskapi/request/ITSM-7/approval/1',
@@ -267,7 +291,25 @@ describe('JiraClient: failures the kit classifies without more code', () => {
 
     const error = await rejection(client().answerApproval('ITSM-7', '1', 'decline'));
 
-    expect(classifyFailure(error)).toMatchObject({ status: 'systemError', meta: { code: 'HTTP_409' } });
+    expect(error).toMatchObject({ status: 409 });
+    expect(classifyFailure(error)).toMatchObject({
+      status: 'systemError',
+      meta: { code: 'HTTP_409', message: expect.stringContaining('Here is an error message') },
+    });
+  });
+
+  it('adds a public comment to a request', async () => {
+    site.answer('POST', '/rest/servicedeskapi/request/ITSM-7/comment', 201, {
+      id: '1000',
+      body: 'Fine by me.',
+      public: true,
+    });
+
+    const comment = await client().addComment('ITSM-7', 'Fine by me.');
+
+    expect(comment).toMatchObject({ id: '1000' });
+    expect(JSON.parse(sent[0]!.body!)).toEqual({ body: 'Fine by me.', public: true });
+    expect(sent[0]!.headers['content-type']).toBe('application/json');
   });
 
   it("reads the platform's ErrorCollection", async () => {
@@ -294,6 +336,19 @@ describe('JiraClient: failures the kit classifies without more code', () => {
       status: 'serviceUnavailable',
       meta: { code: 'HTTP_429', message: 'GET /rest/api/3/search/jql answered 429; try again in 30 s' },
     });
+  });
+
+  it("takes a 429's X-RateLimit-Reset as when to try again when it comes without Retry-After", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-05-01T10:00:00Z') });
+    try {
+      site.answer('GET', '/rest/api/3/search/jql', 429, '', { 'x-ratelimit-reset': '2026-05-01T10:01Z' });
+
+      const error = await rejection(all(client().searchIssues('project = ITSM')));
+
+      expect(error).toMatchObject({ status: 429, retryAfterMs: 60_000 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("turns a 503's Retry-After as an HTTP date into retryAfterMs", async () => {
@@ -416,11 +471,8 @@ describe('JiraClient: bad input gets a clear error and sends nothing', () => {
       () => client().answerApproval('ITSM-7', '1', 'yes' as 'approve'),
       /decision/,
     ],
-    [
-      'more than 50 ids',
-      () => all(client().issuesById(Array.from({ length: 51 }, (_, i) => String(i)))),
-      /ids/,
-    ],
+    ['an empty comment', () => client().addComment('ITSM-7', '  '), /body/],
+    ['an issue id with a slash', () => client().issue('10004/../1'), /issueIdOrKey/],
   ])('refuses %s', async (_, call, message) => {
     const error = await rejection(call());
 

@@ -150,7 +150,7 @@ describe('the client against the simulated Jira: decisions', () => {
     });
   });
 
-  it('refuses a second answer with a 400, a systemError, and the precheck sees the decision', async () => {
+  it('refuses a second answer with a 409, a systemError, and the precheck sees the decision', async () => {
     const { request: held, approval, accountId } = waitingApproval();
     const asApprover = jira.withCredentials(credentialsOf(accountId));
     await asApprover.answerApproval(held.key, approval.id, 'decline');
@@ -159,7 +159,7 @@ describe('the client against the simulated Jira: decisions', () => {
 
     expect(error).toBeInstanceOf(JiraHttpError);
     expect(error).toMatchObject({
-      status: 400,
+      status: 409,
       errorMessages: [expect.stringContaining('already answered')],
     });
     expect(classifyFailure(error).status).toBe('systemError');
@@ -340,7 +340,8 @@ describe('the simulated Jira itself', () => {
     }
   });
 
-  it('pages a search with a token of where the page ended: an issue updated meanwhile comes again, none is skipped', async () => {
+  it('pages a search with a cursor token, when told: an issue updated meanwhile comes again, none is skipped', async () => {
+    simulator.behaviour.pageTokens = 'cursor';
     const keys: string[] = [];
     for await (const issue of jira.searchIssues(`${simulator.jql} ORDER BY updated ASC`, { pageSize: 2 })) {
       keys.push(issue.key);
@@ -354,6 +355,52 @@ describe('the simulated Jira itself', () => {
     expect([...new Set(keys)].sort()).toEqual(everyKey.sort());
     expect(keys.at(-1)).toBe(keys[0]);
     expect(keys).toHaveLength(everyKey.length + 1);
+  });
+
+  it('pages a search with an offset token by default: an issue updated meanwhile shifts the rest, and one is skipped', async () => {
+    const keys: string[] = [];
+    for await (const issue of jira.searchIssues(`${simulator.jql} ORDER BY updated ASC`, { pageSize: 2 })) {
+      keys.push(issue.key);
+      if (keys.length === 1) {
+        now += MINUTE;
+        simulator.editRequest(issue.key);
+      }
+    }
+
+    const everyKey = simulator.requests().map(({ key }) => key);
+    expect(keys).toHaveLength(everyKey.length);
+    expect(new Set(keys).size).toBe(everyKey.length - 1); // the first again at the end, the third never
+  });
+
+  it('refuses a JQL id or key that names no issue the caller can see with a 400, and matches it when told not to', async () => {
+    const [first, second] = simulator.requests();
+    simulator.deleteRequest(second!.key);
+    const jql = `id in (${first!.id}, ${second!.id})`;
+
+    const error = await rejection(all(jira.searchIssues(jql)));
+    simulator.behaviour.jqlIssuesMustExist = false;
+    const found = await all(jira.searchIssues(jql));
+
+    expect(error).toMatchObject({
+      status: 400,
+      errorMessages: [`An issue with key '${second!.id}' does not exist for field 'id'.`],
+    });
+    expect(found.map(({ key }) => key)).toEqual([first!.key]);
+  });
+
+  it('answers search pages no longer than searchPageLimit, whatever maxResults asks', async () => {
+    simulator.behaviour.searchPageLimit = 3;
+    const query = new URLSearchParams({ jql: simulator.jql, maxResults: '50', fields: 'summary' });
+    const { email, apiToken } = simulator.syncAccount;
+    const authorization = `Basic ${Buffer.from(`${email}:${apiToken}`).toString('base64')}`;
+
+    const answer = await request(`${simulator.url}/rest/api/3/search/jql?${query}`, {
+      headers: { authorization },
+    });
+    const page = (await answer.body.json()) as { issues: unknown[]; isLast: boolean };
+
+    expect(page.issues).toHaveLength(3);
+    expect(page.isLast).toBe(false);
   });
 
   it('lets only agents search: for a customer or an anonymous caller the project does not exist', async () => {
@@ -402,5 +449,58 @@ describe('the simulated Jira itself', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+describe('the client against the simulated Jira: reconciliation as Jira answers it', () => {
+  it('leaves out the approvals of a deleted request and keeps the others of the same block', async () => {
+    // A search `id in (…)` is refused whole (400) once one id is gone; each request is read on its own instead.
+    const every = await all(changedApprovals(jira, simulator.jql, undefined));
+    const [gone] = simulator.requests().filter(({ approvals }) => approvals.length > 0);
+    simulator.deleteRequest(gone!.key);
+
+    const found = await all(
+      lookupApprovals(
+        jira,
+        every.map(({ id }) => id),
+      ),
+    );
+
+    const goneIds = every.filter(({ id }) => id.startsWith(`${gone!.id}.`)).map(({ id }) => id);
+    expect(goneIds.length).toBeGreaterThan(0);
+    expect(found.map(({ id }) => id).sort()).toEqual(
+      every
+        .map(({ id }) => id)
+        .filter((id) => !goneIds.includes(id))
+        .sort(),
+    );
+  });
+
+  it('finds every request of a lookup when search pages are shorter than asked for', async () => {
+    simulator.behaviour.searchPageLimit = 2;
+    const every = await all(changedApprovals(jira, simulator.jql, undefined));
+
+    const found = await all(
+      lookupApprovals(
+        jira,
+        every.map(({ id }) => id),
+      ),
+    );
+
+    expect(found.map(({ id }) => id).sort()).toEqual(every.map(({ id }) => id).sort());
+  });
+
+  it('reads every request when requests change while the search is paged on offset tokens', async () => {
+    simulator.behaviour.searchPageLimit = 3;
+    simulator.behaviour.changesWhilePaging = 3;
+    // Every request with an approval, so that a request skipped is an approval missing.
+    for (const { key, approvals } of simulator.requests())
+      if (approvals.length === 0) simulator.deleteRequest(key);
+    now += MINUTE; // an edit moves a request behind the others
+
+    const read = await all(changedApprovals(jira, simulator.jql, undefined));
+
+    expect(simulator.requests().length).toBeGreaterThan(6);
+    expect([...new Set(read.map(({ id }) => id))].sort()).toEqual(idsOf(simulator.requests()));
   });
 });

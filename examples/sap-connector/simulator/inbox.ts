@@ -17,14 +17,21 @@ export interface SimulatedUser {
 export interface SimulatedDecisionOption {
   key: string;
   text: string;
-  nature: 'POSITIVE' | 'NEGATIVE';
+  /** SAP's hint of what the decision means; empty where the workflow step's customizing does not maintain it. */
+  nature: 'POSITIVE' | 'NEGATIVE' | '';
   commentMandatory: boolean;
 }
 
 export interface SimulatedTaskDefinition {
   id: string;
   name: string;
+  /** The decisions its tasks offer; see {@link SimulatedTaskDefinition.variants}. */
   options: readonly SimulatedDecisionOption[];
+  /**
+   * For a task definition that many workflow steps reuse, each with decisions of its own (SAP's generic decision
+   * task, `TS00008267`): the sets of decisions its tasks offer, one per task, by turns.
+   */
+  variants?: readonly (readonly SimulatedDecisionOption[])[];
 }
 
 export type TaskStatus = 'READY' | 'RESERVED' | 'COMPLETED';
@@ -34,6 +41,8 @@ export interface SimulatedTask {
   origin: string;
   instanceId: string;
   definition: SimulatedTaskDefinition;
+  /** The decisions this task offers: its definition's, or, for a generic decision task, its step's. */
+  options: readonly SimulatedDecisionOption[];
   title: string;
   priority: Priority;
   status: TaskStatus;
@@ -101,8 +110,25 @@ const approveReject = (approveText: string, rejectNeedsComment: boolean): Simula
   { key: '0002', text: 'Reject', nature: 'NEGATIVE', commentMandatory: rejectNeedsComment },
 ];
 
+// SAP's generic decision task: one task definition that the decision steps of many workflows reuse, each step with
+// decisions of its own. Here two steps: a release of a purchase requisition, and a budget check that can also send
+// the requisition back, a decision with neither an approving nor a rejecting nature.
+const GENERIC_DECISION_STEPS: readonly (readonly SimulatedDecisionOption[])[] = [
+  approveReject('Release', true),
+  [
+    { key: '0001', text: 'Approve', nature: 'POSITIVE', commentMandatory: false },
+    { key: '0002', text: 'Reject', nature: 'NEGATIVE', commentMandatory: true },
+    { key: '0003', text: 'Return for rework', nature: '', commentMandatory: true },
+  ],
+];
+
 export const TASK_DEFINITIONS: readonly SimulatedTaskDefinition[] = [
-  { id: 'TS00008267', name: 'Release of purchase requisition', options: approveReject('Release', true) },
+  {
+    id: 'TS00008267',
+    name: 'Generic Decision Task',
+    options: GENERIC_DECISION_STEPS[0]!,
+    variants: GENERIC_DECISION_STEPS,
+  },
   { id: 'TS20000166', name: 'Approve purchase order', options: approveReject('Approve', false) },
   { id: 'TS21500004', name: 'Approve credit limit', options: approveReject('Approve', true) },
 ];
@@ -166,7 +192,7 @@ export class SimulatedInbox {
     }
     if (roll < 0.9) {
       const decider = task.processor ?? pick(this.#random, task.potentialOwners);
-      const option = pick(this.#random, task.definition.options);
+      const option = pick(this.#random, task.options);
       const comments = option.commentMandatory ? 'Decided in SAP' : '';
       this.decide(task, option, decider, comments, 'activity');
       return {
@@ -210,11 +236,14 @@ export class SimulatedInbox {
     const owners = shuffled(this.#random, APPROVERS).slice(0, 1 + Math.floor(this.#random() * 2));
     const document = String(this.#nextDocument++);
     const amount = (100 + Math.floor(this.#random() * 4_990) * 10).toFixed(2);
-    const { title, attributes } = describeDocument(definition, document, amount, this.#random);
+    // By turns, not drawn: the same seed gives the same tasks whatever the variants.
+    const step = definition.variants === undefined ? 0 : this.#nextInstance % definition.variants.length;
+    const { title, attributes } = describeDocument(definition, step, document, amount, this.#random);
     const task: SimulatedTask = {
       origin: ORIGIN,
       instanceId: String(this.#nextInstance++).padStart(12, '0'),
       definition,
+      options: definition.variants?.[step] ?? definition.options,
       title,
       priority: pick(this.#random, PRIORITIES),
       status: 'READY',
@@ -254,6 +283,7 @@ export class SimulatedInbox {
 
 function describeDocument(
   definition: SimulatedTaskDefinition,
+  step: number,
   document: string,
   amount: string,
   random: () => number,
@@ -261,7 +291,10 @@ function describeDocument(
   switch (definition.id) {
     case 'TS00008267':
       return {
-        title: `Release purchase requisition ${document}`,
+        title:
+          step === 0
+            ? `Release purchase requisition ${document}`
+            : `Check the budget of purchase requisition ${document}`,
         attributes: [
           ['PURCHASE_REQUISITION', document],
           ['TOTAL_VALUE', amount],

@@ -71,7 +71,38 @@ export interface SapInboxSimulatorOptions {
    * @default 0 (any free port)
    */
   port?: number;
+  /** How the system behaves where SAP's behaviour matters to a client; see {@link SapBehaviour}. */
+  behaviour?: Partial<SapBehaviour>;
 }
+
+/**
+ * Where the simulated system behaves as an SAP system may, in ways a client can get wrong. The defaults are what
+ * every system does; a test turns on what only some do (their customizing, their release), or changes them at any
+ * time through {@link SapInboxSimulator.behaviour}. Some behaviours are always on: `sap-client` is accepted on every
+ * URL, and a CSRF token is valid only with the session cookie its fetch set, for the user who fetched it.
+ */
+export interface SapBehaviour {
+  /**
+   * Decision options without a `Nature`: SAP documents it as a hint, empty where the workflow step's customizing
+   * does not maintain it.
+   * @default false
+   */
+  emptyNatures: boolean;
+  /**
+   * Server-side paging of the task collection: at most this many tasks per answer, however many `$top` asks for;
+   * the rest of the `$top` window follows the answer's `d.__next` link (with a `$skiptoken`).
+   * @default undefined (no server-side paging)
+   */
+  serverPageSize: number | undefined;
+  /**
+   * Whether a page cut by {@link SapBehaviour.serverPageSize} says so with `d.__next`. Without it, the page is only
+   * shorter than `$top`, as when a service drops tasks after its database read.
+   * @default true
+   */
+  nextLinks: boolean;
+}
+
+const DEFAULT_BEHAVIOUR: SapBehaviour = { emptyNatures: false, serverPageSize: undefined, nextLinks: true };
 
 /** One request the simulator answered, for tests that check what the client sent. */
 export interface SimulatorRequest {
@@ -98,8 +129,11 @@ export class SapInboxSimulator {
   #refuseTokens = 0;
   #timer: NodeJS.Timeout | undefined;
   #url = '';
+  /** How the system behaves; tests change it as they go. */
+  readonly behaviour: SapBehaviour;
 
   private constructor(options: SapInboxSimulatorOptions) {
+    this.behaviour = { ...DEFAULT_BEHAVIOUR, ...options.behaviour };
     const seed = options.seed ?? 1;
     const initialTasks = options.initialTasks ?? 12;
     if (!Number.isInteger(seed)) throw new TypeError(`Expected \`seed\` to be an integer, got \`${seed}\``);
@@ -188,7 +222,7 @@ export class SapInboxSimulator {
   decideInSap(instanceId: string, decisionKey = '0001'): SimulatedDecision {
     const task = this.#inbox.task(ORIGIN, instanceId);
     if (task === undefined || task.status === 'COMPLETED') throw new Error(`No open task ${instanceId}`);
-    const option = task.definition.options.find((candidate) => candidate.key === decisionKey);
+    const option = task.options.find((candidate) => candidate.key === decisionKey);
     if (option === undefined) throw new Error(`Task ${instanceId} offers no decision ${decisionKey}`);
     const decider = task.processor ?? (task.potentialOwners[0] as SimulatedUser);
     this.#inbox.decide(task, option, decider, option.commentMandatory ? 'Decided in SAP' : '', 'activity');
@@ -251,7 +285,13 @@ export class SapInboxSimulator {
       record.status = response.statusCode;
     });
 
-    const user = this.#logOn(request);
+    // Every URL may name the client to log on to; a client the system does not have refuses the logon.
+    const client = url.searchParams.get('sap-client');
+    url.searchParams.delete('sap-client');
+    const user =
+      client !== null && client !== SAP_CLIENT
+        ? `Logon failed: client ${client} does not exist`
+        : this.#logOn(request);
     if (typeof user === 'string') return logonRefused(response, user);
     record.username = user.username;
     if (!path.startsWith(SERVICE_PATH)) {
@@ -337,6 +377,7 @@ export class SapInboxSimulator {
     let order: ((a: SimulatedTask, b: SimulatedTask) => number) | undefined;
     let skip = 0;
     let top: number | undefined;
+    let skipToken = 0;
     let expand = new Set<Expandable>();
     try {
       for (const [name, value] of url.searchParams) {
@@ -344,6 +385,7 @@ export class SapInboxSimulator {
         else if (name === '$orderby') order = parseOrderBy(value);
         else if (name === '$skip') skip = parseCount(name, value);
         else if (name === '$top') top = parseCount(name, value);
+        else if (name === '$skiptoken') skipToken = parseCount(name, value);
         else if (name === '$expand') expand = parseExpand(value);
         else if (name === '$format' && value === 'json') continue;
         else if (name.startsWith('$'))
@@ -356,8 +398,19 @@ export class SapInboxSimulator {
     }
     let tasks = this.#inbox.tasks().filter((task) => this.#sees(user, task) && (filter?.(task) ?? true));
     if (order !== undefined) tasks = tasks.sort(order);
-    tasks = tasks.slice(skip, top === undefined ? undefined : skip + top);
-    this.#json(response, 200, { d: { results: tasks.map((task) => this.#taskEntity(task, expand)) } });
+    // The window $skip/$top asks for; with server-side paging, the part of it from $skiptoken on.
+    const window = tasks.slice(skip, top === undefined ? undefined : skip + top);
+    const pageSize = this.behaviour.serverPageSize;
+    const page = window.slice(skipToken, pageSize === undefined ? undefined : skipToken + pageSize);
+    const d: Record<string, unknown> = { results: page.map((task) => this.#taskEntity(task, expand)) };
+    if (skipToken + page.length < window.length && this.behaviour.nextLinks) {
+      const next = new URL(`${this.serviceUrl}TaskCollection`);
+      for (const [name, value] of url.searchParams)
+        if (name !== '$skiptoken') next.searchParams.append(name, value);
+      next.searchParams.set('$skiptoken', String(skipToken + page.length));
+      d.__next = next.href;
+    }
+    this.#json(response, 200, { d });
   }
 
   /** One task by its key, completed or not, when the user may see it. */
@@ -384,13 +437,13 @@ export class SapInboxSimulator {
     if (found === undefined) return;
     this.#json(response, 200, {
       d: {
-        results: found.definition.options.map((option) => ({
+        results: found.options.map((option) => ({
           __metadata: { type: 'TASKPROCESSING.DecisionOption' },
           InstanceID: found.instanceId,
           DecisionKey: option.key,
           DecisionText: option.text,
           CommentMandatory: option.commentMandatory,
-          Nature: option.nature,
+          Nature: this.behaviour.emptyNatures ? '' : option.nature,
         })),
       },
     });
@@ -424,7 +477,7 @@ export class SapInboxSimulator {
       );
       return;
     }
-    const option = task.definition.options.find((candidate) => candidate.key === key);
+    const option = task.options.find((candidate) => candidate.key === key);
     if (option === undefined) {
       this.#odataError(
         response,

@@ -100,24 +100,29 @@ export class SapInboxClient {
   /**
    * Every open task (READY, RESERVED or IN_PROGRESS) of the signed-in user's inbox, oldest first, each with its
    * decision options. Reads the task collection page by page (`$top`/`$skip`) with its potential owners and custom
-   * attributes expanded, and the decision options once per task definition, as My Inbox does.
+   * attributes expanded, and the decision options of each task: a task definition does not fix them, since SAP's
+   * generic decision task (`TS00008267`) serves the decision steps of many workflows, each with its own.
+   *
+   * A page whose answer carries `d.__next` (server-side paging) is read to its end by following that link. A page
+   * shorter than `$top` is not taken as the end (a service may drop tasks after its database read): only a page
+   * with nothing new is.
    *
    * Each page after the first starts one task early, at the last task of the page before: when that task is not
-   * where it was, the inbox changed under the read and a task could have been skipped, so the read starts again
-   * from the first page (yielding no task twice). A task that is open throughout the read is always yielded.
+   * where it was, the inbox changed under the read (or its order is not stable) and a task could have been skipped,
+   * so the read starts again from the first page (yielding no task twice). A task that is open throughout the read
+   * is always yielded.
    */
   async *openTasks(options: OpenTasksOptions): AsyncGenerator<OpenTask> {
     const { credentials, signal } = options;
     checkCredentials(credentials);
     const filter = openTasksFilter(options.taskDefinitionIds);
-    const optionsByDefinition = new Map<string, readonly DecisionOption[]>();
     const yielded = new Set<string>();
     let reads = 1;
     let offset = 0;
     let anchor: string | undefined;
     for (;;) {
       const overlap = anchor === undefined ? 0 : 1;
-      let page = await this.#readCollection(
+      let page = await this.#readPages(
         'TaskCollection',
         {
           $filter: filter,
@@ -139,26 +144,18 @@ export class SapInboxClient {
         }
         page = page.slice(1);
       }
+      const last = page.at(-1);
+      if (last === undefined) return;
       for (const task of page) {
         const key = keyOf(task);
         if (yielded.has(key)) continue;
         yielded.add(key);
-        const definition =
-          task.TaskDefinitionID === undefined
-            ? `instance\u0000${key}`
-            : `${task.SAP__Origin}\u0000${task.TaskDefinitionID}`;
-        let decisionOptions = optionsByDefinition.get(definition);
-        if (decisionOptions === undefined) {
-          decisionOptions = await this.decisionOptions(
-            { origin: task.SAP__Origin, instanceId: task.InstanceID },
-            { credentials, signal },
-          );
-          optionsByDefinition.set(definition, decisionOptions);
-        }
+        const decisionOptions = await this.decisionOptions(
+          { origin: task.SAP__Origin, instanceId: task.InstanceID },
+          { credentials, signal },
+        );
         yield { task, decisionOptions };
       }
-      const last = page.at(-1);
-      if (page.length < this.#pageSize || last === undefined) return;
       offset += page.length;
       anchor = keyOf(last);
     }
@@ -253,36 +250,94 @@ export class SapInboxClient {
     item: Item,
     options: SapCallOptions,
   ): Promise<z.output<Item>[]> {
-    const what = `GET ${path}`;
+    return (await this.#readCollectionPage(path, query, item, options)).results;
+  }
+
+  /** A collection and every page its answers link to with `d.__next` (server-side paging). */
+  async #readPages<Item extends z.ZodType>(
+    path: string,
+    query: Record<string, string>,
+    item: Item,
+    options: SapCallOptions,
+  ): Promise<z.output<Item>[]> {
+    const results: z.output<Item>[] = [];
+    const seen = new Set<string>();
+    let page = await this.#readCollectionPage(path, query, item, options);
+    for (;;) {
+      results.push(...page.results);
+      if (page.next === undefined) return results;
+      // A link that comes back would page forever.
+      if (seen.has(page.next.href))
+        throw new SapResponseError(`GET ${path}`, 'd.__next links to a page again');
+      seen.add(page.next.href);
+      page = await this.#readCollectionPage(page.next, {}, item, options);
+    }
+  }
+
+  async #readCollectionPage<Item extends z.ZodType>(
+    path: string | URL,
+    query: Record<string, string>,
+    item: Item,
+    options: SapCallOptions,
+  ): Promise<{ results: z.output<Item>[]; next: URL | undefined }> {
+    const what = `GET ${typeof path === 'string' ? path : 'd.__next'}`;
     const answer = await this.#send('GET', path, query, options);
     if (answer.status < 200 || answer.status > 299) throw httpError(what, answer);
-    const body = parseJson(what, answer) as { d?: { results?: unknown } } | null;
+    const body = parseJson(what, answer) as { d?: { results?: unknown; __next?: unknown } } | null;
     const results = body?.d?.results;
     if (!Array.isArray(results)) throw new SapResponseError(what, 'it has no d.results array');
-    return results.map((entry, index) => {
-      const parsed = item.safeParse(entry);
-      if (!parsed.success) throw new SapResponseError(what, `d.results[${index}] ${issuesOf(parsed.error)}`);
-      return parsed.data;
-    });
+    return {
+      results: results.map((entry, index) => {
+        const parsed = item.safeParse(entry);
+        if (!parsed.success)
+          throw new SapResponseError(what, `d.results[${index}] ${issuesOf(parsed.error)}`);
+        return parsed.data;
+      }),
+      next: this.#nextLink(what, body?.d?.__next),
+    };
+  }
+
+  /** `d.__next`, checked to stay within the service: the credentials go with it. */
+  #nextLink(what: string, next: unknown): URL | undefined {
+    if (next === undefined || next === null || next === '') return undefined;
+    let url: URL | undefined;
+    try {
+      url = typeof next === 'string' ? new URL(next, this.#service) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (
+      url === undefined ||
+      url.origin !== this.#service.origin ||
+      !url.pathname.startsWith(this.#service.pathname)
+    ) {
+      throw new SapResponseError(what, 'its d.__next is not a link within the service');
+    }
+    return url;
   }
 
   async #send(
     method: 'GET' | 'POST',
-    path: string,
+    path: string | URL,
     query: Record<string, string>,
     { credentials, signal }: SapCallOptions,
     headers: Record<string, string> = {},
   ): Promise<Answer> {
     signal.throwIfAborted();
     const url = new URL(path, this.#service);
-    const parameters = {
-      ...query,
-      ...(this.#sapClient === undefined ? {} : { 'sap-client': this.#sapClient }),
-    };
-    // Keys go as they are ($filter, SAP__Origin); values are percent-encoded, their OData quotes included.
-    url.search = Object.entries(parameters)
-      .map(([key, value]) => `${key}=${encodeURIComponent(value)}`)
-      .join('&');
+    if (typeof path === 'string') {
+      const parameters = {
+        ...query,
+        ...(this.#sapClient === undefined ? {} : { 'sap-client': this.#sapClient }),
+      };
+      // Keys go as they are ($filter, SAP__Origin); values are percent-encoded, their OData quotes included.
+      url.search = Object.entries(parameters)
+        .map(([key, value]) => `${key}=${encodeURIComponent(value)}`)
+        .join('&');
+    } else if (this.#sapClient !== undefined && !url.searchParams.has('sap-client')) {
+      // A link SAP wrote (`d.__next`) is sent as it is, in the same client.
+      url.searchParams.set('sap-client', this.#sapClient);
+    }
     const basic = Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64');
     try {
       const response = await fetch(url, {

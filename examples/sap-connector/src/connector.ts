@@ -33,7 +33,14 @@ import {
 import { z } from 'zod';
 import { SapInboxClient, sapClient, serviceRoot } from './client.js';
 import { SapDecisionUnavailableError } from './errors.js';
-import { chooseDecision, type DecisionType, parseApprovalId, toSourceApprovals } from './mapping.js';
+import {
+  chooseDecision,
+  type DecisionKeys,
+  type DecisionType,
+  isDecisionTask,
+  parseApprovalId,
+  toSourceApprovals,
+} from './mapping.js';
 import { OPEN_STATUSES, type SapCredentials, type TaskRef } from './model.js';
 
 /** The schema of every approval the connector syncs, and so of its UI templates. */
@@ -50,10 +57,18 @@ export interface SapInboxConnectorOptions {
    */
   technicalUser?: { username: string; password: Secret };
   /**
-   * Only tasks of these task definitions (`TaskDefinitionID`, for example `TS00008267`) are synced.
+   * Only tasks of these task definitions (`TaskDefinitionID`, for example `TS20000166`) are synced. Mind that one
+   * task definition can serve many workflow steps: SAP's generic decision task, `TS00008267`, serves them all.
    * @default every task definition whose tasks offer an approving or a rejecting decision
    */
   taskDefinitionIds?: readonly string[];
+  /**
+   * The `DecisionKey`s that approve and reject among decision options without a `Nature` (SAP leaves it empty where
+   * the customizing does not maintain it). A task none of whose options approves or rejects is not synced: it is
+   * counted and logged at each sync.
+   * @default none: only an option's `Nature` says
+   */
+  decisionKeys?: DecisionKeys;
 }
 
 // Both task types take the approval and the approver's comment; whether SAP needs the comment is the decision
@@ -107,12 +122,14 @@ export class SapInboxConnector extends Connector {
   readonly #client: SapInboxClient;
   readonly #technicalUser: { username: string; password: Secret } | undefined;
   readonly #taskDefinitionIds: readonly string[] | undefined;
+  readonly #decisionKeys: DecisionKeys | undefined;
 
   constructor(options: SapInboxConnectorOptions) {
     super();
     this.#client = options.client;
     this.#technicalUser = options.technicalUser;
     this.#taskDefinitionIds = options.taskDefinitionIds;
+    this.#decisionKeys = options.decisionKeys;
   }
 
   // Nothing SAP was sent: the task offers no such decision, or the comment SAP requires is missing. The approver
@@ -127,7 +144,8 @@ export class SapInboxConnector extends Connector {
       precheck: ({ ref }, context) => this.#stillOpen(ref, context),
       run: async ({ ref, comments }, { credentials, signal }) => {
         const call = { credentials: approverOf(credentials), signal };
-        const option = chooseDecision(await this.#client.decisionOptions(ref, call), type, comments);
+        const offered = await this.#client.decisionOptions(ref, call);
+        const option = chooseDecision(offered, type, comments, this.#decisionKeys);
         await this.#client.decide(ref, { decisionKey: option.DecisionKey, comments }, call);
       },
     });
@@ -148,7 +166,7 @@ export class SapInboxConnector extends Connector {
     return { status: 'systemError', meta };
   }
 
-  async *#openApprovals({ signal }: SourceContext): AsyncIterable<SourceApproval> {
+  async *#openApprovals({ signal, logger }: SourceContext): AsyncIterable<SourceApproval> {
     const user = this.#technicalUser;
     if (user === undefined) {
       throw new InvalidConnectorError(
@@ -160,8 +178,27 @@ export class SapInboxConnector extends Connector {
       signal,
       ...(this.#taskDefinitionIds === undefined ? {} : { taskDefinitionIds: this.#taskDefinitionIds }),
     });
+    // Tasks that offer neither an approve nor a reject, by task definition: never dropped without a word.
+    const skipped = new Map<string, number>();
     for await (const open of read) {
-      yield* toSourceApprovals(open, { schemaId: SCHEMA_ID, ignoreUsers: [user.username] });
+      if (!isDecisionTask(open.decisionOptions, this.#decisionKeys)) {
+        const definition = open.task.TaskDefinitionID ?? '(none)';
+        skipped.set(definition, (skipped.get(definition) ?? 0) + 1);
+        continue;
+      }
+      yield* toSourceApprovals(open, {
+        schemaId: SCHEMA_ID,
+        ignoreUsers: [user.username],
+        ...(this.#decisionKeys === undefined ? {} : { decisionKeys: this.#decisionKeys }),
+      });
+    }
+    if (skipped.size > 0) {
+      const count = [...skipped.values()].reduce((sum, n) => sum + n, 0);
+      logger.warn(
+        { skippedTasks: count, byTaskDefinition: Object.fromEntries(skipped) },
+        'SAP tasks not synced: none of their decision options approves or rejects (no Nature, and no key in ' +
+          'SAP_APPROVE_DECISION_KEYS or SAP_REJECT_DECISION_KEYS)',
+      );
     }
   }
 }
@@ -188,7 +225,8 @@ function approverOf(credentials: Credentials | undefined): SapCredentials {
 
 /**
  * Builds the connector from a worker's environment (the README's configuration): the service root, the SAP client,
- * the technical user (which a worker of role `tasks` does without) and the task definitions to sync. Every variable
+ * the technical user (which a worker of role `tasks` does without), the task definitions to sync, and the decision
+ * keys that approve and reject where SAP gives no `Nature`. Every variable
  * that is missing or wrong is named in one `ValidationError`; the password's value never is.
  */
 export function fromEnvironment(env: WorkerContext['env'], role: WorkerRole = 'all'): SapInboxConnector {
@@ -227,11 +265,38 @@ export function fromEnvironment(env: WorkerContext['env'], role: WorkerRole = 'a
     }
     return ids;
   });
+  const decisionKeysOf = (name: string) => (value: string) => {
+    const keys = value.split(',').map((key) => key.trim());
+    if (keys.includes('')) {
+      throw new TypeError(
+        `Expected \`${name}\` to be decision keys separated by commas, such as 0001,0003, got \`${value}\``,
+      );
+    }
+    return keys;
+  };
+  const approveKeys = read('SAP_APPROVE_DECISION_KEYS', false, decisionKeysOf('SAP_APPROVE_DECISION_KEYS'));
+  const rejectKeys = read('SAP_REJECT_DECISION_KEYS', false, decisionKeysOf('SAP_REJECT_DECISION_KEYS'));
+  const both = approveKeys?.filter((key) => rejectKeys?.includes(key)) ?? [];
+  if (both.length > 0) {
+    issues.push({
+      path: ['SAP_REJECT_DECISION_KEYS'],
+      code: 'custom',
+      message: `Expected no decision key both to approve and to reject, got ${both.join(', ')} in both`,
+    });
+  }
   if (issues.length > 0 || serviceUrl === undefined) throw new ValidationError('SAP settings', issues);
+  const decisionKeys =
+    approveKeys === undefined && rejectKeys === undefined
+      ? undefined
+      : {
+          ...(approveKeys === undefined ? {} : { approve: approveKeys }),
+          ...(rejectKeys === undefined ? {} : { reject: rejectKeys }),
+        };
   return new SapInboxConnector({
     client: new SapInboxClient({ serviceUrl, ...(client === undefined ? {} : { sapClient: client }) }),
     ...(username === undefined || password === undefined ? {} : { technicalUser: { username, password } }),
     ...(taskDefinitionIds === undefined ? {} : { taskDefinitionIds }),
+    ...(decisionKeys === undefined ? {} : { decisionKeys }),
   });
 }
 

@@ -10,8 +10,25 @@ import type { DecisionOption, OpenTask, TaskRef } from './model.js';
 export const DECISION_NATURES = { approve: 'POSITIVE', reject: 'NEGATIVE' } as const;
 export type DecisionType = keyof typeof DECISION_NATURES;
 
+/**
+ * Which decisions are an approve and a reject where SAP does not say: the `DecisionKey`s of the options whose
+ * `Nature` is empty. SAP documents `Nature` as a hint, left empty where the workflow step's customizing does not
+ * maintain it; an option that has one is read by it, whatever these say.
+ */
+export interface DecisionKeys {
+  /** @default none */
+  approve?: readonly string[];
+  /** @default none */
+  reject?: readonly string[];
+}
+
 /** How {@link toSourceApprovals} names what it produces. */
 export interface ToSourceApprovalsOptions {
+  /**
+   * The decisions that approve and reject, among the options without a `Nature`.
+   * @default none: only an option's `Nature` says
+   */
+  decisionKeys?: DecisionKeys;
   /**
    * The approvals' schema (which UI template shows them).
    * @default 'sap-task'
@@ -30,8 +47,8 @@ export interface ToSourceApprovalsOptions {
  * RESERVED or IN_PROGRESS with a `Processor`), else each of its potential owners; whoever decides first decides for
  * all, and the task then leaves the inbox, so the kit marks all of them resolved.
  *
- * A task that offers neither an approving (`POSITIVE`) nor a rejecting (`NEGATIVE`) decision is not a decision
- * task and gives no approval. `lastModified` is left out: the task collection has no time of last change (a
+ * A task that offers neither an approving nor a rejecting decision ({@link isDecisionTask}) gives no approval:
+ * the connector counts and logs it. `lastModified` is left out: the task collection has no time of last change (a
  * snapshot sync compares contents instead).
  */
 export function toSourceApprovals(open: OpenTask, options: ToSourceApprovalsOptions = {}): SourceApproval[] {
@@ -39,10 +56,10 @@ export function toSourceApprovals(open: OpenTask, options: ToSourceApprovalsOpti
   const decisions = decisionOptions.map((option) => ({
     key: option.DecisionKey,
     text: option.DecisionText ?? option.DecisionKey,
-    type: typeOf(option),
+    type: decisionTypeOf(option, options.decisionKeys),
     commentMandatory: option.CommentMandatory,
   }));
-  if (!decisions.some((decision) => decision.type !== undefined)) return [];
+  if (!isDecisionTask(decisionOptions, options.decisionKeys)) return [];
   const ignored = new Set((options.ignoreUsers ?? []).map((user) => user.toUpperCase()));
   const reserved = task.Status !== 'READY' && task.Processor !== undefined;
   const candidates = reserved
@@ -105,8 +122,9 @@ export function chooseDecision(
   options: readonly DecisionOption[],
   type: DecisionType,
   comments: string,
+  decisionKeys?: DecisionKeys,
 ): DecisionOption {
-  const option = options.find((candidate) => candidate.Nature?.toUpperCase() === DECISION_NATURES[type]);
+  const option = options.find((candidate) => decisionTypeOf(candidate, decisionKeys) === type);
   if (option === undefined) {
     const offered = options.map((candidate) => candidate.DecisionText ?? candidate.DecisionKey).join(', ');
     throw new SapDecisionUnavailableError(
@@ -123,11 +141,26 @@ export function chooseDecision(
   return option;
 }
 
-function typeOf(option: DecisionOption): DecisionType | undefined {
+/**
+ * The task type a decision option stands for: by its `Nature` (`POSITIVE` approve, `NEGATIVE` reject) when SAP gives
+ * one, else by its `DecisionKey` among `decisionKeys`; `undefined` when neither says.
+ */
+export function decisionTypeOf(
+  option: DecisionOption,
+  decisionKeys?: DecisionKeys,
+): DecisionType | undefined {
   const nature = option.Nature?.toUpperCase();
   if (nature === DECISION_NATURES.approve) return 'approve';
   if (nature === DECISION_NATURES.reject) return 'reject';
+  if (nature !== undefined) return undefined;
+  if (decisionKeys?.approve?.includes(option.DecisionKey)) return 'approve';
+  if (decisionKeys?.reject?.includes(option.DecisionKey)) return 'reject';
   return undefined;
+}
+
+/** Whether a task offers an approving or a rejecting decision ({@link decisionTypeOf}), so that it is synced. */
+export function isDecisionTask(options: readonly DecisionOption[], decisionKeys?: DecisionKeys): boolean {
+  return options.some((option) => decisionTypeOf(option, decisionKeys) !== undefined);
 }
 
 function escapePart(part: string): string {

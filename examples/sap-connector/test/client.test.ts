@@ -62,10 +62,15 @@ describe('reading the open tasks', () => {
       { resource: 'TaskCollection', query: taskQuery(0, 100) },
       { body: fixture('task-collection.json') },
     );
-    sap.on(
-      { resource: 'DecisionOptions', query: { SAP__Origin: "'LOCAL_TGW'", InstanceID: "'000001750567'" } },
-      { body: fixture('decision-options.json') },
-    );
+    for (const instanceId of ['000001750567', '000001750568']) {
+      sap.on(
+        { resource: 'DecisionOptions', query: { SAP__Origin: "'LOCAL_TGW'", InstanceID: `'${instanceId}'` } },
+        { body: fixture('decision-options.json') },
+      );
+    }
+    // A page shorter than $top is not the end: the next one, empty but for the last task read, is.
+    const [, last] = JSON.parse(fixture('task-collection.json')).d.results;
+    sap.on({ resource: 'TaskCollection', query: taskQuery(1, 101) }, { body: collection([last]) });
 
     const open = await all(client().openTasks({ credentials: technicalUser, signal }));
 
@@ -92,8 +97,14 @@ describe('reading the open tasks', () => {
       { DecisionKey: '0001', DecisionText: 'Release', CommentMandatory: false, Nature: 'POSITIVE' },
       { DecisionKey: '0002', DecisionText: 'Reject', CommentMandatory: true, Nature: 'NEGATIVE' },
     ]);
-    // Both tasks are of one task definition: its decision options are read once, as My Inbox does.
-    expect(sap.calls().map((call) => call.resource)).toEqual(['TaskCollection', 'DecisionOptions']);
+    // Both tasks are of one task definition, and each has its decision options read: a task definition does not
+    // fix them (SAP's generic decision task serves many workflow steps, each with decisions of its own).
+    expect(sap.calls().map((call) => call.resource)).toEqual([
+      'TaskCollection',
+      'DecisionOptions',
+      'DecisionOptions',
+      'TaskCollection',
+    ]);
     for (const call of sap.calls()) {
       expect(call.headers.authorization).toBe(basic('APPROVAL_SYNC', 'sync-pass-1'));
       expect(call.headers.accept).toBe('application/json');
@@ -121,9 +132,9 @@ describe('reading the open tasks', () => {
       taskEntry(id),
     );
     sap.on({ resource: 'TaskCollection', query: taskQuery(0, 2) }, { body: collection([a, b]) });
-    answerOptions();
     sap.on({ resource: 'TaskCollection', query: taskQuery(1, 3) }, { body: collection([b, c, d]) });
     sap.on({ resource: 'TaskCollection', query: taskQuery(3, 3) }, { body: collection([d]) });
+    answerOptions(4);
 
     const open = await all(client({ pageSize: 2 }).openTasks({ credentials: technicalUser, signal }));
 
@@ -144,7 +155,7 @@ describe('reading the open tasks', () => {
       '000000000005',
     ].map((id) => taskEntry(id));
     sap.on({ resource: 'TaskCollection', query: taskQuery(0, 2) }, { body: collection([a, b]) });
-    answerOptions();
+    answerOptions(5);
     // A was decided after the first page: the rest moved up by one, and C now sits where B was.
     sap.on({ resource: 'TaskCollection', query: taskQuery(1, 3) }, { body: collection([c, d, e]) });
     sap.on({ resource: 'TaskCollection', query: taskQuery(0, 2) }, { body: collection([b, c]) });
@@ -175,7 +186,7 @@ describe('reading the open tasks', () => {
         { body: collection(tasks.slice(read + 2, read + 5)) },
       );
     }
-    answerOptions();
+    answerOptions(5);
 
     const reading = all(client({ pageSize: 2 }).openTasks({ credentials: technicalUser, signal }));
 
@@ -186,6 +197,49 @@ describe('reading the open tasks', () => {
       meta: { code: 'sap_inbox_unsettled' },
     });
     expect(sap.calls().filter((call) => call.resource === 'TaskCollection')).toHaveLength(8);
+  });
+
+  it('follows d.__next to the end of a page SAP pages on its side, and reads on after a page shorter than $top', async () => {
+    const [a, b, c, d] = ['000000000001', '000000000002', '000000000003', '000000000004'].map((id) =>
+      taskEntry(id),
+    );
+    const next = `${SERVICE_URL}TaskCollection?$skiptoken=2`;
+    sap.on(
+      { resource: 'TaskCollection', query: taskQuery(0, 3) },
+      { body: JSON.stringify({ d: { results: [a, b], __next: next } }) },
+    );
+    sap.on({ resource: 'TaskCollection', query: { $skiptoken: '2' } }, { body: collection([c]) });
+    // The whole page was 3 tasks; the next is short (one task dropped, say) but not the last.
+    sap.on({ resource: 'TaskCollection', query: taskQuery(2, 4) }, { body: collection([c, d]) });
+    sap.on({ resource: 'TaskCollection', query: taskQuery(3, 4) }, { body: collection([d]) });
+    answerOptions(4);
+
+    const open = await all(client({ pageSize: 3 }).openTasks({ credentials: technicalUser, signal }));
+
+    expect(open.map(({ task }) => task.InstanceID)).toEqual([
+      '000000000001',
+      '000000000002',
+      '000000000003',
+      '000000000004',
+    ]);
+  });
+
+  it('refuses a d.__next that leads out of the service, sending the credentials nowhere else', async () => {
+    sap.on(
+      { resource: 'TaskCollection', query: taskQuery(0, 100) },
+      {
+        body: JSON.stringify({
+          d: { results: [], __next: 'https://elsewhere.example.com/TaskCollection?$skiptoken=1' },
+        }),
+      },
+    );
+
+    const error = await all(client().openTasks({ credentials: technicalUser, signal })).catch(
+      (caught: unknown) => caught,
+    );
+
+    expect(error).toBeInstanceOf(SapResponseError);
+    expect((error as Error).message).toContain('d.__next');
   });
 
   it('is classified internalError with its code when the answer is not understood', async () => {

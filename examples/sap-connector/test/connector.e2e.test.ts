@@ -2,9 +2,9 @@ import { type ConnectorWorker, Secret } from 'approval-connector-kit';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedTask } from '../simulator/inbox.js';
-import { SapInboxSimulator } from '../simulator/simulator.js';
+import { SapInboxSimulator, type SapInboxSimulatorOptions } from '../simulator/simulator.js';
 import { SapInboxClient } from '../src/client.js';
-import { SapInboxConnector } from '../src/connector.js';
+import { fromEnvironment, SapInboxConnector } from '../src/connector.js';
 import { approvalId } from '../src/mapping.js';
 
 // The connector end to end: the simulated SAP system and the reference backend, both over HTTP, with the worker
@@ -21,16 +21,40 @@ interface Setup {
   worker: ConnectorWorker<SapInboxConnector>;
 }
 
-async function setUp(options: { seed?: number; initialTasks?: number } = {}): Promise<Setup> {
+interface SetUpOptions extends SapInboxSimulatorOptions {
+  /** The connector is then built from these variables (and the simulator's service and technical user). */
+  env?: Record<string, string>;
+  /** Where the worker writes its log lines. */
+  log?: string[];
+}
+
+async function setUp(options: SetUpOptions = {}): Promise<Setup> {
   const sap = await SapInboxSimulator.start(options);
   cleanups.push(() => sap.close());
   const harness = await createTestHarness();
   cleanups.push(() => harness.close());
-  const connector = new SapInboxConnector({
-    client: new SapInboxClient({ serviceUrl: sap.serviceUrl }),
-    technicalUser: { username: sap.technicalUser.username, password: new Secret(sap.technicalUser.password) },
-  });
-  const worker = await harness.start(connector);
+  const connector =
+    options.env === undefined
+      ? new SapInboxConnector({
+          client: new SapInboxClient({ serviceUrl: sap.serviceUrl }),
+          technicalUser: {
+            username: sap.technicalUser.username,
+            password: new Secret(sap.technicalUser.password),
+          },
+        })
+      : fromEnvironment({
+          SAP_SERVICE_URL: sap.serviceUrl,
+          SAP_USER: sap.technicalUser.username,
+          SAP_PASSWORD: sap.technicalUser.password,
+          ...options.env,
+        });
+  const log = options.log;
+  const worker = await harness.start(
+    connector,
+    log === undefined
+      ? {}
+      : { logger: { level: 'warn', destination: { write: (line: string) => log.push(line) } } },
+  );
   await worker.syncNow();
   return { sap, harness, worker };
 }
@@ -101,15 +125,81 @@ describe('the SAP connector against the simulated SAP system and the reference b
         status: 'READY',
         createdOn: task.createdOn.toISOString(),
         attributes: Object.fromEntries(task.attributes),
-        decisions: task.definition.options.map((option) => ({
+        decisions: task.options.map((option) => ({
           key: option.key,
           text: option.text,
-          type: option.nature === 'POSITIVE' ? 'approve' : 'reject',
+          ...(option.nature === '' ? {} : { type: option.nature === 'POSITIVE' ? 'approve' : 'reject' }),
           commentMandatory: option.commentMandatory,
         })),
         sap: { origin: 'LOCAL_TGW', instanceId: task.instanceId },
       },
     });
+  });
+
+  it('syncs every open task when SAP pages the task collection on its side, with or without d.__next', async () => {
+    for (const nextLinks of [true, false]) {
+      const { sap, harness } = await setUp({
+        seed: 7,
+        initialTasks: 12,
+        behaviour: { serverPageSize: 4, nextLinks },
+      });
+
+      expect(openInService(harness)).toEqual(expectedOpen(sap));
+    }
+  });
+
+  it('syncs tasks whose decisions carry no Nature by SAP_APPROVE_DECISION_KEYS and SAP_REJECT_DECISION_KEYS, and approves by them', async () => {
+    const { sap, harness, worker } = await setUp({
+      seed: 7,
+      initialTasks: 12,
+      behaviour: { emptyNatures: true },
+      env: { SAP_APPROVE_DECISION_KEYS: '0001', SAP_REJECT_DECISION_KEYS: '0002' },
+    });
+    expect(openInService(harness)).toEqual(expectedOpen(sap));
+    const { task, owner } = readyTask(sap);
+
+    const created = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: idOf(task, owner),
+      credentials: credentialsOf(sap, owner),
+    });
+
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'success' });
+    expect(decisionsVia(sap, 'odata')).toMatchObject([{ instanceId: task.instanceId, decisionKey: '0001' }]);
+  });
+
+  it('counts and logs the tasks it cannot sync, when no Nature and no decision key says how to decide them', async () => {
+    const log: string[] = [];
+    const { sap, harness } = await setUp({
+      seed: 7,
+      initialTasks: 12,
+      behaviour: { emptyNatures: true },
+      log,
+    });
+
+    expect(harness.approvals()).toEqual([]);
+    const warning = log
+      .map((line) => JSON.parse(line))
+      .find(({ msg }) => msg.startsWith('SAP tasks not synced'));
+    expect(warning).toMatchObject({ skippedTasks: sap.openTasks().length });
+    expect(Object.values(warning.byTaskDefinition as Record<string, number>).reduce((a, b) => a + b)).toBe(
+      sap.openTasks().length,
+    );
+  });
+
+  it('checks and decides a task with SAP_CLIENT set: sap-client goes on every call', async () => {
+    const { sap, harness, worker } = await setUp({ seed: 7, initialTasks: 6, env: { SAP_CLIENT: '100' } });
+    expect(openInService(harness)).toEqual(expectedOpen(sap));
+    const { task, owner } = readyTask(sap);
+
+    const created = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: idOf(task, owner),
+      credentials: credentialsOf(sap, owner),
+    });
+
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'success' });
+    expect(decisionsVia(sap, 'odata')).toMatchObject([{ instanceId: task.instanceId }]);
   });
 
   it('follows the inbox as it changes: new tasks, edits, reservations and decisions taken in SAP', async () => {

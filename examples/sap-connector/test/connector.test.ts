@@ -46,11 +46,21 @@ function connector(options: { taskDefinitionIds?: string[] } = {}): SapInboxConn
 
 /** A started worker whose service holds the fixture's open tasks, synced through nock. */
 async function synced(): Promise<ConnectorWorker<SapInboxConnector>> {
-  sap.on({ resource: 'TaskCollection' }, { body: fixture('task-collection.json') });
-  sap.on({ resource: 'DecisionOptions' }, { body: fixture('decision-options.json') });
+  const tasks = fixtureJson('task-collection.json').d.results;
+  answerInbox(tasks);
   const worker = await harness.start(connector());
   await worker.syncNow();
   return worker;
+}
+
+/**
+ * The inbox holds these tasks: the collection's first page, each task's decision options, and the page after it,
+ * which holds only the last task again (the client reads on past a page shorter than `$top`).
+ */
+function answerInbox(tasks: readonly unknown[], options = fixture('decision-options.json')): void {
+  sap.on({ resource: 'TaskCollection' }, { body: collection(tasks) });
+  for (const _ of tasks) sap.on({ resource: 'DecisionOptions' }, { body: options });
+  sap.on({ resource: 'TaskCollection' }, { body: collection(tasks.slice(-1)) });
 }
 
 function answerTask(status: string): void {
@@ -88,8 +98,7 @@ describe('the sync', () => {
         ],
       },
     });
-    sap.on({ resource: 'TaskCollection' }, { body: collection([ready, reserved, substituted]) });
-    sap.on({ resource: 'DecisionOptions' }, { body: fixture('decision-options.json') });
+    answerInbox([ready, reserved, substituted]);
     const worker = await harness.start(connector());
 
     await worker.syncNow();
@@ -382,6 +391,23 @@ describe('fromEnvironment', () => {
     ]);
     expect((wrong as ValidationError).message).toContain('Expected `SAP_CLIENT` to be three digits');
     expect((wrong as ValidationError).message).not.toContain('hunter2-secret');
+  });
+
+  it('reads the decision keys of options without a Nature, and refuses a key both to approve and to reject', () => {
+    const base = { SAP_SERVICE_URL: SERVICE_URL, SAP_USER: 'APPROVAL_SYNC', SAP_PASSWORD: 'secret' };
+
+    expect(() =>
+      fromEnvironment({ ...base, SAP_APPROVE_DECISION_KEYS: '0001, 0004', SAP_REJECT_DECISION_KEYS: '0002' }),
+    ).not.toThrow();
+    const both = catchError(() =>
+      fromEnvironment({ ...base, SAP_APPROVE_DECISION_KEYS: '0001,0002', SAP_REJECT_DECISION_KEYS: '0002' }),
+    );
+    const empty = catchError(() => fromEnvironment({ ...base, SAP_APPROVE_DECISION_KEYS: '0001,,0002' }));
+
+    expect((both as ValidationError).issues).toMatchObject([
+      { path: ['SAP_REJECT_DECISION_KEYS'], message: expect.stringContaining('0002 in both') },
+    ]);
+    expect((empty as ValidationError).issues).toMatchObject([{ path: ['SAP_APPROVE_DECISION_KEYS'] }]);
   });
 
   it('needs no technical user for a worker that only carries out tasks, whose sync would then fail', async () => {

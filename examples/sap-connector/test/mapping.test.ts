@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SapDecisionUnavailableError } from '../src/errors.js';
-import { approvalId, chooseDecision, parseApprovalId, toSourceApprovals } from '../src/mapping.js';
+import {
+  approvalId,
+  chooseDecision,
+  decisionTypeOf,
+  isDecisionTask,
+  parseApprovalId,
+  toSourceApprovals,
+} from '../src/mapping.js';
 import { DecisionOption, InboxTask, type OpenTask } from '../src/model.js';
 import { fixtureJson } from './support/mock-sap.js';
 
@@ -27,7 +34,7 @@ describe('toSourceApprovals', () => {
       resolved: false,
       data: {
         title: 'Release purchase requisition 10004711',
-        taskName: 'Release of purchase requisition',
+        taskName: 'Generic Decision Task',
         taskDefinitionId: 'TS00008267',
         priority: 'HIGH',
         status: 'READY',
@@ -70,6 +77,24 @@ describe('toSourceApprovals', () => {
     };
 
     expect(toSourceApprovals(open)).toEqual([]);
+  });
+
+  it('reads options without a Nature by the decision keys it is given', () => {
+    const natureless = options.map((option) => ({ ...option, Nature: undefined }));
+    const keys = { approve: ['0001'], reject: ['0002'] };
+
+    expect(toSourceApprovals({ task: readyTask, decisionOptions: natureless })).toEqual([]);
+    const approvals = toSourceApprovals(
+      { task: readyTask, decisionOptions: natureless },
+      { decisionKeys: keys },
+    );
+    expect(approvals.map(({ approver }) => approver)).toEqual(['AMILLER', 'BCHEN']);
+    expect(approvals[0]?.data).toMatchObject({
+      decisions: [
+        { key: '0001', type: 'approve' },
+        { key: '0002', type: 'reject' },
+      ],
+    });
   });
 
   it('uses the schema id it is given', () => {
@@ -121,5 +146,36 @@ describe('chooseDecision', () => {
     expect(() => chooseDecision([], 'approve', '')).toThrow(
       expect.objectContaining({ reason: 'not_offered' }),
     );
+  });
+});
+
+describe('decisionTypeOf: what a decision option stands for', () => {
+  const option = (DecisionKey: string, Nature?: string): DecisionOption => ({
+    DecisionKey,
+    DecisionText: DecisionKey,
+    CommentMandatory: false,
+    Nature,
+  });
+  const keys = { approve: ['0001', '0004'], reject: ['0002'] };
+
+  it('goes by the Nature where SAP gives one, whatever the keys say', () => {
+    expect(decisionTypeOf(option('0002', 'POSITIVE'), keys)).toBe('approve');
+    expect(decisionTypeOf(option('0001', 'negative'), keys)).toBe('reject');
+    expect(decisionTypeOf(option('0001', 'NEUTRAL'), keys)).toBeUndefined();
+  });
+
+  it('goes by the decision keys where the Nature is empty, and is undefined for any other key', () => {
+    expect(decisionTypeOf(option('0004'), keys)).toBe('approve');
+    expect(decisionTypeOf(option('0002'), keys)).toBe('reject');
+    expect(decisionTypeOf(option('0003'), keys)).toBeUndefined();
+    expect(decisionTypeOf(option('0001'))).toBeUndefined();
+  });
+
+  it('makes a decision task of one whose options approve or reject, and chooses by the keys', () => {
+    const natureless = [option('0001'), option('0002'), option('0003')];
+
+    expect(isDecisionTask(natureless)).toBe(false);
+    expect(isDecisionTask(natureless, keys)).toBe(true);
+    expect(chooseDecision(natureless, 'reject', '', keys).DecisionKey).toBe('0002');
   });
 });

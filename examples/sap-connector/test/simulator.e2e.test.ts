@@ -1,7 +1,7 @@
 import { classifyFailure } from 'approval-connector-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedEvent } from '../simulator/inbox.js';
-import { SapInboxSimulator } from '../simulator/simulator.js';
+import { SapInboxSimulator, type SapInboxSimulatorOptions } from '../simulator/simulator.js';
 import { SapInboxClient } from '../src/client.js';
 import { SapHttpError } from '../src/errors.js';
 import { chooseDecision, toSourceApprovals } from '../src/mapping.js';
@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.all(simulators.splice(0).map((simulator) => simulator.close()));
 });
 
-async function simulator(options: { seed?: number; initialTasks?: number } = {}): Promise<SapInboxSimulator> {
+async function simulator(options: SapInboxSimulatorOptions = {}): Promise<SapInboxSimulator> {
   const started = await SapInboxSimulator.start(options);
   simulators.push(started);
   return started;
@@ -64,7 +64,9 @@ describe('the client against the simulated SAP system', () => {
     expect(open.map(({ task }) => task.InstanceID)).toEqual(expected);
     for (const { task, decisionOptions } of open) {
       const simulated = sap.openTasks().find((candidate) => candidate.instanceId === task.InstanceID);
-      expect(decisionOptions.map((option) => option.Nature)).toEqual(['POSITIVE', 'NEGATIVE']);
+      expect(decisionOptions.map(({ DecisionKey, Nature }) => [DecisionKey, Nature ?? ''])).toEqual(
+        simulated?.options.map(({ key, nature }) => [key, nature]),
+      );
       const approvers = toSourceApprovals({ task, decisionOptions }).map((approval) => approval.approver);
       expect(approvers).toEqual(
         simulated?.status === 'RESERVED'
@@ -364,6 +366,86 @@ describe('the client against the simulated SAP system', () => {
     });
 
     await expect(reading.next()).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('the client against the simulated SAP system, as SAP systems differ', () => {
+  it('reads the decision options of each task: one task definition serves workflow steps with decisions of their own', async () => {
+    const sap = await simulator({ seed: 7, initialTasks: 12 });
+    const generic = sap.openTasks().filter((task) => task.definition.id === 'TS00008267');
+    const steps = new Set(generic.map((task) => task.options.map(({ key }) => key).join()));
+    expect(steps.size).toBe(2); // both steps are in the inbox
+
+    const open = await openTasks(sap, 5);
+
+    for (const { task, decisionOptions } of open) {
+      const simulated = sap.openTasks().find((candidate) => candidate.instanceId === task.InstanceID)!;
+      expect(decisionOptions.map(({ DecisionKey }) => DecisionKey)).toEqual(
+        simulated.options.map(({ key }) => key),
+      );
+    }
+  });
+
+  it('follows d.__next when SAP pages the task collection on its side', async () => {
+    const sap = await simulator({ seed: 7, initialTasks: 12, behaviour: { serverPageSize: 3 } });
+
+    const open = await openTasks(sap, 100);
+
+    expect(open.map(({ task }) => task.InstanceID).sort()).toEqual(
+      sap
+        .openTasks()
+        .map(({ instanceId }) => instanceId)
+        .sort(),
+    );
+  });
+
+  it('reads on past pages shorter than $top that carry no d.__next', async () => {
+    const sap = await simulator({
+      seed: 7,
+      initialTasks: 12,
+      behaviour: { serverPageSize: 3, nextLinks: false },
+    });
+
+    const open = await openTasks(sap, 100);
+
+    expect(open.map(({ task }) => task.InstanceID).sort()).toEqual(
+      sap
+        .openTasks()
+        .map(({ instanceId }) => instanceId)
+        .sort(),
+    );
+  });
+
+  it('answers decision options without a Nature when told, as a system whose customizing keeps none', async () => {
+    const sap = await simulator({ seed: 7, initialTasks: 3, behaviour: { emptyNatures: true } });
+
+    const open = await openTasks(sap);
+
+    expect(open.flatMap(({ decisionOptions }) => decisionOptions.map(({ Nature }) => Nature))).toEqual(
+      open.flatMap(({ decisionOptions }) => decisionOptions.map(() => undefined)),
+    );
+    expect(open.flatMap((task) => toSourceApprovals(task))).toEqual([]);
+  });
+
+  it('takes sap-client on every URL: the inbox, one task, the options, the token fetch and the decision', async () => {
+    const sap = await simulator({ seed: 7, initialTasks: 6 });
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl, sapClient: '100' });
+    const { ref, owner } = readyTask(sap);
+    const credentials = approverOf(sap, owner);
+
+    const task = await client.task(ref, { credentials, signal });
+    const options = await client.decisionOptions(ref, { credentials, signal });
+    await client.decide(
+      ref,
+      { decisionKey: options[0]!.DecisionKey, comments: 'Fine.' },
+      { credentials, signal },
+    );
+    const other = new SapInboxClient({ serviceUrl: sap.serviceUrl, sapClient: '200' });
+    const refused = await other.task(ref, { credentials, signal }).catch((error: unknown) => error);
+
+    expect(task.Status).toBe('READY');
+    expect(sap.decisions().at(-1)).toMatchObject({ instanceId: ref.instanceId, via: 'odata' });
+    expect(refused).toMatchObject({ status: 401 });
   });
 });
 
