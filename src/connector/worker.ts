@@ -22,6 +22,7 @@ import {
   OperationsServer,
   type SyncMode,
 } from './operations/index.js';
+import { logStartFailure, startFailure } from './start-failure.js';
 import { type StateAccess, StateStore } from './state.js';
 import { type RunContext, type RunReport, runIncremental, runReconcile, runSnapshot } from './sync/runs.js';
 import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';
@@ -56,6 +57,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   /** Where the worker records its metrics. */
   readonly metrics: ConnectorMetrics;
   readonly #client: IntegrationClient;
+  readonly #baseUrl: URL;
   readonly #logger: Logger;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppStateOf<C>>;
@@ -90,6 +92,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.metrics = new ConnectorMetrics({ ...metrics, now });
     const onRetry = retryReporter(this.metrics, componentLogger(this.#logger, 'client'), service.onRetry);
     this.#client = new IntegrationClient({ ...service, onRetry });
+    this.#baseUrl = new URL(String(service.baseUrl));
     this.#state = new StateStore<AppStateOf<C>>(this.#client);
     this.#appState = {
       read: () => this.#state.app,
@@ -129,6 +132,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * Starts the worker: loads the connector state and keys, registers with the service, publishes the UI templates,
    * then starts the sync schedule and the task poller. While the service cannot be reached it keeps trying, with
    * backoff, and logs so; it fails only on what retrying cannot mend (a rejected token, an invalid registration).
+   * A failure whose fix is known rejects with an error that names it, logged as one line: the service refused the
+   * token (`ConnectorTokenRejectedError`), no service at the base URL (`ServiceNotFoundError`), a TLS mismatch
+   * (`ProtocolMismatchError`), the operations port in use (`PortInUseError`).
    */
   start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
@@ -140,8 +146,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       if (this.#stopping.signal.aborted) return;
       clearInterval(this.#keepAlive);
       this.#lifecycle = 'failed';
-      this.#logger.error({ err: error }, 'the connector failed to start');
-      throw error;
+      const failure = startFailure(error, this.#baseUrl);
+      logStartFailure(this.#logger, failure);
+      throw failure;
     });
     return this.#started;
   }
