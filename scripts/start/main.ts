@@ -5,7 +5,7 @@
  * each system through the service once the first ones are in. Prints where to look, the console's link first; stops
  * everything on Ctrl+C or SIGTERM and exits 0.
  *
- *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 44300]
+ *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
  *                                             [--activity-ms 15000] [--no-demo]
  * @module
  */
@@ -32,7 +32,7 @@ against them; a demo approver approves one approval of each system through the s
 Options:
   --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
   --jira-port N     the simulated Jira's port (default 8081)
-  --sap-port N      the simulated SAP system's port (default 44300)
+  --sap-port N      the simulated SAP system's port (default 8000)
   --activity-ms N   milliseconds between two steps of each simulator's activity (default 15000; 0: none)
   --no-demo         no demo approver: approve in the console yourself
   -h, --help        show this help
@@ -45,7 +45,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const optionsSchema = z.strictObject({
   '--port': portText().default(8080),
   '--jira-port': portText().default(8081),
-  '--sap-port': portText().default(44300),
+  '--sap-port': portText().default(8000),
   '--activity-ms': z
     .string({ error: 'a whole number of milliseconds' })
     .regex(/^\d+$/, { error: 'a whole number of milliseconds' })
