@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   // Shared by every part.
   'validation', // ValidationError
   'unsupported_node', // UnsupportedNodeError
+  'port_in_use', // PortInUseError
   // The clients.
   'http_error', // ApiError (a status without a class of its own)
   'bad_request', // BadRequestError
@@ -30,8 +31,11 @@ export const ERROR_CODES = [
   'paging_stalled', // PagingStalledError
   'partial_failure', // PartialAddUsersError
   'client_closed', // ClientClosedError
+  'protocol_mismatch', // ProtocolMismatchError
   // The connector.
   'lifecycle', // LifecycleError
+  'connector_token_rejected', // ConnectorTokenRejectedError
+  'service_not_found', // ServiceNotFoundError
   'invalid_connector', // InvalidConnectorError
   'stopping', // StoppingError
   'shutdown_deadline', // ShutdownDeadlineError
@@ -111,6 +115,48 @@ export class ValidationError extends ApprovalKitError<'validation'> {
 export class UnsupportedNodeError extends ApprovalKitError<'unsupported_node'> {
   constructor(message: string) {
     super('unsupported_node', message);
+  }
+}
+
+/** Where a server was to listen, and what the person who started it changes to pick another port. */
+export interface PortInUseDetails {
+  port: number;
+  host: string;
+  /**
+   * The flag, variable or option that sets the port, as the person who started the server knows it: `--port`,
+   * `OPERATIONS_PORT`, the `port` option.
+   */
+  setting: string;
+}
+
+/**
+ * A server could not listen: its port is in use, by another server or by a connection that holds it as its own end.
+ * The message names the port and the setting that changes it, never more.
+ */
+export class PortInUseError extends ApprovalKitError<'port_in_use'> {
+  readonly port: number;
+  readonly host: string;
+  readonly setting: string;
+
+  constructor({ port, host, setting }: PortInUseDetails, options?: { cause?: unknown }) {
+    super(
+      'port_in_use',
+      `Port ${port} on ${host} is already in use: free it, or choose another port with ${setting} (0 picks a free one)`,
+      options,
+    );
+    this.port = port;
+    this.host = host;
+    this.setting = setting;
+  }
+
+  /**
+   * The error a server's failure to listen is: a `PortInUseError` when the port was in use (`EADDRINUSE`),
+   * otherwise the failure itself. A `PortInUseError` already is one, named after `setting` now.
+   */
+  static from(error: unknown, details: PortInUseDetails): unknown {
+    if (error instanceof PortInUseError) return new PortInUseError(details, { cause: error.cause });
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === 'EADDRINUSE' ? new PortInUseError(details, { cause: error }) : error;
   }
 }
 

@@ -14,6 +14,7 @@ import type {
   PagingStalledError,
   PartialAddUsersError,
   PayloadTooLargeError,
+  ProtocolMismatchError,
   RateLimitedError,
   ResponseTooLargeError,
   ServerError,
@@ -22,6 +23,7 @@ import type {
 } from './client/index.js';
 import type {
   AuthenticationError,
+  ConnectorTokenRejectedError,
   CredentialsUnreadableError,
   InvalidConnectorError,
   KeyRingInvalidError,
@@ -30,13 +32,19 @@ import type {
   LifecycleError,
   OperationsServerClosedError,
   OperationsServerListenError,
+  ServiceNotFoundError,
   ServiceUnavailableError,
   ShutdownDeadlineError,
   StoppingError,
   SystemError,
   TaskDataInvalidError,
 } from './connector/index.js';
-import { ApprovalKitError, type UnsupportedNodeError, type ValidationError } from './errors.js';
+import {
+  ApprovalKitError,
+  type PortInUseError,
+  type UnsupportedNodeError,
+  type ValidationError,
+} from './errors.js';
 import type { HarnessTimeoutError } from './testing/index.js';
 
 /**
@@ -63,6 +71,7 @@ export type KitError =
   // Shared by every part.
   | ValidationError
   | UnsupportedNodeError
+  | PortInUseError
   // The clients.
   | ApiError<'http_error'>
   | BadRequestError
@@ -79,8 +88,11 @@ export type KitError =
   | PagingStalledError
   | PartialAddUsersError
   | ClientClosedError
+  | ProtocolMismatchError
   // The connector.
   | LifecycleError
+  | ConnectorTokenRejectedError
+  | ServiceNotFoundError
   | InvalidConnectorError
   | StoppingError
   | ShutdownDeadlineError

@@ -5,11 +5,11 @@
  * each system through the service once the first ones are in. Prints where to look, the console's link first; stops
  * everything on Ctrl+C or SIGTERM and exits 0.
  *
- *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 44300]
+ *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
  *                                             [--activity-ms 15000] [--no-demo]
  * @module
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,11 +18,12 @@ import { z } from 'zod';
 import { backendOptionsSchema } from '../../src/backend/index.js';
 import { startDev } from '../../src/cli/dev/index.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
-import { ValidationError } from '../../src/errors.js';
+import { PortInUseError, ValidationError } from '../../src/errors.js';
 import { asFlags, logLevel, parseOptions, portText } from '../../src/internal/options.js';
 import { onShutdownSignal } from '../../src/internal/signals.js';
+import { ensureConsolePage } from './console-page.js';
 import { demoApprove } from './demo-approver.js';
-import { startSeed, startSources } from './sources.js';
+import { type SimulatedSource, startSeed, startSources } from './sources.js';
 
 const USAGE = `Usage: npm start [-- options]
 
@@ -32,12 +33,18 @@ against them; a demo approver approves one approval of each system through the s
 Options:
   --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
   --jira-port N     the simulated Jira's port (default 8081)
-  --sap-port N      the simulated SAP system's port (default 44300)
+  --sap-port N      the simulated SAP system's port (default 8000)
   --activity-ms N   milliseconds between two steps of each simulator's activity (default 15000; 0: none)
   --no-demo         no demo approver: approve in the console yourself
   -h, --help        show this help
 
-Environment: APPROVAL_ADMIN_TOKEN, LOG_LEVEL, LOG_FORMAT, as for connector dev (docs/dev.md).`;
+Environment variables (as for connector dev, docs/dev.md):
+  APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
+  LOG_LEVEL             fatal, error, warn, info, debug, trace or silent (default info)
+  LOG_FORMAT            pretty or json (default: pretty on a terminal, json otherwise)
+
+On a terminal, the log lines go to a file that the banner names, so that the banner stays on the screen above the
+status lines; elsewhere they are written to stdout.`;
 
 const SUBJECT = 'options of npm start';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -45,7 +52,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const optionsSchema = z.strictObject({
   '--port': portText().default(8080),
   '--jira-port': portText().default(8081),
-  '--sap-port': portText().default(44300),
+  '--sap-port': portText().default(8000),
   '--activity-ms': z
     .string({ error: 'a whole number of milliseconds' })
     .regex(/^\d+$/, { error: 'a whole number of milliseconds' })
@@ -95,20 +102,34 @@ async function main(): Promise<number> {
     return EXIT_CODES.done;
   }
 
+  // The only part of the kit's build the start uses; everything else runs from the sources.
+  await ensureConsolePage((line) => console.log(line));
   // Listening before anything starts, so that a signal during the start still stops everything cleanly; a second
   // one is ignored (`npm start` may hand the same Ctrl+C on twice), the stop being bounded by the workers' own.
   const signal = onShutdownSignal(process, { repeated: 'ignore' });
-  const sources = await startSources({
-    jiraPort: options['--jira-port'],
-    sapPort: options['--sap-port'],
-    activityMs: options['--activity-ms'],
-  });
-  // The connectors' key pairs, for this run only: the backend keeps nothing either.
-  const keys = mkdtempSync(join(tmpdir(), 'approval-connector-kit-start-'));
+  let sources: SimulatedSource[];
+  try {
+    sources = await startSources({
+      jiraPort: options['--jira-port'],
+      sapPort: options['--sap-port'],
+      activityMs: options['--activity-ms'],
+    });
+  } catch (error) {
+    if (!(error instanceof PortInUseError)) throw error;
+    console.error(error.message);
+    return EXIT_CODES.failed;
+  }
+  // This run's folder: the connectors' key pairs, for this run only (the backend keeps nothing either), removed at
+  // the stop; and, on a terminal, the log lines, kept.
+  const run = mkdtempSync(join(tmpdir(), 'approval-connector-kit-start-'));
+  const keys = join(run, 'keys');
+  mkdirSync(keys);
+  const logFile = process.stdout.isTTY === true ? join(run, 'start.log') : undefined;
   const demo = new AbortController();
   const closeSources = async () => {
     await Promise.all(sources.map((source) => source.close()));
-    rmSync(keys, { recursive: true, force: true });
+    if (logFile === undefined) rmSync(run, { recursive: true, force: true });
+    else rmSync(keys, { recursive: true, force: true });
   };
   let session: Awaited<ReturnType<typeof startDev>>;
   try {
@@ -128,6 +149,7 @@ async function main(): Promise<number> {
       ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
       ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
       env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
+      ...(logFile === undefined ? {} : { logFile }),
       notes: [
         ...sources.flatMap((source) => [...source.banner(), '']),
         options['--no-demo']
@@ -135,8 +157,13 @@ async function main(): Promise<number> {
           : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
       ],
     });
-  } catch (error) {
+  } catch (caught) {
     await closeSources();
+    const error = PortInUseError.from(caught, {
+      port: options['--port'],
+      host: '127.0.0.1',
+      setting: '--port',
+    });
     console.error(error instanceof Error ? error.message : String(error));
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }

@@ -11,6 +11,7 @@ import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js
 import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
 import { approvalId } from '../../examples/sap-connector/src/mapping.js';
 import { readSeedFile, type SeedInput } from '../../src/backend/index.js';
+import { PortInUseError } from '../../src/errors.js';
 
 /** An approval pending in a source, that one of its approvers could decide now. */
 export interface PendingApproval {
@@ -62,17 +63,20 @@ const readSeed = (path: string) =>
 const JIRA_SEED = readSeed('../../examples/jira-connector/simulator/service-seed.json');
 const SAP_SEED = readSeed('../../examples/sap-connector/simulator/service-seed.json');
 
+/** The management token of the organization `Example`: its own, neither example's. */
+export const START_MANAGEMENT_TOKEN = 'example-management';
+
 /**
- * The reference backend's seed: one organization, `Example`, with the users of both examples' seeds (the
- * simulators' approvers), their management tokens, and their two systems with their connector tokens and mappings
- * (the SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows).
+ * The reference backend's seed: one organization, `Example`, with a management token of its own, the users of both
+ * examples' seeds (the simulators' approvers), and their two systems with their connector tokens and mappings (the
+ * SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows).
  */
 export function startSeed(): SeedInput {
   return {
     organizations: [
       {
         name: 'Example',
-        managementTokens: [...JIRA_SEED.managementTokens, ...SAP_SEED.managementTokens],
+        managementTokens: [START_MANAGEMENT_TOKEN],
         users: [...JIRA_SEED.users, ...SAP_SEED.users],
         systems: [JIRA_SEED.systems[0]!, SAP_SEED.systems[0]!],
       },
@@ -92,7 +96,9 @@ export async function startSources(options: SourcesOptions): Promise<SimulatedSo
 }
 
 async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
-  const site = await JiraSimulator.start({ port: jiraPort, seed: 1 });
+  const site = await JiraSimulator.start({ port: jiraPort, seed: 1 }).catch((error: unknown) => {
+    throw PortInUseError.from(error, { port: jiraPort, host: '127.0.0.1', setting: '--jira-port' });
+  });
   const activity = activityMs > 0 ? setInterval(() => site.advance(), activityMs).unref() : undefined;
   const system = JIRA_SEED.systems[0]!;
   return {
@@ -103,7 +109,7 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
     env: {
       ...site.connectorEnv(),
       // The connector keeps its approvers' user mappings by the emails Jira shows.
-      APPROVAL_MANAGEMENT_TOKEN: JIRA_SEED.managementTokens[0]!,
+      APPROVAL_MANAGEMENT_TOKEN: START_MANAGEMENT_TOKEN,
       APPROVAL_SYSTEM_ID: system.id!,
     },
     banner: () => [
@@ -154,6 +160,8 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
     port: sapPort,
     seed: 1,
     ...(activityMs > 0 ? { activityIntervalMs: activityMs } : {}),
+  }).catch((error: unknown) => {
+    throw PortInUseError.from(error, { port: sapPort, host: '127.0.0.1', setting: '--sap-port' });
   });
   return {
     name: 'sap',

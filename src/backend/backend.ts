@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { PortInUseError } from '../errors.js';
 import { AdminOperations } from './admin/operations.js';
 import { type ConsoleHandle, registerConsole } from './console/index.js';
 import { FaultInjector } from './faults/injector.js';
@@ -74,7 +75,8 @@ export class ReferenceBackend extends AdminOperations {
 
 /**
  * Starts the reference backend: the whole Approval Service (v1 and v2), its admin API, its console page and its
- * OpenAPI document, on `127.0.0.1` and a free port unless told otherwise.
+ * OpenAPI document, on `127.0.0.1` and a free port unless told otherwise. A port in use rejects with a
+ * `PortInUseError`; bad options or a bad seed with a `ValidationError`.
  *
  * @example
  * ```ts
@@ -120,7 +122,13 @@ export async function startReferenceBackend(
       adminToken: compiled.adminToken,
       now: compiled.now,
     });
-    await app.listen({ port: compiled.port, host: compiled.host });
+    await app.listen({ port: compiled.port, host: compiled.host }).catch((error: unknown) => {
+      throw PortInUseError.from(error, {
+        port: compiled.port,
+        host: compiled.host,
+        setting: 'the `port` option',
+      });
+    });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;

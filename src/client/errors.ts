@@ -1,5 +1,6 @@
 import { type AddUserResult, type NewUser, parseV1ErrorMessage, V1ErrorBody } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+import { shownUrl } from '../internal/shown-url.js';
 
 /** Where a request went: enough to find it in the service's logs, never the credential. */
 export interface RequestTarget {
@@ -273,6 +274,33 @@ export class PartialAddUsersError extends ApprovalKitError<'partial_failure'> {
     this.results = results;
     this.uncertain = uncertain;
     this.notSent = notSent;
+  }
+}
+
+/**
+ * The service's base URL and the server disagree on TLS: an `https` URL whose server answers in plain HTTP, or an
+ * `http` URL whose server speaks only TLS. Not retried: the same URL gets the same answer. The message names the URL
+ * to use instead.
+ */
+export class ProtocolMismatchError extends ApprovalKitError<'protocol_mismatch'> {
+  /** The base URL as given, without credentials or query. */
+  readonly url: string;
+  /** What the server speaks: `http` (plain) or `https` (TLS). */
+  readonly serverSpeaks: 'http' | 'https';
+
+  constructor(baseUrl: URL, serverSpeaks: 'http' | 'https', options?: { cause?: unknown }) {
+    const given = shownUrl(baseUrl);
+    const other = new URL(given);
+    other.protocol = `${serverSpeaks}:`;
+    super(
+      'protocol_mismatch',
+      serverSpeaks === 'http'
+        ? `${given} answered in plain HTTP, not TLS: use ${other.href}, or put the service behind TLS`
+        : `${given} speaks TLS, not plain HTTP: use ${other.href}`,
+      options,
+    );
+    this.url = given;
+    this.serverSpeaks = serverSpeaks;
   }
 }
 

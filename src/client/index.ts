@@ -51,6 +51,7 @@ export {
 export {
   ApprovalKitError,
   type ErrorCode,
+  PortInUseError,
   ValidationError,
   type ValidationIssue,
   type ValidationIssueCode,
@@ -67,6 +68,7 @@ export {
   PagingStalledError,
   PartialAddUsersError,
   PayloadTooLargeError,
+  ProtocolMismatchError,
   RateLimitedError,
   type RequestTarget,
   ResponseTooLargeError,

@@ -23,6 +23,7 @@ import {
   resolveClientOptions,
 } from './options.js';
 import { parseRetryAfter, type Repeatability, type RetryAttempt, withRetry } from './retry.js';
+import { TlsMismatchCheck } from './tls-mismatch.js';
 
 /** What a call sends besides the endpoint: path parameters, query and body, validated before sending. */
 export interface CallInput {
@@ -54,6 +55,7 @@ export class Transport {
   readonly #ownsDispatcher: boolean;
   /** The headers of a request without a body and with one, built once when the token is a fixed string. */
   readonly #fixedHeaders: readonly [Record<string, string>, Record<string, string>] | undefined;
+  readonly #tlsMismatch: TlsMismatchCheck;
   #closing: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -62,6 +64,8 @@ export class Transport {
     this.#dispatcher =
       this.options.dispatcher ??
       new Pool(this.options.baseUrl.origin, { connections: this.options.connections });
+    // A dispatcher of the caller's may reach the server otherwise (a proxy): only its own is checked by a handshake.
+    this.#tlsMismatch = new TlsMismatchCheck(this.options.baseUrl, { probe: this.#ownsDispatcher });
     const { token } = this.options;
     this.#fixedHeaders =
       typeof token === 'string'
@@ -226,6 +230,8 @@ export class Transport {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timedOut) throw new TimeoutError(target, timeoutMs, { cause: error });
       if (error instanceof ApprovalKitError) throw error;
+      const mismatch = await this.#tlsMismatch.of(error);
+      if (mismatch !== undefined) throw mismatch;
       const code = networkCode(error);
       if (code !== undefined) throw new NetworkError(target, code, UNSENT_CODES.has(code), error);
       throw error;

@@ -31,7 +31,14 @@ export {
   type ShutdownOptions,
   type SyncOptions,
 } from './connector-options.js';
-export { InvalidConnectorError, LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
+export {
+  ConnectorTokenRejectedError,
+  InvalidConnectorError,
+  LifecycleError,
+  ServiceNotFoundError,
+  ShutdownDeadlineError,
+  StoppingError,
+} from './errors.js';
 export {
   AuthenticationError,
   type ClassifyFailureOptions,

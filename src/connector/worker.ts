@@ -23,6 +23,7 @@ import {
   OperationsServer,
   type SyncMode,
 } from './operations/index.js';
+import { logStartFailure, startFailure } from './start-failure.js';
 import { type StateAccess, StateStore } from './state.js';
 import { SyncAfterTasks } from './sync/after-tasks.js';
 import {
@@ -65,6 +66,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   /** Where the worker records its metrics. */
   readonly metrics: ConnectorMetrics;
   readonly #client: IntegrationClient;
+  readonly #baseUrl: URL;
   readonly #logger: Logger;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppStateOf<C>>;
@@ -106,6 +108,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       connections: service.connections ?? poolConnections(this.#settings),
       onRetry,
     });
+    this.#baseUrl = new URL(String(service.baseUrl));
     this.#state = new StateStore<AppStateOf<C>>(this.#client);
     this.#appState = {
       read: () => this.#state.app,
@@ -145,6 +148,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * Starts the worker: loads the connector state and keys, registers with the service, publishes the UI templates,
    * then starts the sync schedule and the task poller. While the service cannot be reached it keeps trying, with
    * backoff, and logs so; it fails only on what retrying cannot mend (a rejected token, an invalid registration).
+   * A failure whose fix is known rejects with an error that names it, logged as one line: the service refused the
+   * token (`ConnectorTokenRejectedError`), no service at the base URL (`ServiceNotFoundError`), a TLS mismatch
+   * (`ProtocolMismatchError`), the operations port in use (`PortInUseError`).
    */
   start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
@@ -156,8 +162,9 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       if (this.#stopping.signal.aborted) return;
       clearInterval(this.#keepAlive);
       this.#lifecycle = 'failed';
-      this.#logger.error({ err: error }, 'the connector failed to start');
-      throw error;
+      const failure = startFailure(error, this.#baseUrl);
+      logStartFailure(this.#logger, failure);
+      throw failure;
     });
     return this.#started;
   }

@@ -153,8 +153,10 @@ function toOptionIssues(issue: z.core.$ZodIssue, prefix: Path, context: Context)
   ];
 }
 
-function hint(key: string, known: readonly string[], parent: Path): string {
+function hint(key: string, all: readonly string[], parent: Path): string {
   const named = (option: string) => `\`${formatPath([...parent, option])}\``;
+  // A command's flags and its environment variables are checked together: a flag is told of the flags alone.
+  const known = key.startsWith('--') ? all.filter((option) => option.startsWith('--')) : all;
   const nearest = nearestKey(key, known);
   if (nearest !== undefined) return `did you mean ${named(nearest)}?`;
   return known.length === 0 ? 'none is known here' : `the known ones are ${known.map(named).join(', ')}`;

@@ -142,7 +142,7 @@ describe('connector backend', () => {
     expect(none.stderr()).toMatch(/^Usage: connector <command>/);
   });
 
-  it('exits 1 when the server cannot start: its port is taken', async () => {
+  it('exits 1 when the server cannot start: its port is taken, saying so in one line that names --port', async () => {
     const first = run(['backend', '--port', '0']);
     const [, port] = await waitFor(
       first.stdout,
@@ -151,7 +151,9 @@ describe('connector backend', () => {
     );
     const second = run(['backend', '--port', port!]);
     expect((await once(second.child, 'exit'))[0]).toBe(1);
-    expect(second.stderr()).toContain('EADDRINUSE');
+    expect(second.stderr()).toBe(
+      `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+    );
   });
 
   it('refuses an unknown flag with the nearest known one, rather than a bare parse error', async () => {

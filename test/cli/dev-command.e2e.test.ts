@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -370,5 +371,23 @@ describe('connector dev refuses', () => {
     expect(noToken.stderr).toContain(
       'The seed has no system with a connector token for the connector dev-fixture',
     );
+  });
+});
+
+describe('connector dev fails', () => {
+  it('with exit code 1 and one line naming the port and --port, when the backend’s port is in use', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const dev = spawnCli(['dev', '--port', String(port)], {}, { cwd: copyFixture(work) });
+      expect(await dev.exited).toBe(1);
+      expect(dev.stdout()).toBe('');
+      expect(dev.stderr()).toBe(
+        `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 });

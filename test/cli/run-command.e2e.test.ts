@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -338,13 +340,6 @@ describe('connector run', () => {
     expect(worker.child.signalCode).toBe('SIGTERM');
   });
 
-  it('exits 1 when the connector fails to start: the service refuses its token', async () => {
-    const worker = startWorker([], { APPROVAL_CONNECTOR_TOKEN: 'not-a-token-of-this-service' });
-    expect(await worker.exitWithin(15_000)).toBe(1);
-    expect(worker.messages()).toContain('the connector failed to start');
-    expect(worker.stdout()).not.toContain('not-a-token-of-this-service');
-  });
-
   it('logs readable lines, not JSON, with LOG_FORMAT=pretty', async () => {
     const worker = startWorker([], { CONNECTOR_CONFIG: FAST, LOG_FORMAT: 'pretty' });
     await vi.waitFor(() => expect(worker.stdout()).toMatch(/INFO.*: sync run finished/), { timeout: 15_000 });
@@ -359,5 +354,88 @@ describe('connector run', () => {
     expect(await help.exitWithin(15_000)).toBe(0);
     expect(help.stdout()).toMatch(/^Usage: connector run \[module\] \[--role sync\|tasks\|all\]/);
     expect(help.stdout()).toContain('APPROVAL_CONNECTOR_TOKEN');
+  });
+});
+
+describe('connector run, when it cannot start, says what to change in one line, without a stack, and exits 1', () => {
+  /** Runs the worker to its end, its lines readable as on a terminal; answers its last line. */
+  async function failedStart(env: Record<string, string>): Promise<string> {
+    const worker = startWorker([], { LOG_FORMAT: 'pretty', ...env });
+    expect(await worker.exitWithin(15_000)).toBe(1);
+    const out = worker.stdout();
+    expect(out).not.toMatch(/^\s+at /m);
+    expect(out).not.toMatch(/stack|\{/);
+    expect(out).not.toContain(TOKEN);
+    const failed = out.split('\n').filter((line) => line.includes('the connector failed to start'));
+    expect(failed).toHaveLength(1);
+    return failed[0]!;
+  }
+
+  it('a token the service refuses: names APPROVAL_CONNECTOR_TOKEN and the URL, never the token', async () => {
+    const line = await failedStart({ APPROVAL_CONNECTOR_TOKEN: 'not-a-token-of-this-service' });
+    expect(line).toContain(
+      `ERROR: the connector failed to start: The Approval Service at ${backend.url}/ refused the connector token (GET /v2/connector/state answered 401): set APPROVAL_CONNECTOR_TOKEN`,
+    );
+    expect(line).not.toContain('not-a-token-of-this-service');
+  });
+
+  it('a base URL with no service behind it: says so, naming the URL and APPROVAL_SERVICE_URL', async () => {
+    const line = await failedStart({ APPROVAL_SERVICE_URL: `${backend.url}/approvals` });
+    expect(line).toContain(
+      `ERROR: the connector failed to start: There is no Approval Service API at ${backend.url}/approvals (PATCH /v2/connector answered 404): set APPROVAL_SERVICE_URL`,
+    );
+  });
+
+  it('https to the plain-HTTP service: says it answered in plain HTTP and names the http URL', async () => {
+    const secure = backend.url.replace('http:', 'https:');
+    const line = await failedStart({ APPROVAL_SERVICE_URL: secure });
+    expect(line).toContain(
+      `ERROR: the connector failed to start: ${secure}/ answered in plain HTTP, not TLS: use ${backend.url}/`,
+    );
+  });
+
+  it('http to a TLS server: says it speaks TLS and names the https URL', async () => {
+    const tls = {
+      key: readFileSync(new URL('../client/fixtures/tls-key.pem', import.meta.url)),
+      cert: readFileSync(new URL('../client/fixtures/tls-cert.pem', import.meta.url)),
+    };
+    const server = createHttpsServer(tls, (_, response) => response.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const line = await failedStart({ APPROVAL_SERVICE_URL: url });
+      expect(line).toContain(
+        `ERROR: the connector failed to start: ${url}/ speaks TLS, not plain HTTP: use ${url.replace('http:', 'https:')}/`,
+      );
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+  });
+
+  it('an operations port in use: names the port and OPERATIONS_PORT', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const line = await failedStart({ OPERATIONS_PORT: String(port) });
+      expect(line).toContain(
+        `ERROR: the connector failed to start: Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with OPERATIONS_PORT`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('the same as a JSON line, with the error code', async () => {
+    const worker = startWorker([], { APPROVAL_CONNECTOR_TOKEN: 'not-a-token-of-this-service' });
+    expect(await worker.exitWithin(15_000)).toBe(1);
+    expect(worker.lines().find((line) => line.level === 50)).toEqual(
+      expect.objectContaining({
+        code: 'connector_token_rejected',
+        msg: expect.stringMatching(/^the connector failed to start: The Approval Service at /),
+      }),
+    );
+    expect(worker.stdout()).not.toContain('not-a-token-of-this-service');
   });
 });

@@ -7,6 +7,7 @@ import {
   type Connector,
   type ConnectorOptions,
   type ConnectorSource,
+  ConnectorTokenRejectedError,
   ConnectorWorker,
   incremental,
   LifecycleError,
@@ -144,14 +145,26 @@ describe('start', () => {
       service: harness.serviceOptions({ token: 'not-the-connector-token', dispatcher: recorder.dispatcher }),
       logger: { level: 'warn', destination: logs.destination },
     });
-    await expect(built.start()).rejects.toBeInstanceOf(UnauthorizedError);
+    const rejected = await built.start().catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(ConnectorTokenRejectedError);
+    expect((rejected as ConnectorTokenRejectedError).cause).toBeInstanceOf(UnauthorizedError);
     expect(built.lifecycle).toBe('failed');
     expect(recorder.requests).toHaveLength(1);
     // Nothing is retried later either.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(recorder.requests).toHaveLength(1);
-    expect(logs.lines.map((line) => line.msg)).toEqual(['the connector failed to start']);
+    // One line that names the fix, without a stack.
+    expect(logs.lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        code: 'connector_token_rejected',
+        msg: expect.stringMatching(
+          /^the connector failed to start: The Approval Service at \S+ refused the connector token \(GET \/v2\/connector\/state answered 401\): set APPROVAL_CONNECTOR_TOKEN/,
+        ),
+      }),
+    ]);
     expect(logs.raw()).not.toContain('not-the-connector-token');
+    expect(logs.raw()).not.toContain('stack');
   });
 
   it('keeps trying, and says so, while the service cannot be reached; stop() ends it', async () => {

@@ -1,9 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // `npm start` as a new user runs it, in a process of its own: its script's command line from package.json (the
 // kit is built by vitest's global setup, as `prestart` builds it), on free ports, until its lines say that a task
@@ -11,7 +13,9 @@ import { afterEach, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const scripts = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts as {
   start: string;
+  prestart?: string;
 };
+const [command, ...startArgs] = scripts.start.split(' ');
 let child: ChildProcess | undefined;
 
 afterEach(() => {
@@ -28,11 +32,12 @@ async function getJson(url: string, authorization: string): Promise<Record<strin
 }
 
 it('runs the backend, both simulators and both connectors, and carries out a task in each system', async () => {
-  const [command, ...args] = scripts.start.split(' ');
   expect(command).toBe('node');
+  // No build of the whole package first: the start builds the console's page alone, and only when it is stale.
+  expect(scripts.prestart).toBeUndefined();
   child = spawn(
     process.execPath,
-    [...args, '--port', '0', '--jira-port', '0', '--sap-port', '0', '--activity-ms', '2000'],
+    [...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0', '--activity-ms', '2000'],
     {
       cwd: root,
       env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info', APPROVAL_ADMIN_TOKEN: undefined },
@@ -64,6 +69,13 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
     out.indexOf('connector token:'),
   );
   const [, adminToken] = out.match(/Authorization: Bearer (\S+)/)!;
+  // The page was built by the tests' setup, and is current: nothing is built, and no bundler's lines are printed.
+  expect(out).not.toMatch(/Building the console page|Build success|CLI Target/);
+  // The organization's management token is its own, not one example's.
+  expect([...out.matchAll(/^ {2}management token: +(\S+)$/gm)].map((m) => m[1])).toEqual([
+    'example-management',
+    'example-management',
+  ]);
   const systemIds = [...out.matchAll(/^ {2}system: .* \(([0-9a-f-]{36})\) of Example$/gm)].map((m) => m[1]!);
   const [, jiraUrl] = out.match(/^Simulated Jira Service Management at (\S+)/m)!;
   const [, sapUrl] = out.match(/^Simulated SAP system \(My Inbox\) at (\S+)/m)!;
@@ -123,3 +135,133 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   expect(code).toBe(0);
   expect(out).toMatch(/"msg":"stopped"/);
 }, 90_000);
+
+/** Runs the start's command line with `args` to its end, its output piped. */
+async function startToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const ran = spawn(process.execPath, [...startArgs, ...args], {
+    cwd: root,
+    env: { ...process.env, APPROVAL_ADMIN_TOKEN: undefined },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = ran;
+  let stdout = '';
+  let stderr = '';
+  ran.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  ran.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(ran, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+it('answers --help and a bad flag without building anything, listing flags as flags and variables as variables', async () => {
+  // The console's page made stale: a start would build it, but neither of these is a start.
+  const page = join(root, 'dist', 'console', 'app.js');
+  const { atime, mtime } = statSync(page);
+  utimesSync(page, atime, new Date(0));
+  try {
+    const help = await startToEnd(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm start \[-- options\]/);
+    expect(help.stdout).toMatch(/^Environment variables .*\n {2}APPROVAL_ADMIN_TOKEN /m);
+    const bogus = await startToEnd(['--bogus']);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stdout).toBe('');
+    expect(bogus.stderr.split('\n')[0]).toBe(
+      'Invalid options of npm start: Unknown option `--bogus`; the known ones are `--port`, `--jira-port`, `--sap-port`, `--activity-ms`, `--no-demo`, `--help`',
+    );
+    expect(statSync(page).mtimeMs).toBe(0);
+  } finally {
+    utimesSync(page, atime, mtime);
+  }
+});
+
+describe('a port in use', () => {
+  async function taken(): Promise<{ port: number; close: () => void }> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { port: (server.address() as AddressInfo).port, close: () => server.close() };
+  }
+
+  it.each([
+    ['--sap-port', ['--port', '0', '--jira-port', '0']],
+    ['--jira-port', ['--port', '0', '--sap-port', '0']],
+    ['--port', ['--jira-port', '0', '--sap-port', '0']],
+  ])('is named in one line with %s, which changes it, and the start exits 1', async (flag, others) => {
+    const { port, close } = await taken();
+    try {
+      const ran = await startToEnd([...others, flag, String(port), '--no-demo']);
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toBe(
+        `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with ${flag} (0 picks a free one)\n`,
+      );
+    } finally {
+      close();
+    }
+  });
+});
+
+describe('npm start on a terminal', () => {
+  // util-linux's `script` runs the command on a pseudo-terminal of its own, and types what it reads into it.
+  const script = spawnSync('script', ['--version']).status === 0 && process.platform === 'linux';
+  const ROWS = 40;
+
+  it.skipIf(!script)(
+    'keeps the banner on a screen of 40 lines above the status lines: the log lines go to the file it names',
+    async () => {
+      const line = [process.execPath, ...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0'];
+      const terminal = spawn(
+        'script',
+        [
+          '-qfec',
+          `stty cols 160 rows ${ROWS}; exec ${[...line, '--activity-ms', '2000'].join(' ')}`,
+          '/dev/null',
+        ],
+        {
+          cwd: root,
+          env: { ...process.env, APPROVAL_ADMIN_TOKEN: undefined, LOG_FORMAT: undefined },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      child = terminal;
+      let screen = '';
+      terminal.stdout.on('data', (chunk: Buffer) => {
+        screen += chunk.toString();
+      });
+      const exited = once(terminal, 'exit');
+      const until = async (pattern: RegExp) => {
+        while (!pattern.test(screen)) {
+          if (terminal.exitCode !== null) throw new Error(`npm start ended early:\n${screen}`);
+          await once(terminal.stdout, 'data');
+        }
+      };
+      try {
+        await until(/in the simulated Jira \(task succeeded\)/);
+        await until(/in the simulated SAP \(task succeeded\)/);
+        // What the screen holds above the two status lines: the banner, written at once (the terminal ends each line
+        // with \r\n), and the demo approver's lines.
+        const start = screen.indexOf('Reference backend listening on');
+        const end = screen.indexOf('Stop with Ctrl+C.');
+        const banner = screen.slice(start, end).replaceAll('\r', '').split('\n');
+        expect(banner.some((row) => row.startsWith('  console:  http://127.0.0.1:'))).toBe(true);
+        const demoLines = screen.match(/(Jira|SAP): .* in the simulated (Jira|SAP) \(/g)!;
+        expect(banner.length + demoLines.length + 2).toBeLessThanOrEqual(ROWS);
+        // No log line on the screen: they are in the file the banner names.
+        expect(screen).not.toMatch(/INFO|"msg":/);
+        const [, logFile] = /^Log lines: (\S+) /m.exec(screen)!;
+        await vi.waitFor(() => expect(readFileSync(logFile!, 'utf8')).toMatch(/INFO.*sync run finished/), {
+          timeout: 10_000,
+        });
+        terminal.stdin.write('\u0003');
+        expect((await exited)[0]).toBe(0);
+        expect(readFileSync(logFile!, 'utf8')).toMatch(/INFO.*: stopped/);
+        rmSync(dirname(logFile!), { recursive: true, force: true });
+      } finally {
+        terminal.kill('SIGKILL');
+      }
+    },
+    120_000,
+  );
+});

@@ -43,12 +43,20 @@ try {
 
 const seed = wholeNumber('seed', values.seed, 1);
 const activityMs = wholeNumber('activity-ms', values['activity-ms'], 15_000);
+const host = values.host ?? '127.0.0.1';
+const port = wholeNumber('port', values.port, 0);
 const simulator = await JiraSimulator.start({
-  host: values.host ?? '127.0.0.1',
-  port: wholeNumber('port', values.port, 0),
+  host,
+  port,
   seed,
   requests: wholeNumber('requests', values.requests, 8),
   onAnswer: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+}).catch((error: unknown) => {
+  if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+  process.stderr.write(
+    `Port ${port} on ${host} is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+  );
+  process.exit(1);
 });
 
 const lines = [

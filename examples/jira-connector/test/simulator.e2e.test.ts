@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { classifyFailure, type SourceApproval } from 'approval-connector-kit';
 import { request } from 'undici';
@@ -448,6 +449,29 @@ describe('the simulated Jira itself', () => {
       expect(await exited).toBe(0);
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  it('on its own, says in one line which port is in use and that --port changes it, and exits 1', async () => {
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const main = fileURLToPath(new URL('../simulator/main.ts', import.meta.url));
+      const child = spawn(process.execPath, ['--import', 'tsx', main, '--port', String(port)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let errors = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        errors += chunk.toString();
+      });
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(1);
+      expect(errors).toBe(
+        `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+      );
+    } finally {
+      taken.close();
     }
   });
 });

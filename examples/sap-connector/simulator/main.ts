@@ -3,7 +3,7 @@
  * SIGTERM:
  *
  * ```sh
- * node --import tsx examples/sap-connector/simulator/main.ts [--port 44300] [--seed 1] [--interval 10000]
+ * node --import tsx examples/sap-connector/simulator/main.ts [--port 8000] [--seed 1] [--interval 10000]
  * ```
  *
  * `--interval` is the milliseconds between two steps of activity (0: none); `--port 0` takes any free port.
@@ -29,11 +29,18 @@ function integer(name: string, text: string): number {
 }
 
 const interval = integer('interval', values.interval);
+const port = integer('port', values.port);
 const simulator = await SapInboxSimulator.start({
-  port: integer('port', values.port),
+  port,
   seed: integer('seed', values.seed),
   // 0 keeps the inbox still.
   activityIntervalMs: interval === 0 ? undefined : interval,
+}).catch((error: unknown) => {
+  if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+  process.stderr.write(
+    `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+  );
+  process.exit(1);
 });
 
 const lines = [

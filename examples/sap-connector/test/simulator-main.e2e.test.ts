@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { SapInboxClient } from '../src/client.js';
@@ -69,4 +70,20 @@ it('refuses an option that is not a whole number, saying which', async () => {
 
   expect(code).toBe(2);
   expect(stderr()).toContain('--interval takes a whole number, got "soon"');
+});
+
+it('says in one line which port is in use and that --port changes it, and exits 1', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    const { child, stderr } = run(['--port', String(port)]);
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(stderr()).toBe(
+      `Port ${port} on 127.0.0.1 is already in use: free it, or choose another port with --port (0 picks a free one)\n`,
+    );
+  } finally {
+    taken.close();
+  }
 });

@@ -8,7 +8,7 @@ import {
   type Seed,
   startReferenceBackend,
 } from '../../backend/index.js';
-import { ApprovalKitError, ValidationError } from '../../errors.js';
+import { PortInUseError, ValidationError } from '../../errors.js';
 import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 import { backendBanner } from '../dev/index.js';
@@ -108,10 +108,13 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
       ...(chosenAdminToken === undefined ? {} : { adminToken: chosenAdminToken }),
       logger,
     });
-  } catch (error) {
-    console.error(
-      error instanceof ApprovalKitError || error instanceof Error ? error.message : String(error),
-    );
+  } catch (caught) {
+    const error = PortInUseError.from(caught, {
+      port: options['--port'],
+      host: options['--host'],
+      setting: '--port',
+    });
+    console.error(error instanceof Error ? error.message : String(error));
     // A seed or data file it was given and cannot use is refused; a server that cannot start (a port in use) failed.
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { backendOptionsSchema } from '../../backend/index.js';
-import { ValidationError } from '../../errors.js';
+import { PortInUseError, ValidationError } from '../../errors.js';
 import { asFlags, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 import { startDev } from '../dev/index.js';
@@ -108,7 +108,12 @@ export async function runDevCommand(argv: readonly string[]): Promise<number> {
       logLevel: options.LOG_LEVEL,
       ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
     });
-  } catch (error) {
+  } catch (caught) {
+    const error = PortInUseError.from(caught, {
+      port: options['--port'],
+      host: '127.0.0.1',
+      setting: '--port',
+    });
     console.error(error instanceof Error ? error.message : String(error));
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }

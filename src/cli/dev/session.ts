@@ -4,7 +4,7 @@
  * line per connector kept below them.
  * @module
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -109,6 +109,13 @@ export interface DevOptions {
    * @default none
    */
   notes?: readonly string[];
+  /**
+   * A file the log lines go to (the loop's, the backend's, the workers' and the builds' output), readable without
+   * colours, instead of the output: the output then holds the banner, which names the file, the lines printed with
+   * `print()`, and the status lines, so that the banner stays on a terminal's screen.
+   * @default none: the log lines are written to the output
+   */
+  logFile?: string;
 }
 
 /** A connector of a running session: where it works, and where its worker answers. */
@@ -156,6 +163,7 @@ const devOptionsSchema = z
     env: z.record(z.string(), z.string().optional()).default(() => process.env),
     stopTimeoutMs: integer(1).default(60_000),
     notes: z.array(z.string()).default([]),
+    logFile: nonEmptyString().optional(),
   })
   .check(
     crossCheck(({ connectors }, context) => {
@@ -195,8 +203,9 @@ const STATUS_INTERVAL_MS = 250;
 export async function startDev(options: DevOptions): Promise<DevSession> {
   const settings = parseOptions(devOptionsSchema, options, 'development options', ['adminToken']);
   const output = new DevOutput(settings.output);
+  const logFile = settings.logFile === undefined ? undefined : createWriteStream(settings.logFile);
   const printer = await LogPrinter.create(
-    output,
+    logFile === undefined ? output : new DevOutput(logFile),
     settings.logFormat ?? (output.interactive ? 'pretty' : 'json'),
   );
   const logger = pino({ level: settings.logLevel, base: undefined }, printer.destination());
@@ -226,6 +235,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     );
   } catch (error) {
     await backend.close();
+    logFile?.end();
     throw error;
   }
   output.write(
@@ -237,6 +247,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         adminTokenGenerated: settings.adminToken === undefined,
       },
       settings.notes,
+      settings.logFile,
     ),
   );
 
@@ -285,6 +296,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         await backend.close();
         output.close();
         logger.info({ component: 'dev' }, 'stopped');
+        if (logFile !== undefined) await new Promise((resolveEnd) => logFile.end(resolveEnd));
       })();
       return closed;
     },
@@ -329,6 +341,7 @@ function banner(
   connectors: readonly DevSessionConnector[],
   backendOptions: Parameters<typeof backendBanner>[1],
   notes: readonly string[],
+  logFile: string | undefined,
 ): string {
   const lines = ['', ...backendBanner(backend, backendOptions)];
   for (const { name, project, module, tenant, operationsUrl } of connectors) {
@@ -336,7 +349,9 @@ function banner(
     lines.push(
       '',
       `Connector ${name}: ${module}, ${hasBuildScript(project) ? 'built and restarted' : 'restarted'} when ${SOURCE_FOLDER}/ changes`,
-      `  service URL:       ${backend.url}`,
+      // Several connectors share the backend, whose URL is above, and their operations endpoints share a line: the
+      // banner of two connectors fits a screen of 40 lines with the status lines.
+      ...(connectors.length === 1 ? [`  service URL:       ${backend.url}`] : []),
       `  connector token:   ${tenant.connectorToken}`,
       `  system:            ${system.name} (${system.id})${organization === undefined ? '' : ` of ${organization.name}`}`,
     );
@@ -348,10 +363,19 @@ function banner(
         `  approvers:         ${approvers.map(({ systemUserId, name: person }) => `${systemUserId} (${person})`).join(', ')}`,
       );
     }
-    lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
+    if (connectors.length === 1)
+      lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
+  }
+  if (connectors.length > 1) {
+    const urls = connectors.map(({ name, operationsUrl }) => `${name} ${operationsUrl}`).join(', ');
+    lines.push(`Operations endpoints (/metrics, /healthz, /readyz): ${urls}`);
   }
   if (notes.length > 0) lines.push('', ...notes);
-  lines.push('', 'Stop with Ctrl+C.', '');
+  lines.push(
+    logFile === undefined ? '' : `Log lines: ${logFile} (tail -f it to follow them)`,
+    'Stop with Ctrl+C.',
+    '',
+  );
   return lines.join('\n');
 }
 
