@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { ConnectorActivity } from './activity/index.js';
 import { AdminOperations } from './admin/operations.js';
 import { type ConsoleHandle, registerConsole } from './console/index.js';
 import { FaultInjector } from './faults/injector.js';
@@ -104,7 +105,9 @@ export async function startReferenceBackend(
     if (seed !== undefined && store.db.isEmpty()) applySeed(store, seed);
     const faults = new FaultInjector();
     const operations = new AdminOperations(store);
+    const activity = new ConnectorActivity(store, compiled.now);
     const app = buildServer({
+      activity,
       store,
       faults,
       leaseMs: compiled.leaseMs,
@@ -117,6 +120,7 @@ export async function startReferenceBackend(
       store,
       operations,
       faults,
+      activity,
       adminToken: compiled.adminToken,
       now: compiled.now,
     });

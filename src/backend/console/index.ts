@@ -5,6 +5,7 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConnectorActivity } from '../activity/index.js';
 import type { AdminOperations } from '../admin/operations.js';
 import type { FaultInjector } from '../faults/injector.js';
 import type { Store } from '../store/index.js';
@@ -20,6 +21,7 @@ export interface ConsoleOptions {
   store: Store;
   operations: AdminOperations;
   faults: FaultInjector;
+  activity: ConnectorActivity;
   adminToken: string;
   now: () => number;
 }
@@ -34,7 +36,7 @@ export interface ConsoleHandle {
 
 export function registerConsole(app: FastifyInstance, options: ConsoleOptions): ConsoleHandle {
   const sessions = new ConsoleSessions(options.adminToken);
-  const live = new ConsoleLive(options.store.changes);
+  const live = new ConsoleLive(options.store.changes, options);
   registerConsoleRoutes(app, { ...options, sessions, live, assets: new PageAssets() });
   return {
     loginLink: (baseUrl) => `${baseUrl}${CONSOLE_PREFIX}/#login=${sessions.issueLoginToken()}`,
