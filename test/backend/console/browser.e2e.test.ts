@@ -48,12 +48,21 @@ async function signedIn(rc: RunningConnector): Promise<{ page: Page; errors: str
 
 const card = (page: Page, approvalId: string) => page.locator(`article[data-approval-id="${approvalId}"]`);
 
-/** Waits until the first task shown on the approval's card has this status and result. */
-async function taskShows(page: Page, approvalId: string, status: string, result: string): Promise<void> {
-  const task = card(page, approvalId).locator('li[data-task-id]').first();
-  await task.locator('.task-status', { hasText: status }).waitFor();
-  await task.locator('.task-result', { hasText: result }).waitFor();
+/** Opens the approval's action form in the list (its *Act* button), and answers the row. */
+async function act(page: Page, approvalId: string) {
+  const row = card(page, approvalId);
+  await row.getByRole('button', { name: 'Act' }).click();
+  return row;
 }
+
+/** Waits until the last task shown on the approval's row has this status. */
+async function taskShows(page: Page, approvalId: string, status: string): Promise<void> {
+  await card(page, approvalId).locator('.row-task .task-status', { hasText: status }).waitFor();
+}
+
+/** Whether the page is wider than the window: something a phone's reader would have to scroll sideways to. */
+const scrollsSideways = (page: Page) =>
+  page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
 
 describe('the console in a browser', { timeout: 60_000 }, () => {
   it('shows an approval a running connector pushes, as it arrives, with the connector’s template', async () => {
@@ -89,21 +98,34 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
     const arrived = card(page, 'PR-7');
     await arrived.waitFor();
-    expect(await arrived.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
-    expect(await arrived.locator('.rendered-subtitle').textContent()).toBe('for ada');
-    expect(await arrived.locator('.fields dt').allTextContents()).toEqual(['Amount']);
-    expect(await arrived.locator('.fields dd').allTextContents()).toEqual(['940']);
-    const raw = card(page, 'RAW-1');
-    expect(await raw.locator('.rendered').count()).toBe(0);
-    expect(await raw.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
+    // A row each, titled by the template, with the approval's id; no form until Act is pressed.
+    expect(await arrived.locator('.row-title').textContent()).toBe('Detail: Standing desks');
+    expect(await arrived.locator('textarea').isVisible()).toBe(false);
+    expect(await card(page, 'RAW-1').locator('.row-title').textContent()).toBe('RAW-1');
     // What a source sent is shown as text, never run or rendered as markup.
     const hostile = card(page, 'PR-8');
-    expect(await hostile.locator('.rendered-title').textContent()).toBe(
+    expect(await hostile.locator('.row-title').textContent()).toBe(
       'Detail: <img src=x onerror="document.title=1">Chairs',
     );
     expect(await hostile.locator('img, b').count()).toBe(0);
-    expect(await page.title()).toBe('Console · reference backend');
+    expect(await page.title()).toMatch(/^Approvals · .+ · Console · reference backend$/);
     await screenshots(page, 'approval-arrives');
+
+    // Its own page, at its own address: the template renders it, label and value.
+    await arrived.getByRole('link', { name: 'Detail: Standing desks' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Detail: Standing desks' }).waitFor();
+    expect(page.url()).toBe(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/PR-7`);
+    expect(await page.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
+    expect(await page.locator('.rendered-subtitle').textContent()).toBe('for ada');
+    expect(await page.locator('.rendered .fields dt').allTextContents()).toEqual(['Amount']);
+    expect(await page.locator('.rendered .fields dd').allTextContents()).toEqual(['940']);
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/RAW-1`);
+    await page.getByRole('heading', { level: 1, name: 'RAW-1' }).waitFor();
+    expect(await page.locator('.rendered').count()).toBe(0);
+    expect(await page.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/PR-8`);
+    await page.locator('.rendered-title').waitFor();
+    expect(await page.locator('.approval-page img, .approval-page b').count()).toBe(0);
     expect(errors).toEqual([]);
   });
 
@@ -113,19 +135,26 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await rc.sync();
     const { page, errors } = await signedIn(rc);
 
-    // From the keyboard: the comments, then Tab to Approve and Enter.
-    await card(page, 'PR-1').getByLabel('Comments').fill('within budget');
+    // From the keyboard: Act opens the form with the focus in the comments, then Tab to Approve and Enter.
+    await card(page, 'PR-1').getByRole('button', { name: 'Act' }).press('Enter');
+    expect(await page.evaluate('document.activeElement.name')).toBe('comments');
+    await page.keyboard.type('within budget');
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Approve');
     await page.keyboard.press('Enter');
-    await taskShows(page, 'PR-1', 'done', 'success');
+    await taskShows(page, 'PR-1', 'succeeded');
     expect(rc.ran).toEqual([{ type: 'approve', approvalId: 'PR-1', comments: 'within budget' }]);
+    // The focus stays on what the action did, not on the page's body.
+    expect(await page.evaluate('document.activeElement.getAttribute("role")')).toBe('status');
+    // The source has not resolved it yet: the page says why it still waits.
+    await card(page, 'PR-1').getByText('the approval resolves at its next sync').waitFor();
     await screenshots(page, 'approved');
 
     await page.getByRole('link', { name: 'Tasks' }).click();
     const row = page.locator('tr[data-task-id]');
-    await row.locator('.task-status', { hasText: 'done' }).waitFor();
+    await row.locator('.task-status', { hasText: 'succeeded' }).waitFor();
     expect(await row.locator('.task-result').textContent()).toContain('success');
+    expect(await row.textContent()).toContain('within budget');
     await screenshots(page, 'tasks');
 
     await page.getByRole('link', { name: 'State' }).click();
@@ -164,11 +193,11 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
       const username = 'console-user-4711';
       const password = 'correct horse battery staple';
-      const form = card(page, 'PR-2');
+      const form = await act(page, 'PR-2');
       await form.getByLabel('Username').fill(username);
       await form.getByLabel('Password').fill(password);
       await form.getByRole('button', { name: 'Approve' }).click();
-      await taskShows(page, 'PR-2', 'done', 'success');
+      await taskShows(page, 'PR-2', 'succeeded');
       await screenshots(page, 'credentials');
 
       expect(rc.ran).toEqual([
@@ -221,7 +250,7 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await screenshots(page, 'key-warning');
     await page.getByRole('link', { name: 'Connector' }).click();
     await page.getByText(publicKey, { exact: true }).first().waitFor();
-    expect(await page.locator('.fields').textContent()).toContain('approvereject');
+    expect(await page.locator('[aria-labelledby="registration-title"] .fields').textContent()).toContain('approvereject');
     await screenshots(page, 'connector');
     await page.getByRole('link', { name: 'Approvals' }).click();
 
@@ -230,12 +259,14 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
       if (request.method() === 'POST' && request.url().endsWith('/tasks'))
         sent.push(request.postData() ?? '');
     });
-    await card(page, 'PR-4').getByLabel('Password').fill('s3cret');
-    await card(page, 'PR-4').getByRole('button', { name: 'Approve' }).click();
-    await card(page, 'PR-4').locator('li[data-task-id]').waitFor();
+    const form = await act(page, 'PR-4');
+    await form.getByLabel('Username').fill('ada');
+    await form.getByLabel('Password').fill('s3cret');
+    await form.getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-4').locator('.row-task').waitFor();
     const { sealedCredentials } = JSON.parse(sent[0] ?? '{}');
     expect(sealedCredentials.publicKey).toBe(publicKey);
-    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({ username: '', password: 's3cret' });
+    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({ username: 'ada', password: 's3cret' });
     expect(errors).toEqual([]);
   });
 
@@ -254,15 +285,19 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     // The action waits until the task has been delivered again, so that the duplicate cannot come too late.
     const release = rc.hold();
     await page.goBack();
-    await card(page, 'PR-3').getByRole('button', { name: 'Approve' }).click();
-    await card(page, 'PR-3').locator('li[data-task-id]').waitFor();
+    await (await act(page, 'PR-3')).getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-3').locator('.row-task').waitFor();
     const [task] = rc.backend.listTasks(rc.systemId);
     await expect.poll(() => rc.backend.getTask(task!.id)?.deliveries, { timeout: 10_000 }).toBeGreaterThan(1);
     release();
 
-    await taskShows(page, 'PR-3', 'done', 'success');
-    const deliveries = await card(page, 'PR-3').locator('li[data-task-id]').textContent();
-    expect(Number(deliveries?.match(/(\d+) deliveries/)?.[1])).toBeGreaterThan(1);
+    await taskShows(page, 'PR-3', 'succeeded');
+    await card(page, 'PR-3').getByRole('link', { name: 'PR-3' }).click();
+    const shown = page.locator('article.task');
+    await shown.locator('.task-status', { hasText: 'succeeded' }).waitFor();
+    expect(Number((await shown.textContent())?.match(/(\d+) deliveries/)?.[1])).toBeGreaterThan(1);
+    // Each delivery is in the timeline, the duplicate one without a lease.
+    expect(await shown.locator('li[data-event="delivered"]', { hasText: 'without a lease' }).count()).toBeGreaterThan(0);
     expect(rc.ran).toHaveLength(1);
     await screenshots(page, 'delivered-twice');
     expect(errors).toEqual([]);
@@ -321,7 +356,7 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     const second = await openPage(browser);
     pages.push(second.page);
     await second.page.goto(link);
-    await second.page.getByText('This login link has been used already, or has expired.').waitFor();
+    await second.page.getByText('The login link has been used already: a link signs in once').waitFor();
     expect(second.page.url()).toBe(`${rc.backend.url}/console/`);
     await screenshots(second.page, 'link-used');
     const refused = await second.page.evaluate(async () => {

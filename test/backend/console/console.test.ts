@@ -106,8 +106,21 @@ describe('signing in', () => {
     );
     expect(first.body).toEqual({ csrfToken: expect.stringMatching(/^[\w-]{43}$/) });
     const again = await call(backend, 'POST', '/console/api/session', { body: { token } });
-    expect(again).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+    expect(again).toMatchObject({
+      status: 401,
+      body: { error: { code: 'unauthorized', message: expect.stringContaining('used already') } },
+    });
     expect(again.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('says that a link this backend never issued was never valid', async () => {
+    const never = await call(backend, 'POST', '/console/api/session', {
+      body: { token: 'a-token-this-backend-never-issued' },
+    });
+    expect(never).toMatchObject({
+      status: 401,
+      body: { error: { message: expect.stringContaining('neither a login link of this backend') } },
+    });
   });
 
   it('refuses a link nobody opened within an hour', async () => {
@@ -116,7 +129,7 @@ describe('signing in', () => {
     vi.advanceTimersByTime(60 * 60 * 1000);
     expect(await call(backend, 'POST', '/console/api/session', { body: { token } })).toMatchObject({
       status: 401,
-      body: { error: { code: 'unauthorized' } },
+      body: { error: { code: 'unauthorized', message: expect.stringContaining('expired') } },
     });
   });
 
