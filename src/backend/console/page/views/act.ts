@@ -50,6 +50,9 @@ export function actionForm(
 
   const setEnabled = () => {
     for (const button of buttons) button.disabled = busy || blocked !== undefined;
+    for (const field of element.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea')) {
+      field.disabled = blocked !== undefined;
+    }
   };
 
   const build = (overview: SystemView) => {
