@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ConnectorActivity } from './activity/index.js';
 import { AdminOperations } from './admin/operations.js';
-import { type ConsoleHandle, registerConsole } from './console/index.js';
+import { type ConsoleHandle, type DemoSignIn, registerConsole } from './console/index.js';
 import { FaultInjector } from './faults/injector.js';
 import { buildServer } from './http/server.js';
 import { compileOptions, type ReferenceBackendOptions } from './options.js';
@@ -61,6 +61,16 @@ export class ReferenceBackend extends AdminOperations {
    */
   watch(listener: StoreChangeListener): () => void {
     return this.#store.changes.subscribe(listener);
+  }
+
+  /**
+   * Lets the console offer to fill in these demo sign-ins when one of the system's approvers acts, so that trying a
+   * simulated source needs no terminal; an empty list forgets them. Only for demo accounts: the console shows them to
+   * whoever is signed in.
+   */
+  setConsoleDemoSignIns(systemId: string, signIns: readonly DemoSignIn[]): void {
+    this.#store.systems.get(systemId);
+    this.#console.setDemoSignIns(systemId, signIns);
   }
 
   /** Stops listening, ends open connections and closes the store. Safe to call more than once. */

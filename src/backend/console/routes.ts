@@ -26,7 +26,20 @@ export interface ConsoleRouteContext {
   adminToken: string;
   sessions: ConsoleSessions;
   live: ConsoleLive;
+  /** Demo sign-ins of each system's approvers, which the page offers to fill in. */
+  demoSignIns: ReadonlyMap<string, readonly DemoSignIn[]>;
   assets: PageAssets;
+}
+
+/**
+ * An approver's sign-in in a simulated source (`npm start`'s), which the console offers to fill in on an action, so
+ * that a first approval needs no terminal. Only for demo accounts: the page shows them to whoever is signed in.
+ */
+export interface DemoSignIn {
+  /** The approver's id, as approvals name it. */
+  approver: string;
+  username: string;
+  password: string;
 }
 
 /** The most approvals one page of the console shows. */
@@ -132,6 +145,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
           templates: store.templates.list(system.id),
           state: store.states.get(system.id),
           health: activity.health(system.id),
+          demoSignIns: ctx.demoSignIns.get(system.id) ?? [],
           now: now(),
         };
       });

@@ -227,6 +227,44 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     }
   });
 
+  it('names the approver as the organization’s user, and fills in their demo sign-in with one click', async () => {
+    const rc = await connector({ authRequired: true });
+    const orgId = rc.backend.systemOfToken(rc.token)!.orgId;
+    const user = rc.backend.createUser(orgId, {
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+    await call(rc.backend, 'POST', `/v1/systems/${rc.systemId}/usermappings/bulk`, {
+      token: rc.backend.createManagementToken(orgId),
+      body: [{ userId: user.id, systemUserId: 'ada' }],
+    });
+    rc.backend.setConsoleDemoSignIns(rc.systemId, [
+      { approver: 'ada', username: 'ada.demo', password: 'demo-pw' },
+    ]);
+    rc.source.put('PR-14', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+
+    const row = card(page, 'PR-14');
+    await row.getByText('Ada Lovelace').waitFor();
+    const form = await act(page, 'PR-14');
+    await form.getByRole('button', { name: 'Fill in ada.demo’s demo sign-in' }).click();
+    expect(await form.getByLabel('Username').inputValue()).toBe('ada.demo');
+    await form.getByRole('button', { name: 'Approve' }).click();
+    await taskShows(page, 'PR-14', 'succeeded');
+    expect(rc.ran).toEqual([
+      {
+        type: 'approve',
+        approvalId: 'PR-14',
+        comments: '',
+        credentials: { username: 'ada.demo', password: 'demo-pw' },
+      },
+    ]);
+    await screenshots(page, 'demo-sign-in');
+    expect(errors).toEqual([]);
+  });
+
   it('seals to the key the connector holds when Approve is clicked, and warns before that key expires', async () => {
     const rc = await connector({ authRequired: true });
     rc.source.put('PR-4', '2026-05-01T10:00:00.000Z');

@@ -15,6 +15,7 @@ import type {
   UserRecord,
 } from '../../store/index.js';
 import type { ApprovalWrite, LiveEvent } from '../live.js';
+import type { DemoSignIn } from '../routes.js';
 
 export type {
   ConnectorCall,
@@ -40,6 +41,8 @@ export interface SystemView {
   templates: UiTemplateRecord[];
   state: ConnectorStateRecord;
   health: ConnectorHealth;
+  /** Demo sign-ins of the system's approvers, to fill in on an action. */
+  demoSignIns: DemoSignIn[];
   /** The backend's clock. */
   now: string;
 }

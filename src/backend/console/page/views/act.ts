@@ -43,7 +43,9 @@ export function actionForm(
   const element = h('div', { class: 'act' });
   const state = h('p', { class: 'form-status notice', 'aria-live': 'polite' });
   const outcome = h('p', { class: 'form-status', role: 'status', tabindex: -1 });
+  const demo = h('p', { class: 'demo' });
   let built = '';
+  let fillDemo: ((username: string, password: string) => void) | undefined;
   let buttons: HTMLButtonElement[] = [];
   let blocked: string | undefined;
   let busy = false;
@@ -100,6 +102,10 @@ export function actionForm(
     buttons = taskTypes.map((type) =>
       h('button', { type: 'submit', name: 'type', value: type }, label(type)),
     );
+    fillDemo = (name, secret) => {
+      username.value = name;
+      password.value = secret;
+    };
 
     const submit = async (type: string) => {
       const body: Parameters<typeof api.createTask>[1] = {
@@ -164,6 +170,7 @@ export function actionForm(
                 'The connector registered authRequired: it signs in to the source as the approver. ',
                 'They are sealed in this browser to the connector’s key; the backend never sees them.',
               ),
+              demo,
               h('label', { for: username.id }, 'Username'),
               username,
               h('label', { for: password.id }, 'Password'),
@@ -184,6 +191,28 @@ export function actionForm(
       if (key !== built) {
         built = key;
         build(overview);
+      }
+      const signIn = overview.demoSignIns.find((candidate) => candidate.approver === approval.approver);
+      const shownDemo = signIn === undefined ? '' : `${signIn.username}\n${signIn.password}`;
+      if (demo.dataset.shown !== shownDemo) {
+        demo.dataset.shown = shownDemo;
+        fill(
+          demo,
+          signIn === undefined
+            ? null
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  onclick: () => {
+                    fillDemo?.(signIn.username, signIn.password);
+                    announce(`Filled in the demo sign-in of ${signIn.username}.`);
+                  },
+                },
+                `Fill in ${signIn.username}’s demo sign-in`,
+              ),
+        );
       }
       const guard = actionState(approval, tasks);
       blocked = guard.blocked;
