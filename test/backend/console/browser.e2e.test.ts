@@ -584,6 +584,15 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(errors).toEqual([]);
   });
 
+  it('says what is wrong in plain words, not in the backend’s', async () => {
+    const rc = await connector();
+    const { page, errors } = await signedIn(rc);
+    await page.goto(`${rc.backend.url}/console/#/systems/does-not-exist/approvals`);
+    await page.getByText('There is no system “does-not-exist”.').first().waitFor();
+    expect(await page.getByText('Failed to find the an item').count()).toBe(0);
+    expect(errors.filter((error) => !error.includes('404'))).toEqual([]);
+  });
+
   it('says when the backend cannot be reached, in plain words', async () => {
     const backend = await startReferenceBackend();
     let closed = false;

@@ -23,8 +23,6 @@ const banner = h('div', {
   hidden: true,
 });
 const connection = h('p', { class: 'connection', role: 'alert', hidden: true });
-/** The route shown, without its query: a new query (a filter) is the same view. */
-let shownPath: string | undefined;
 
 /** The view the address names: `#/`, `#/faults`, `#/systems/<id>/<tab>`, `#/systems/<id>/approvals/<approvalId>`. */
 function route(): View {
@@ -43,12 +41,9 @@ function navLink(href: string, text: string, current: boolean): HTMLElement {
   return h('a', { href, 'aria-current': current ? 'page' : undefined }, text);
 }
 
+/** Shows the view the address names. Filters write the address with replaceState, which runs none of this. */
 function show(): void {
-  const path = location.hash.split('?', 1)[0] ?? '';
-  // Filters write the address as they change; only a new path is a new view.
-  if (path === shownPath && view !== undefined) return;
-  const first = shownPath !== undefined;
-  shownPath = path;
+  const navigated = view !== undefined;
   view?.dispose?.();
   view = route();
   const hash = location.hash;
@@ -76,7 +71,7 @@ function show(): void {
   const shown = view;
   void view.update().then(() => {
     // A new view takes the focus to its heading, which a screen reader reads out; not on the first load.
-    if (first && view === shown) focusHeading(shown.element);
+    if (navigated && view === shown) focusHeading(shown.element);
   });
 }
 
@@ -152,7 +147,6 @@ function signedOut(reason: string | undefined): void {
   events?.close();
   view?.dispose?.();
   view = undefined;
-  shownPath = undefined;
   document.title = 'Sign in · Console · reference backend';
   fill(root, signInView(reason, start), statusRegion());
 }
