@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { PortInUseError } from '../errors.js';
+import { ConnectorActivity } from './activity/index.js';
 import { AdminOperations } from './admin/operations.js';
-import { type ConsoleHandle, registerConsole } from './console/index.js';
+import { type ConsoleHandle, type DemoSignIn, registerConsole } from './console/index.js';
 import { FaultInjector } from './faults/injector.js';
 import { buildServer } from './http/server.js';
 import { compileOptions, type ReferenceBackendOptions } from './options.js';
@@ -63,6 +64,16 @@ export class ReferenceBackend extends AdminOperations {
     return this.#store.changes.subscribe(listener);
   }
 
+  /**
+   * Lets the console offer to fill in these demo sign-ins when one of the system's approvers acts, so that trying a
+   * simulated source needs no terminal; an empty list forgets them. Only for demo accounts: the console shows them to
+   * whoever is signed in.
+   */
+  setConsoleDemoSignIns(systemId: string, signIns: readonly DemoSignIn[]): void {
+    this.#store.systems.get(systemId);
+    this.#console.setDemoSignIns(systemId, signIns);
+  }
+
   /** Stops listening, ends open connections and closes the store. Safe to call more than once. */
   close(): Promise<void> {
     this.#closing ??= Promise.resolve()
@@ -106,7 +117,9 @@ export async function startReferenceBackend(
     if (seed !== undefined && store.db.isEmpty()) applySeed(store, seed);
     const faults = new FaultInjector();
     const operations = new AdminOperations(store);
+    const activity = new ConnectorActivity(store, compiled.now);
     const app = buildServer({
+      activity,
       store,
       faults,
       leaseMs: compiled.leaseMs,
@@ -119,6 +132,7 @@ export async function startReferenceBackend(
       store,
       operations,
       faults,
+      activity,
       adminToken: compiled.adminToken,
       now: compiled.now,
     });

@@ -21,8 +21,9 @@ import '../node-guard.js';
 export type { NewTenant, Tenant } from './admin/operations.js';
 export { ADMIN_PREFIX } from './admin/routes.js';
 export { ReferenceBackend, startReferenceBackend } from './backend.js';
+export type { DemoSignIn } from './console/index.js';
 export { type Collection, ServiceError, type ServiceErrorKind } from './errors.js';
-export type { FaultInjector } from './faults/injector.js';
+export type { FaultEvent, FaultInjector, FaultListener } from './faults/injector.js';
 export { FaultAction, type FaultInfo, FaultRule, type FaultRuleInput } from './faults/schema.js';
 export { buildOpenApiDocument, type OpenApiOptions } from './openapi/document.js';
 // The schema too, so that the `connector backend` command checks its admin token by the same rule.
@@ -48,6 +49,7 @@ export type {
   StoreChange,
   StoreChangeListener,
   SystemRecord,
+  TaskEvent,
   TaskInfo,
   TaskStatus,
   UserRecord,

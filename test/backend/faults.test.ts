@@ -134,11 +134,56 @@ describe('faults', () => {
     const a = backend.faults.inject({ path: '/v2/*', fault: { type: 'drop' } });
     const b = backend.faults.inject({ path: '/v1/*', times: 3, fault: { type: 'status', status: 502 } });
     expect(backend.faults.list()).toEqual([
-      { id: a.id, path: '/v2/*', remaining: 1, fault: { type: 'drop' } },
-      { id: b.id, path: '/v1/*', remaining: 3, fault: { type: 'status', status: 502 } },
+      { id: a.id, path: '/v2/*', remaining: 1, hits: 0, fault: { type: 'drop' } },
+      { id: b.id, path: '/v1/*', remaining: 3, hits: 0, fault: { type: 'status', status: 502 } },
     ]);
     backend.faults.clear(a.id);
     expect(backend.faults.list().map((fault) => fault.id)).toEqual([b.id]);
+  });
+
+  it('apply to one system’s connector only when scoped to it, and count the requests they answered', async () => {
+    const other = backend.createTenant();
+    const otherState = () => call(backend, 'GET', '/v2/connector/state', { token: other.connectorToken });
+    const fault = backend.faults.inject({
+      systemId: tenant.system.id,
+      times: 10,
+      fault: { type: 'status', status: 503 },
+    });
+    expect((await otherState()).status).toBe(200);
+    expect((await systems()).status).toBe(200);
+    expect((await state()).status).toBe(503);
+    expect((await state()).status).toBe(503);
+    expect(backend.faults.list()).toMatchObject([
+      { id: fault.id, systemId: tenant.system.id, hits: 2, remaining: 8 },
+    ]);
+  });
+
+  it('tell a listener when one is added, applied, spent or removed', async () => {
+    const heard: string[] = [];
+    const stop = backend.faults.subscribe((event) =>
+      heard.push(`${event.type} ${'systemId' in event ? event.systemId : ''}`),
+    );
+    try {
+      backend.faults.inject({
+        path: '/v2/connector/state',
+        times: 2,
+        fault: { type: 'status', status: 503 },
+      });
+      await state();
+      await state();
+      expect(backend.faults.list()).toEqual([]);
+      const kept = backend.faults.inject({ fault: { type: 'drop' } });
+      backend.faults.clear(kept.id);
+    } finally {
+      stop();
+    }
+    expect(heard).toEqual([
+      'added ',
+      `applied ${tenant.system.id}`,
+      `spent ${tenant.system.id}`,
+      'added ',
+      'removed ',
+    ]);
   });
 
   it('refuse an invalid rule', () => {

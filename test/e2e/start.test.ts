@@ -130,6 +130,23 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   );
   expect(task.d).toMatchObject({ InstanceID: sapTask, Status: 'COMPLETED', Processor: sap.user });
 
+  // In the console: each system's approvers' sign-ins, one click away on an action.
+  const signIn = await request(`${serviceUrl}/console/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: adminToken }),
+  });
+  expect(signIn.statusCode).toBe(200);
+  await signIn.body.dump();
+  const cookie = String(signIn.headers['set-cookie']).split(';', 1)[0]!;
+  const signIns: string[] = [];
+  for (const systemId of systemIds) {
+    const system = await request(`${serviceUrl}/console/api/systems/${systemId}`, { headers: { cookie } });
+    const { demoSignIns } = (await system.body.json()) as { demoSignIns: { username: string }[] };
+    signIns.push(...demoSignIns.map(({ username }) => username));
+  }
+  expect(signIns).toEqual(expect.arrayContaining([jira.user, sap.user]));
+
   child.kill('SIGINT');
   const [code] = await once(child, 'exit');
   expect(code).toBe(0);

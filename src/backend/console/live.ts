@@ -1,9 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import type { StoreChange, StoreChanges } from '../store/index.js';
+import type { ConnectorActivity } from '../activity/index.js';
+import type { FaultEvent, FaultInjector } from '../faults/injector.js';
+import type { StoreChange, StoreChanges, TaskEvent } from '../store/index.js';
+import { RecentLists } from './recent.js';
 
-/** What the page hears on its event stream: which parts of which systems changed since the last event. */
+/**
+ * What the page hears on its event stream: which parts of which systems changed since the last event. Beside the
+ * store's writes, `faults` (a fault added, removed, applied or spent) and `health` (a request of a system's
+ * connector ended).
+ */
 export interface LiveEvent {
-  changes: { kind: StoreChange['kind']; systemId?: string }[];
+  changes: { kind: StoreChange['kind'] | 'faults' | 'health'; systemId?: string }[];
 }
 
 /** One write of an approval as the service received it. */
@@ -19,33 +26,40 @@ export interface ApprovalWrite {
 /** How many writes are kept per approval, for the approvals written most recently: enough to watch a connector at work. */
 export const HISTORY_PER_APPROVAL = 20;
 export const HISTORY_APPROVALS = 1_000;
+/** How many events are kept per task, for the tasks that changed most recently. */
+export const TIMELINE_PER_TASK = 50;
+export const TIMELINE_TASKS = 1_000;
 /** Writes that come together (a batch of approvals, a task and its lease) make one event. */
 const COALESCE_MS = 50;
+/** Requests (a connector's polls, faults applied) change only counts and times: told once a second at most. */
+const QUIET_MS = 1_000;
 /** A comment now and then keeps proxies and idle timeouts from closing a quiet stream. */
 const KEEPALIVE_MS = 25_000;
 
 /**
- * Watches the store for the console: keeps each approval's recent writes, and pushes what changed to every open
- * event stream (server-sent events), a batch of writes at a time.
+ * Watches the backend for the console: keeps each approval's recent writes and each task's recent events, and
+ * pushes what changed to every open event stream (server-sent events), a batch of changes at a time.
  */
 export class ConsoleLive {
-  /** Each approval's recent writes, the approval written longest ago first. */
-  readonly #history = new Map<string, ApprovalWrite[]>();
-  /**
-   * Walks {@link #history} from its first key as approvals are forgotten. One iterator kept for good: a Map's
-   * iterator is live, and every key before this one's place has been deleted (forgotten, or moved to the end when
-   * written again), so it always stands just before the first key left. A new iterator per write would step over
-   * every key deleted since the Map last compacted its table, thousands of them on a busy backend.
-   */
-  #oldest: Iterator<string> | undefined;
+  readonly #history = new RecentLists<ApprovalWrite>(HISTORY_PER_APPROVAL, HISTORY_APPROVALS);
+  readonly #timelines = new RecentLists<TaskEvent>(TIMELINE_PER_TASK, TIMELINE_TASKS);
   readonly #streams = new Map<ServerResponse, string>();
   readonly #pending = new Map<string, LiveEvent['changes'][number]>();
   #flush: NodeJS.Timeout | undefined;
+  #quiet: NodeJS.Timeout | undefined;
   readonly #keepalive: NodeJS.Timeout;
-  readonly #unsubscribe: () => void;
+  readonly #unsubscribe: (() => void)[];
 
-  constructor(changes: StoreChanges) {
-    this.#unsubscribe = changes.subscribe((change) => this.#heard(change));
+  constructor(changes: StoreChanges, watched: { faults?: FaultInjector; activity?: ConnectorActivity } = {}) {
+    this.#unsubscribe = [changes.subscribe((change) => this.#heard(change))];
+    if (watched.faults !== undefined) {
+      this.#unsubscribe.push(watched.faults.subscribe((event) => this.#faulted(event)));
+    }
+    if (watched.activity !== undefined) {
+      this.#unsubscribe.push(
+        watched.activity.subscribe((systemId) => this.#queue({ kind: 'health', systemId }, QUIET_MS)),
+      );
+    }
     this.#keepalive = setInterval(() => {
       for (const stream of this.#streams.keys()) stream.write(': keep-alive\n\n');
     }, KEEPALIVE_MS).unref();
@@ -53,7 +67,12 @@ export class ConsoleLive {
 
   /** The approval's writes since the backend started, oldest first (the last {@link HISTORY_PER_APPROVAL}). */
   history(systemId: string, approvalId: string): ApprovalWrite[] {
-    return [...(this.#history.get(`${systemId}\n${approvalId}`) ?? [])];
+    return this.#history.get(`${systemId}\n${approvalId}`);
+  }
+
+  /** The task's events since the backend started, oldest first (the last {@link TIMELINE_PER_TASK}). */
+  timeline(taskId: string): TaskEvent[] {
+    return this.#timelines.get(taskId);
   }
 
   /** Streams events to `response` until it closes or the session ends ({@link endSession}). */
@@ -75,43 +94,46 @@ export class ConsoleLive {
   }
 
   close(): void {
-    this.#unsubscribe();
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
     clearInterval(this.#keepalive);
     clearTimeout(this.#flush);
+    clearTimeout(this.#quiet);
     for (const stream of this.#streams.keys()) stream.end();
   }
 
   #heard(change: StoreChange): void {
-    if (change.kind === 'approval') this.#record(change);
-    if (this.#streams.size === 0) return;
+    if (change.kind === 'approval') {
+      this.#history.push(`${change.systemId}\n${change.approvalId}`, {
+        ...(change.lastModified === undefined ? {} : { lastModified: change.lastModified }),
+        applied: change.applied,
+        at: change.at,
+      });
+    }
+    if (change.kind === 'task' && change.taskId !== undefined && change.event !== undefined) {
+      this.#timelines.push(change.taskId, change.event);
+    }
     const systemId = 'systemId' in change ? change.systemId : undefined;
-    this.#pending.set(`${change.kind}\n${systemId ?? ''}`, {
-      kind: change.kind,
-      ...(systemId === undefined ? {} : { systemId }),
-    });
-    this.#flush ??= setTimeout(() => this.#send(), COALESCE_MS).unref();
+    this.#queue({ kind: change.kind, ...(systemId === undefined ? {} : { systemId }) }, COALESCE_MS);
   }
 
-  #record(change: Extract<StoreChange, { kind: 'approval' }>): void {
-    const key = `${change.systemId}\n${change.approvalId}`;
-    const writes = this.#history.get(key) ?? [];
-    // Re-inserted, so the map's first key is the approval written longest ago: the one to forget first.
-    this.#history.delete(key);
-    this.#history.set(key, writes);
-    writes.push({
-      ...(change.lastModified === undefined ? {} : { lastModified: change.lastModified }),
-      applied: change.applied,
-      at: change.at,
-    });
-    if (writes.length > HISTORY_PER_APPROVAL) writes.shift();
-    if (this.#history.size > HISTORY_APPROVALS) {
-      this.#oldest ??= this.#history.keys();
-      this.#history.delete(this.#oldest.next().value as string);
-    }
+  #faulted(event: FaultEvent): void {
+    // A hit only changes a count; a fault added, removed or spent changes what is in force, to show at once.
+    this.#queue({ kind: 'faults' }, event.type === 'applied' ? QUIET_MS : COALESCE_MS);
+  }
+
+  #queue(change: LiveEvent['changes'][number], within: number): void {
+    if (this.#streams.size === 0) return;
+    this.#pending.set(`${change.kind}\n${change.systemId ?? ''}`, change);
+    if (within === COALESCE_MS) this.#flush ??= setTimeout(() => this.#send(), within).unref();
+    else this.#quiet ??= setTimeout(() => this.#send(), within).unref();
   }
 
   #send(): void {
+    clearTimeout(this.#flush);
+    clearTimeout(this.#quiet);
     this.#flush = undefined;
+    this.#quiet = undefined;
+    if (this.#pending.size === 0) return;
     const event: LiveEvent = { changes: [...this.#pending.values()] };
     this.#pending.clear();
     const frame = `data: ${JSON.stringify(event)}\n\n`;

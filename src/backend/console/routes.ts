@@ -2,12 +2,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { EncryptedCredentials } from '../../api/index.js';
 import { toIssues } from '../../errors.js';
+import type { ConnectorActivity } from '../activity/index.js';
 import type { AdminOperations } from '../admin/operations.js';
 import { ServiceError } from '../errors.js';
 import type { FaultInjector } from '../faults/injector.js';
 import { isAdminToken } from '../http/auth.js';
-import type { Store } from '../store/index.js';
+import type { ApprovalRecord, Store, TaskInfo, UserRecord } from '../store/index.js';
 import type { PageAssets } from './assets.js';
+import { APPROVALS_PER_PAGE, MAX_COMMENT_CHARS } from './limits.js';
 import type { ConsoleLive } from './live.js';
 import { type ConsoleSessions, checkOrigin } from './sessions.js';
 
@@ -20,10 +22,24 @@ export interface ConsoleRouteContext {
   now: () => number;
   operations: AdminOperations;
   faults: FaultInjector;
+  activity: ConnectorActivity;
   adminToken: string;
   sessions: ConsoleSessions;
   live: ConsoleLive;
+  /** Demo sign-ins of each system's approvers, which the page offers to fill in. */
+  demoSignIns: ReadonlyMap<string, readonly DemoSignIn[]>;
   assets: PageAssets;
+}
+
+/**
+ * An approver's sign-in in a simulated source (`npm start`'s), which the console offers to fill in on an action, so
+ * that a first approval needs no terminal. Only for demo accounts: the page shows them to whoever is signed in.
+ */
+export interface DemoSignIn {
+  /** The approver's id, as approvals name it. */
+  approver: string;
+  username: string;
+  password: string;
 }
 
 /** The most approvals one page of the console shows. */
@@ -34,13 +50,17 @@ const Schemas = {
   approvals: z.object({
     resolved: z.enum(['true', 'false']).optional(),
     search: z.string().max(200).optional(),
-    limit: z.coerce.number().int().min(1).max(MAX_APPROVALS_SHOWN).default(50),
+    limit: z.coerce.number().int().min(1).max(MAX_APPROVALS_SHOWN).default(APPROVALS_PER_PAGE),
+    offset: z.coerce.number().int().min(0).default(0),
   }),
   // Credentials only ever come sealed: the console never hands the backend plain ones.
   task: z.strictObject({
     type: z.string().min(1),
     approvalId: z.string().min(1),
-    approveComments: z.string().optional(),
+    approveComments: z
+      .string()
+      .max(MAX_COMMENT_CHARS, `must be at most ${MAX_COMMENT_CHARS} characters`)
+      .optional(),
     sealedCredentials: EncryptedCredentials.optional(),
   }),
   leases: z.strictObject({ systemId: z.string().min(1).optional() }),
@@ -62,7 +82,7 @@ function param(request: FastifyRequest, name: string): string {
  * the admin API's shape.
  */
 export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteContext): void {
-  const { store, operations: ops, faults, sessions, live, assets } = ctx;
+  const { store, operations: ops, faults, activity, sessions, live, assets } = ctx;
   const now = () => new Date(ctx.now()).toISOString();
   const sessionOf = new WeakMap<FastifyRequest, string>();
 
@@ -124,6 +144,8 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
           connector: store.connectors.get(system.id),
           templates: store.templates.list(system.id),
           state: store.states.get(system.id),
+          health: activity.health(system.id),
+          demoSignIns: ctx.demoSignIns.get(system.id) ?? [],
           now: now(),
         };
       });
@@ -135,13 +157,25 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
           resolved: query.resolved === undefined ? undefined : query.resolved === 'true',
           search: query.search,
           limit: query.limit,
+          offset: query.offset,
         });
         return {
           total,
-          approvals: approvals.map((approval) => ({
-            ...approval,
-            history: live.history(system.id, approval.id),
-          })),
+          offset: query.offset,
+          approvals: approvals.map((approval) => shown(system, approval)),
+        };
+      });
+
+      api.get('/systems/:systemId/approvals/:approvalId', async (request) => {
+        const system = store.systems.get(param(request, 'systemId'));
+        const approval = store.approvals.find(system.id, param(request, 'approvalId'));
+        if (approval === undefined) throw ServiceError.notFound('approvals', param(request, 'approvalId'));
+        return {
+          approval: shown(system, approval),
+          tasks: store.tasks
+            .listByApproval(system.id, approval.id)
+            .map((task) => ({ ...task, timeline: live.timeline(task.id) })),
+          now: now(),
         };
       });
 
@@ -149,12 +183,31 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
         now: now(),
         tasks: ops.listTasks(param(request, 'systemId')),
       }));
-      api.post('/systems/:systemId/tasks', async (request) =>
-        ops.createTask({ systemId: param(request, 'systemId'), ...parse(Schemas.task, request.body) }),
-      );
+      api.post('/systems/:systemId/tasks', async (request) => {
+        const systemId = param(request, 'systemId');
+        const body = parse(Schemas.task, request.body);
+        // An action on a resolved approval, or beside one still on its way, can only end as already answered.
+        const approval = store.approvals.find(systemId, body.approvalId, 'shallow');
+        if (approval?.resolved === true) {
+          throw ServiceError.conflict(
+            `approval ${body.approvalId} is resolved already: there is nothing to act on`,
+          );
+        }
+        const inFlight = store.tasks.listByApproval(systemId, body.approvalId).find(isInFlight);
+        if (inFlight !== undefined) {
+          throw ServiceError.conflict(
+            `approval ${body.approvalId} has a task on its way (${inFlight.type}, ${inFlight.status}): wait for its result`,
+          );
+        }
+        return ops.createTask({ systemId, ...body });
+      });
 
       api.get('/faults', async () => faults.list());
-      api.post('/faults', async (request) => faults.inject(request.body as never));
+      api.post('/faults', async (request) => {
+        const rule = request.body as { systemId?: unknown } | undefined;
+        if (typeof rule?.systemId === 'string') store.systems.get(rule.systemId);
+        return faults.inject(request.body as never);
+      });
       api.delete('/faults', async () => {
         faults.clear();
         return { status: 'success' };
@@ -169,4 +222,23 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
     },
     { prefix: `${CONSOLE_PREFIX}/api` },
   );
+
+  /** An approval as the console shows it: with its recent writes, and its approver as the organization knows them. */
+  function shown(system: { id: string; orgId: string }, approval: ApprovalRecord) {
+    return {
+      ...approval,
+      history: live.history(system.id, approval.id),
+      approverUser: approverOf(system, approval.approver),
+    };
+  }
+
+  function approverOf(system: { id: string; orgId: string }, approver: string): UserRecord | undefined {
+    const mapping = store.mappings.findBySystemUser(system.id, approver);
+    const user = store.users.find(mapping?.userId ?? approver);
+    return user?.orgId === system.orgId ? user : undefined;
+  }
+}
+
+function isInFlight(task: TaskInfo): boolean {
+  return task.status !== 'completed';
 }

@@ -24,6 +24,8 @@ const sameText = (a: string, b: string) =>
 export class ConsoleSessions {
   /** Login tokens by their SHA-256, with when each stops working (on the monotonic clock, not the store's). */
   readonly #loginTokens = new Map<string, number>();
+  /** Login tokens spent, by their SHA-256, kept until they would have expired: to say why a link no longer works. */
+  readonly #spent = new Map<string, number>();
   /** Sessions by the SHA-256 of their cookie, oldest first. */
   readonly #sessions = new Map<string, Session>();
 
@@ -32,6 +34,7 @@ export class ConsoleSessions {
   /** A new one-time login token: it opens one session, once, within {@link LOGIN_LINK_TTL_MS}. */
   issueLoginToken(): string {
     const token = randomBytes(32).toString('base64url');
+    this.#forgetPast();
     this.#loginTokens.set(digest(token), performance.now() + LOGIN_LINK_TTL_MS);
     return token;
   }
@@ -44,11 +47,16 @@ export class ConsoleSessions {
     const hash = digest(token);
     const expiresAt = this.#loginTokens.get(hash);
     this.#loginTokens.delete(hash);
-    const valid = expiresAt !== undefined ? expiresAt > performance.now() : sameText(token, this.adminToken);
-    if (!valid) {
+    if (expiresAt !== undefined) {
+      if (expiresAt <= performance.now())
+        throw new ServiceError('Unauthorized', 'the login link has expired: a link works for an hour');
+      this.#spent.set(hash, expiresAt);
+    } else if (this.#spent.has(hash)) {
+      throw new ServiceError('Unauthorized', 'the login link has been used already: a link signs in once');
+    } else if (!sameText(token, this.adminToken)) {
       throw new ServiceError(
         'Unauthorized',
-        'the login link has been used or has expired, and the token is not the admin token',
+        'this is neither a login link of this backend nor its admin token (links end when the backend restarts)',
       );
     }
     const id = randomBytes(32).toString('base64url');
@@ -88,6 +96,14 @@ export class ConsoleSessions {
       'set-cookie',
       `${cookieName(request)}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`,
     );
+  }
+
+  /** Forgets the login tokens, unused or spent, an hour after their own hour has passed. */
+  #forgetPast(): void {
+    const before = performance.now() - LOGIN_LINK_TTL_MS;
+    for (const tokens of [this.#loginTokens, this.#spent]) {
+      for (const [hash, expiresAt] of tokens) if (expiresAt <= before) tokens.delete(hash);
+    }
   }
 
   /** Whether the session (by the id {@link require} answered) still exists. */

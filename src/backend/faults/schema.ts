@@ -32,6 +32,11 @@ export const FaultRule = z.strictObject({
    * Default: any v1 or v2 path. Example: `/v2/rawapprovals/:approvalId`, `/v1/*`.
    */
   path: z.string().startsWith('/').optional(),
+  /**
+   * Only requests made with this system's connector token. Default: every request, whoever makes it. A scoped fault
+   * reads the request's token to know its system; requests without one, or with another's, pass.
+   */
+  systemId: z.string().min(1).optional(),
   /** How many matching requests it applies to. Default: 1. */
   times: z.int().min(1).default(1),
   fault: FaultAction,
@@ -39,8 +44,9 @@ export const FaultRule = z.strictObject({
 export type FaultRuleInput = z.input<typeof FaultRule>;
 export type FaultRule = z.output<typeof FaultRule>;
 
-/** An injected fault and how many more requests it applies to. */
+/** An injected fault, how many more requests it applies to, and how many it has applied to. */
 export interface FaultInfo extends Omit<FaultRule, 'times'> {
   id: number;
   remaining: number;
+  hits: number;
 }

@@ -6,6 +6,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import { type ConnectorActivity, registerActivityHook } from '../activity/index.js';
 import type { AdminOperations } from '../admin/operations.js';
 import { registerAdminRoutes } from '../admin/routes.js';
 import { ServiceError } from '../errors.js';
@@ -29,6 +30,8 @@ export interface ServerOptions extends ServiceContext {
   logger: Logger;
   adminToken: string;
   operations: AdminOperations;
+  /** Where the connectors' requests are recorded as they end, for the console's health view. */
+  activity: ConnectorActivity;
 }
 
 const INTERNAL_ERROR = new ServiceError('Internal Server Error', 'the request could not be handled');
@@ -85,7 +88,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('onRequest', async (request) => {
     if (headBytes(request.raw) > MAX_HEAD_BYTES) throw headersTooLarge();
   });
-  registerFaultHook(app, options.faults, options.pending);
+  registerFaultHook(app, options.faults, options.pending, options.activity);
+  registerActivityHook(app, options.activity);
 
   app.setErrorHandler((error, request, reply) => {
     const serviceError = toServiceError(error);

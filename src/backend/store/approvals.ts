@@ -29,6 +29,8 @@ export interface ApprovalBrowseQuery {
   search?: string | undefined;
   /** The most approvals answered. */
   limit: number;
+  /** How many of the newest matches to skip, for the next pages. Default: 0. */
+  offset?: number | undefined;
 }
 
 export interface ApprovalListQuery {
@@ -143,9 +145,10 @@ export class Approvals {
       ...params,
     );
     const rows = db.all<Row>(
-      `SELECT ${COLUMNS} WHERE ${condition} ORDER BY last_modified DESC, id DESC LIMIT ?`,
+      `SELECT ${COLUMNS} WHERE ${condition} ORDER BY last_modified DESC, id DESC LIMIT ? OFFSET ?`,
       ...params,
       query.limit,
+      query.offset ?? 0,
     );
     return { approvals: rows.map((row) => toRecord(row, 'full')), total: total?.total ?? 0 };
   }

@@ -11,11 +11,31 @@ export type StoreChange =
       /** When the write came, on the store's clock (ISO 8601). */
       at: string;
     }
-  /** A task of the system changed; `systemId` is absent when leases ended across systems. */
-  | { kind: 'task'; systemId: string | undefined }
+  /**
+   * A task of the system changed; `systemId` is absent when leases ended across systems. `taskId` and `event` say
+   * which task and what happened to it, for a timeline.
+   */
+  | { kind: 'task'; systemId: string | undefined; taskId?: string; event?: TaskEvent }
   | { kind: 'connector' | 'state' | 'templates'; systemId: string }
   /** Organizations, systems, users or user mappings. */
   | { kind: 'directory' };
+
+/** Something that happened to a task, as its timeline shows it. */
+export interface TaskEvent {
+  /**
+   * `created`; `delivered` by Get task (with a lease until `leaseExpiresAt`, or without one under the duplicate
+   * delivery fault); `leaseEnded` early (expired by an operation); `completed` by the connector's result.
+   */
+  type: 'created' | 'delivered' | 'leaseEnded' | 'completed';
+  /** When, on the store's clock (ISO 8601). */
+  at: string;
+  /** On `delivered`: which delivery it was, from 1. */
+  delivery?: number;
+  /** On `delivered`: when its lease ends; absent when it was handed out without one. */
+  leaseExpiresAt?: string;
+  /** On `completed`: the result's status. */
+  resultStatus?: string;
+}
 
 export type StoreChangeListener = (change: StoreChange) => void;
 

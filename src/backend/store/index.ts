@@ -13,7 +13,7 @@ import { hashToken, Tokens } from './tokens.js';
 import { Users } from './users.js';
 
 export type { ApprovalBrowseQuery, ApprovalChange, ApprovalListQuery, ApprovalRecord } from './approvals.js';
-export type { StoreChange, StoreChangeListener, StoreChanges } from './changes.js';
+export type { StoreChange, StoreChangeListener, StoreChanges, TaskEvent } from './changes.js';
 export type { ConnectorChange, ConnectorRecord } from './connectors.js';
 export type { NewMapping, UserMappingRecord } from './mappings.js';
 export type { NewOrganization, Organization } from './organizations.js';

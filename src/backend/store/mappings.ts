@@ -40,6 +40,16 @@ export class UserMappings {
       .map(copy);
   }
 
+  /** The mapping of the system's user `systemUserId`: who that is in the organization. */
+  findBySystemUser(systemId: string, systemUserId: string): UserMappingRecord | undefined {
+    const row = this.ctx.db.get<UserMappingRecord>(
+      `${SELECT} WHERE system_id = ? AND system_user_id = ?`,
+      systemId,
+      systemUserId,
+    );
+    return row === undefined ? undefined : copy(row);
+  }
+
   find(systemId: string, userId: string): UserMappingRecord | undefined {
     const row = this.ctx.db.get<UserMappingRecord>(
       `${SELECT} WHERE system_id = ? AND user_id = ?`,

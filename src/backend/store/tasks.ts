@@ -150,7 +150,12 @@ export class Tasks {
       now,
       now,
     );
-    this.ctx.changed({ kind: 'task', systemId: input.systemId });
+    this.ctx.changed({
+      kind: 'task',
+      systemId: input.systemId,
+      taskId: id,
+      event: { type: 'created', at: iso(now) },
+    });
     return this.info(id) as TaskInfo;
   }
 
@@ -167,7 +172,17 @@ export class Tasks {
       hold ? now + leaseMs : now,
       row.id,
     );
-    this.ctx.changed({ kind: 'task', systemId });
+    this.ctx.changed(() => ({
+      kind: 'task',
+      systemId,
+      taskId: row.id,
+      event: {
+        type: 'delivered',
+        at: iso(now),
+        delivery: row.deliveries + 1,
+        ...(hold ? { leaseExpiresAt: iso(now + leaseMs) } : {}),
+      },
+    }));
     const approval = this.approvals.find(systemId, row.approvalId, 'full');
     const task: WireTask = {
       id: row.id,
@@ -183,13 +198,19 @@ export class Tasks {
     const row = this.#row(taskId);
     if (row === undefined || row.systemId !== systemId) throw ServiceError.notFound('tasks', taskId);
     if (row.state === 'completed') throw ServiceError.conflict(`task ${taskId} is already completed`);
+    const now = this.ctx.now();
     this.ctx.db.run(
       "UPDATE tasks SET state = 'completed', result = ?, completed_at = ? WHERE id = ?",
       JSON.stringify(result),
-      this.ctx.now(),
+      now,
       taskId,
     );
-    this.ctx.changed({ kind: 'task', systemId });
+    this.ctx.changed({
+      kind: 'task',
+      systemId,
+      taskId,
+      event: { type: 'completed', at: iso(now), resultStatus: result.status },
+    });
   }
 
   /** Ends leases now, so the tasks are offered again: one task, a system's, or every one. */
@@ -205,17 +226,27 @@ export class Tasks {
       params.push(filter.systemId);
     }
     const now = this.ctx.now();
-    const expired = this.ctx.db.run(
+    const ended = this.ctx.db.all<{ id: string; systemId: string }>(
+      `SELECT id, system_id AS systemId FROM tasks WHERE ${where.join(' AND ')} AND available_at > ?`,
+      ...params,
+      now,
+    );
+    if (ended.length === 0) return 0;
+    this.ctx.db.run(
       `UPDATE tasks SET available_at = ? WHERE ${where.join(' AND ')} AND available_at > ?`,
       now,
       ...params,
       now,
     );
-    if (expired > 0) {
-      const systemId = filter.taskId === undefined ? filter.systemId : this.#row(filter.taskId)?.systemId;
-      this.ctx.changed({ kind: 'task', systemId });
+    for (const task of ended) {
+      this.ctx.changed({
+        kind: 'task',
+        systemId: task.systemId,
+        taskId: task.id,
+        event: { type: 'leaseEnded', at: iso(now) },
+      });
     }
-    return expired;
+    return ended.length;
   }
 
   info(taskId: string): TaskInfo | undefined {
@@ -243,6 +274,17 @@ export class Tasks {
   list(systemId: string): TaskInfo[] {
     return this.ctx.db
       .all<{ id: string }>('SELECT id FROM tasks WHERE system_id = ? ORDER BY seq', systemId)
+      .map((row) => this.info(row.id) as TaskInfo);
+  }
+
+  /** The tasks of one approval, oldest first. */
+  listByApproval(systemId: string, approvalId: string): TaskInfo[] {
+    return this.ctx.db
+      .all<{ id: string }>(
+        'SELECT id FROM tasks WHERE system_id = ? AND approval_id = ? ORDER BY seq',
+        systemId,
+        approvalId,
+      )
       .map((row) => this.info(row.id) as TaskInfo);
   }
 

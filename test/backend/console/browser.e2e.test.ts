@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCredentials, toBase64 } from '../../../src/api/index.js';
 import { startReferenceBackend } from '../../../src/backend/index.js';
 import { call } from '../helpers.js';
-import { launchBrowser, openPage, screenshots } from './support/browser.js';
+import { launchBrowser, openPage, screenshots, WIDTHS } from './support/browser.js';
 import { type RunningConnector, startConnector } from './support/running-connector.js';
 
 // The console in a real browser (Debian's Chromium driven by playwright-core), against a running connector.
@@ -48,12 +48,21 @@ async function signedIn(rc: RunningConnector): Promise<{ page: Page; errors: str
 
 const card = (page: Page, approvalId: string) => page.locator(`article[data-approval-id="${approvalId}"]`);
 
-/** Waits until the first task shown on the approval's card has this status and result. */
-async function taskShows(page: Page, approvalId: string, status: string, result: string): Promise<void> {
-  const task = card(page, approvalId).locator('li[data-task-id]').first();
-  await task.locator('.task-status', { hasText: status }).waitFor();
-  await task.locator('.task-result', { hasText: result }).waitFor();
+/** Opens the approval's action form in the list (its *Act* button), and answers the row. */
+async function act(page: Page, approvalId: string) {
+  const row = card(page, approvalId);
+  await row.getByRole('button', { name: 'Act' }).click();
+  return row;
 }
+
+/** Waits until the last task shown on the approval's row has this status. */
+async function taskShows(page: Page, approvalId: string, status: string): Promise<void> {
+  await card(page, approvalId).locator('.row-task .task-status', { hasText: status }).waitFor();
+}
+
+/** Whether the page is wider than the window: something a phone's reader would have to scroll sideways to. */
+const scrollsSideways = (page: Page) =>
+  page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
 
 describe('the console in a browser', { timeout: 60_000 }, () => {
   it('shows an approval a running connector pushes, as it arrives, with the connector’s template', async () => {
@@ -89,21 +98,34 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
     const arrived = card(page, 'PR-7');
     await arrived.waitFor();
-    expect(await arrived.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
-    expect(await arrived.locator('.rendered-subtitle').textContent()).toBe('for ada');
-    expect(await arrived.locator('.fields dt').allTextContents()).toEqual(['Amount']);
-    expect(await arrived.locator('.fields dd').allTextContents()).toEqual(['940']);
-    const raw = card(page, 'RAW-1');
-    expect(await raw.locator('.rendered').count()).toBe(0);
-    expect(await raw.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
+    // A row each, titled by the template, with the approval's id; no form until Act is pressed.
+    expect(await arrived.locator('.row-title').textContent()).toBe('Detail: Standing desks');
+    expect(await arrived.locator('textarea').isVisible()).toBe(false);
+    expect(await card(page, 'RAW-1').locator('.row-title').textContent()).toBe('RAW-1');
     // What a source sent is shown as text, never run or rendered as markup.
     const hostile = card(page, 'PR-8');
-    expect(await hostile.locator('.rendered-title').textContent()).toBe(
+    expect(await hostile.locator('.row-title').textContent()).toBe(
       'Detail: <img src=x onerror="document.title=1">Chairs',
     );
     expect(await hostile.locator('img, b').count()).toBe(0);
-    expect(await page.title()).toBe('Console · reference backend');
+    expect(await page.title()).toMatch(/^Approvals · .+ · Console · reference backend$/);
     await screenshots(page, 'approval-arrives');
+
+    // Its own page, at its own address: the template renders it, label and value.
+    await arrived.getByRole('link', { name: 'Detail: Standing desks' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Detail: Standing desks' }).waitFor();
+    expect(page.url()).toBe(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/PR-7`);
+    expect(await page.locator('.rendered-title').textContent()).toBe('Detail: Standing desks');
+    expect(await page.locator('.rendered-subtitle').textContent()).toBe('for ada');
+    expect(await page.locator('.rendered .fields dt').allTextContents()).toEqual(['Amount']);
+    expect(await page.locator('.rendered .fields dd').allTextContents()).toEqual(['940']);
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/RAW-1`);
+    await page.getByRole('heading', { level: 1, name: 'RAW-1' }).waitFor();
+    expect(await page.locator('.rendered').count()).toBe(0);
+    expect(await page.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/PR-8`);
+    await page.locator('.rendered-title').waitFor();
+    expect(await page.locator('.approval-page img, .approval-page b').count()).toBe(0);
     expect(errors).toEqual([]);
   });
 
@@ -113,19 +135,26 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await rc.sync();
     const { page, errors } = await signedIn(rc);
 
-    // From the keyboard: the comments, then Tab to Approve and Enter.
-    await card(page, 'PR-1').getByLabel('Comments').fill('within budget');
+    // From the keyboard: Act opens the form with the focus in the comments, then Tab to Approve and Enter.
+    await card(page, 'PR-1').getByRole('button', { name: 'Act' }).press('Enter');
+    expect(await page.evaluate('document.activeElement.name')).toBe('comments');
+    await page.keyboard.type('within budget');
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Approve');
     await page.keyboard.press('Enter');
-    await taskShows(page, 'PR-1', 'done', 'success');
+    await taskShows(page, 'PR-1', 'succeeded');
     expect(rc.ran).toEqual([{ type: 'approve', approvalId: 'PR-1', comments: 'within budget' }]);
+    // The focus stays on what the action did, not on the page's body.
+    expect(await page.evaluate('document.activeElement.getAttribute("role")')).toBe('status');
+    // The source has not resolved it yet: the page says why it still waits.
+    await card(page, 'PR-1').getByText('the approval resolves at its next sync').waitFor();
     await screenshots(page, 'approved');
 
     await page.getByRole('link', { name: 'Tasks' }).click();
     const row = page.locator('tr[data-task-id]');
-    await row.locator('.task-status', { hasText: 'done' }).waitFor();
+    await row.locator('.task-status', { hasText: 'succeeded' }).waitFor();
     expect(await row.locator('.task-result').textContent()).toContain('success');
+    expect(await row.textContent()).toContain('within budget');
     await screenshots(page, 'tasks');
 
     await page.getByRole('link', { name: 'State' }).click();
@@ -164,11 +193,11 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
 
       const username = 'console-user-4711';
       const password = 'correct horse battery staple';
-      const form = card(page, 'PR-2');
+      const form = await act(page, 'PR-2');
       await form.getByLabel('Username').fill(username);
       await form.getByLabel('Password').fill(password);
       await form.getByRole('button', { name: 'Approve' }).click();
-      await taskShows(page, 'PR-2', 'done', 'success');
+      await taskShows(page, 'PR-2', 'succeeded');
       await screenshots(page, 'credentials');
 
       expect(rc.ran).toEqual([
@@ -198,6 +227,44 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     }
   });
 
+  it('names the approver as the organization’s user, and fills in their demo sign-in with one click', async () => {
+    const rc = await connector({ authRequired: true });
+    const orgId = rc.backend.systemOfToken(rc.token)!.orgId;
+    const user = rc.backend.createUser(orgId, {
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+    await call(rc.backend, 'POST', `/v1/systems/${rc.systemId}/usermappings/bulk`, {
+      token: rc.backend.createManagementToken(orgId),
+      body: [{ userId: user.id, systemUserId: 'ada' }],
+    });
+    rc.backend.setConsoleDemoSignIns(rc.systemId, [
+      { approver: 'ada', username: 'ada.demo', password: 'demo-pw' },
+    ]);
+    rc.source.put('PR-14', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+
+    const row = card(page, 'PR-14');
+    await row.getByText('Ada Lovelace').waitFor();
+    const form = await act(page, 'PR-14');
+    await form.getByRole('button', { name: 'Fill in ada.demo’s demo sign-in' }).click();
+    expect(await form.getByLabel('Username').inputValue()).toBe('ada.demo');
+    await form.getByRole('button', { name: 'Approve' }).click();
+    await taskShows(page, 'PR-14', 'succeeded');
+    expect(rc.ran).toEqual([
+      {
+        type: 'approve',
+        approvalId: 'PR-14',
+        comments: '',
+        credentials: { username: 'ada.demo', password: 'demo-pw' },
+      },
+    ]);
+    await screenshots(page, 'demo-sign-in');
+    expect(errors).toEqual([]);
+  });
+
   it('seals to the key the connector holds when Approve is clicked, and warns before that key expires', async () => {
     const rc = await connector({ authRequired: true });
     rc.source.put('PR-4', '2026-05-01T10:00:00.000Z');
@@ -221,7 +288,9 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await screenshots(page, 'key-warning');
     await page.getByRole('link', { name: 'Connector' }).click();
     await page.getByText(publicKey, { exact: true }).first().waitFor();
-    expect(await page.locator('.fields').textContent()).toContain('approvereject');
+    expect(await page.locator('[aria-labelledby="registration-title"] .fields').textContent()).toContain(
+      'approvereject',
+    );
     await screenshots(page, 'connector');
     await page.getByRole('link', { name: 'Approvals' }).click();
 
@@ -230,12 +299,17 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
       if (request.method() === 'POST' && request.url().endsWith('/tasks'))
         sent.push(request.postData() ?? '');
     });
-    await card(page, 'PR-4').getByLabel('Password').fill('s3cret');
-    await card(page, 'PR-4').getByRole('button', { name: 'Approve' }).click();
-    await card(page, 'PR-4').locator('li[data-task-id]').waitFor();
+    const form = await act(page, 'PR-4');
+    await form.getByLabel('Username').fill('ada');
+    await form.getByLabel('Password').fill('s3cret');
+    await form.getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-4').locator('.row-task').waitFor();
     const { sealedCredentials } = JSON.parse(sent[0] ?? '{}');
     expect(sealedCredentials.publicKey).toBe(publicKey);
-    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({ username: '', password: 's3cret' });
+    expect(openCredentials(sealedCredentials, pair.secretKey)).toEqual({
+      username: 'ada',
+      password: 's3cret',
+    });
     expect(errors).toEqual([]);
   });
 
@@ -254,15 +328,21 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     // The action waits until the task has been delivered again, so that the duplicate cannot come too late.
     const release = rc.hold();
     await page.goBack();
-    await card(page, 'PR-3').getByRole('button', { name: 'Approve' }).click();
-    await card(page, 'PR-3').locator('li[data-task-id]').waitFor();
+    await (await act(page, 'PR-3')).getByRole('button', { name: 'Approve' }).click();
+    await card(page, 'PR-3').locator('.row-task').waitFor();
     const [task] = rc.backend.listTasks(rc.systemId);
     await expect.poll(() => rc.backend.getTask(task!.id)?.deliveries, { timeout: 10_000 }).toBeGreaterThan(1);
     release();
 
-    await taskShows(page, 'PR-3', 'done', 'success');
-    const deliveries = await card(page, 'PR-3').locator('li[data-task-id]').textContent();
-    expect(Number(deliveries?.match(/(\d+) deliveries/)?.[1])).toBeGreaterThan(1);
+    await taskShows(page, 'PR-3', 'succeeded');
+    await card(page, 'PR-3').getByRole('link', { name: 'PR-3' }).click();
+    const shown = page.locator('article.task');
+    await shown.locator('.task-status', { hasText: 'succeeded' }).waitFor();
+    expect(Number((await shown.textContent())?.match(/(\d+) deliveries/)?.[1])).toBeGreaterThan(1);
+    // Each delivery is in the timeline, the duplicate one without a lease.
+    expect(
+      await shown.locator('li[data-event="delivered"]', { hasText: 'without a lease' }).count(),
+    ).toBeGreaterThan(0);
     expect(rc.ran).toHaveLength(1);
     await screenshots(page, 'delivered-twice');
     expect(errors).toEqual([]);
@@ -302,6 +382,235 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     }
   });
 
+  it('shows a fault in a banner on every page and in its system’s health, limited to one system, until it is off or spent', async () => {
+    const rc = await connector();
+    rc.source.put('PR-6', '2026-05-01T10:00:00.000Z');
+    await rc.sync();
+    const heard: string[] = [];
+    rc.backend.faults.subscribe((event) => heard.push(event.type));
+    const { page, errors } = await signedIn(rc);
+    const banner = page.locator('.fault-banner');
+    expect(await banner.isVisible()).toBe(false);
+
+    await page.getByRole('link', { name: 'Faults' }).click();
+    await page.locator(`#server-error-system option[value="${rc.systemId}"]`).waitFor({ state: 'attached' });
+    // The fields are a form's: a status the switch does not take is refused in the page, and nothing is sent.
+    await page.locator('#server-error-number').fill('404');
+    await page.getByRole('button', { name: 'Server error (5xx): switch' }).click();
+    expect(await page.locator('#server-error-number:invalid').count()).toBe(1);
+    expect(rc.backend.faults.list()).toEqual([]);
+    await page.locator('#server-error-number').fill('503');
+
+    await page.locator('#server-error-system').selectOption(rc.systemId);
+    await page.getByRole('button', { name: 'Server error (5xx): switch' }).click();
+    await page.locator('#server-error-switch[aria-pressed="true"]').waitFor();
+    expect(rc.backend.faults.list()).toMatchObject([{ systemId: rc.systemId, fault: { status: 503 } }]);
+    // The running connector meets it at its next poll: the banner counts the requests it answered.
+    await banner.getByText(/applied [1-9]\d* times?/).waitFor();
+    expect(await banner.textContent()).toContain('503');
+    expect(await banner.textContent()).toMatch(/for .+ only/);
+    await screenshots(page, 'fault-banner');
+
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/connector`);
+    await page.locator('[data-health="failures"]', { hasText: '503:' }).waitFor();
+    await page.locator('[data-health="poll"]', { hasText: 'failed 503' }).waitFor();
+    expect(await banner.isVisible()).toBe(true);
+    await screenshots(page, 'health');
+
+    await page.getByRole('link', { name: 'Faults' }).click();
+    await page.getByRole('button', { name: 'Server error (5xx): switch' }).click();
+    await banner.waitFor({ state: 'hidden' });
+
+    // A fault for three requests is spent by the connector's polls: the switch turns off without a reload.
+    await page.locator('#server-error-system').selectOption('');
+    await page.locator('#server-error-times').fill('3');
+    await page.getByRole('button', { name: 'Server error (5xx): switch' }).click();
+    await expect.poll(() => heard.filter((type) => type === 'spent').length).toBe(1);
+    await page.locator('#server-error-switch[aria-pressed="false"]').waitFor();
+    await banner.waitFor({ state: 'hidden' });
+    expect(rc.backend.faults.list()).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('shows a task that failed as failed, counts it, and filters on it through the address', async () => {
+    const backend = await startReferenceBackend();
+    try {
+      const tenant = backend.createTenant();
+      const token = tenant.connectorToken;
+      await call(backend, 'PATCH', '/v2/connector', { token, body: { taskTypes: ['approve'] } });
+      for (const id of ['PR-11', 'PR-12']) {
+        await call(backend, 'PUT', `/v2/rawapprovals/${id}`, {
+          token,
+          body: { approval: { schemaId: 'po', approver: 'ada', data: {} } },
+        });
+      }
+      const failed = backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PR-11' });
+      const succeeded = backend.createTask({
+        systemId: tenant.system.id,
+        type: 'approve',
+        approvalId: 'PR-12',
+      });
+      for (const [task, status] of [
+        [failed, 'systemError'],
+        [succeeded, 'success'],
+      ] as const) {
+        await call(backend, 'GET', '/v2/connector/tasks', { token });
+        await call(backend, 'PATCH', `/v2/connector/tasks/${task.id}`, {
+          token,
+          body: { taskResult: { status, meta: { note: `${status} here` } } },
+        });
+      }
+      const { page, errors } = await openPage(browser);
+      pages.push(page);
+      await page.goto(backend.createConsoleLink());
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+      await page.goto(`${backend.url}/console/#/systems/${tenant.system.id}/tasks`);
+      const row = (id: string) => page.locator(`tr[data-task-id="${id}"]`);
+      await row(failed.id).locator('.task-status', { hasText: 'failed' }).waitFor();
+      expect(await row(succeeded.id).locator('.task-status').textContent()).toBe('succeeded');
+      expect(await row(failed.id).locator('.task-result').textContent()).toContain('systemError');
+      await page.getByText('2 tasks: 1 failed, 0 on their way.').waitFor();
+
+      await page.getByLabel('Show').selectOption('failed');
+      expect(page.url()).toContain('/tasks?show=failed');
+      expect(await page.locator('tr[data-task-id]').count()).toBe(1);
+      await page.reload();
+      await row(failed.id).waitFor();
+      expect(await page.getByLabel('Show').inputValue()).toBe('failed');
+      expect(await page.locator('tr[data-task-id]').count()).toBe(1);
+      await screenshots(page, 'failed-task');
+
+      // And on its approval's page, with the result's meta.
+      await row(failed.id).getByRole('link', { name: 'PR-11' }).click();
+      const task = page.locator(`article.task[data-task-id="${failed.id}"]`);
+      await task.locator('.task-status', { hasText: 'failed' }).waitFor();
+      await task.locator('li[data-event="completed"]', { hasText: 'Failed' }).waitFor();
+      expect(await task.textContent()).toContain('systemError here');
+      await page.context().close();
+      expect(errors).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('finds an approval by its title, opens its page, and fills its timeline in live until it resolves', async () => {
+    const rc = await connector();
+    rc.source.put('PR-9', '2026-05-01T10:00:00.000Z', { data: { title: 'Ergonomic chairs', amount: 700 } });
+    rc.source.put('PR-10', '2026-05-01T11:00:00.000Z', { data: { title: 'Monitors', amount: 300 } });
+    await rc.sync();
+    const { page, errors } = await signedIn(rc);
+    await card(page, 'PR-10').waitFor();
+
+    await page.getByLabel('Search').fill('ergonomic');
+    await page.waitForURL(/approvals\?q=ergonomic$/);
+    await card(page, 'PR-10').waitFor({ state: 'detached' });
+    await page.reload();
+    await card(page, 'PR-9').waitFor();
+    expect(await page.getByLabel('Search').inputValue()).toBe('ergonomic');
+    expect(await page.locator('article[data-approval-id]').count()).toBe(1);
+
+    await page.getByRole('link', { name: 'Ergonomic chairs' }).click();
+    const heading = page.getByRole('heading', { level: 1, name: 'Ergonomic chairs' });
+    await heading.waitFor();
+    // The new view's heading has the focus, and names the page.
+    await expect.poll(() => page.evaluate('document.activeElement.tagName')).toBe('H1');
+    expect(await page.title()).toMatch(/^Ergonomic chairs · .+ · Console · reference backend$/);
+
+    const release = rc.hold();
+    await page.getByLabel('Comments').fill('for the new office');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    const timeline = page.locator('article.task .timeline');
+    await timeline.locator('li[data-event="created"]', { hasText: 'for the new office' }).waitFor();
+    await timeline.locator('li[data-event="delivered"]', { hasText: 'Delivery 1' }).waitFor();
+    // A task on its way closes the actions: a second one could only end as already answered.
+    expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    await screenshots(page, 'approval-timeline');
+    release();
+    await timeline.locator('li[data-event="completed"]', { hasText: 'Succeeded' }).waitFor();
+    await page.locator('article.task .task-status', { hasText: 'succeeded' }).waitFor();
+    await page.getByText('the approval resolves at its next sync').first().waitFor();
+
+    rc.source.put('PR-9', '2026-05-01T12:00:00.000Z', {
+      resolved: true,
+      data: { title: 'Ergonomic chairs' },
+    });
+    await rc.sync();
+    await page.locator('.approval-meta .badge', { hasText: 'resolved' }).waitFor();
+    await page.getByText('Resolved: there is nothing left to act on.').waitFor();
+    expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    expect(await page.getByText('resolves at its next sync').count()).toBe(0);
+    await screenshots(page, 'approval-resolved');
+    expect(errors).toEqual([]);
+  });
+
+  it('fits a phone’s width on every view, without scrolling sideways', async () => {
+    const rc = await connector({ authRequired: true });
+    rc.source.put('PR-13', '2026-05-01T10:00:00.000Z', {
+      data: { title: 'A title long enough to wrap on a phone’s narrow screen, twice over', amount: 1 },
+    });
+    await rc.sync();
+    rc.backend.createTask({
+      systemId: rc.systemId,
+      type: 'approve',
+      approvalId: 'PR-13',
+      credentials: { username: 'ada', password: 'x' },
+    });
+    rc.backend.faults.inject({ path: '/v2/connector/state', systemId: rc.systemId, fault: { type: 'drop' } });
+    const { page, errors } = await signedIn(rc);
+    await page.setViewportSize(WIDTHS.phone);
+    const base = `${rc.backend.url}/console/#`;
+    const views: [string, string][] = [
+      ['/', 'Organizations'],
+      ['/faults', 'Faults'],
+      [`/systems/${rc.systemId}/approvals`, 'System'],
+      [`/systems/${rc.systemId}/approvals/PR-13`, 'A title long enough'],
+      [`/systems/${rc.systemId}/tasks`, 'System'],
+      [`/systems/${rc.systemId}/connector`, 'System'],
+      [`/systems/${rc.systemId}/state`, 'System'],
+    ];
+    for (const [route, title] of views) {
+      await page.goto(`${base}${route}`);
+      await page
+        .getByRole('heading', { level: 1, name: title === 'System' ? undefined : title })
+        .first()
+        .waitFor();
+      await page.locator('main .panel').first().waitFor();
+      expect({ route, sideways: await scrollsSideways(page) }).toEqual({ route, sideways: false });
+    }
+    await page.goto(`${base}/systems/${rc.systemId}/tasks`);
+    await page.locator('tr[data-task-id]').waitFor();
+    await page.setViewportSize(WIDTHS.laptop);
+    await screenshots(page, 'phone-tasks');
+    expect(errors).toEqual([]);
+  });
+
+  it('says what is wrong in plain words, not in the backend’s', async () => {
+    const rc = await connector();
+    const { page, errors } = await signedIn(rc);
+    await page.goto(`${rc.backend.url}/console/#/systems/does-not-exist/approvals`);
+    await page.getByText('There is no system “does-not-exist”.').first().waitFor();
+    expect(await page.getByText('Failed to find the an item').count()).toBe(0);
+    expect(errors.filter((error) => !error.includes('404'))).toEqual([]);
+  });
+
+  it('says when the backend cannot be reached, in plain words', async () => {
+    const backend = await startReferenceBackend();
+    let closed = false;
+    try {
+      const { page, errors } = await openPage(browser);
+      pages.push(page);
+      await page.goto(backend.createConsoleLink());
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+      await backend.close();
+      closed = true;
+      await page.getByText(/The backend cannot be reached: nothing on this page is current/).waitFor();
+      await screenshots(page, 'disconnected');
+      expect(errors.filter((error) => !error.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
+    } finally {
+      if (!closed) await backend.close();
+    }
+  });
+
   it('signs in with its link once, keeps the token out of the address bar, and refuses a request without the cookie', async () => {
     const rc = await connector();
     const link = rc.backend.createConsoleLink();
@@ -321,7 +630,7 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     const second = await openPage(browser);
     pages.push(second.page);
     await second.page.goto(link);
-    await second.page.getByText('This login link has been used already, or has expired.').waitFor();
+    await second.page.getByText('The login link has been used already: a link signs in once').waitFor();
     expect(second.page.url()).toBe(`${rc.backend.url}/console/`);
     await screenshots(second.page, 'link-used');
     const refused = await second.page.evaluate(async () => {

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sealCredentials, toBase64 } from '../../../src/api/index.js';
 import { PageAssets } from '../../../src/backend/console/assets.js';
+import { MAX_COMMENT_CHARS } from '../../../src/backend/console/limits.js';
 import { HISTORY_APPROVALS, HISTORY_PER_APPROVAL } from '../../../src/backend/console/live.js';
 import type { ReferenceBackend, Tenant } from '../../../src/backend/index.js';
 import { call, type ManualClock, start } from '../helpers.js';
@@ -105,8 +106,21 @@ describe('signing in', () => {
     );
     expect(first.body).toEqual({ csrfToken: expect.stringMatching(/^[\w-]{43}$/) });
     const again = await call(backend, 'POST', '/console/api/session', { body: { token } });
-    expect(again).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+    expect(again).toMatchObject({
+      status: 401,
+      body: { error: { code: 'unauthorized', message: expect.stringContaining('used already') } },
+    });
     expect(again.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('says that a link this backend never issued was never valid', async () => {
+    const never = await call(backend, 'POST', '/console/api/session', {
+      body: { token: 'a-token-this-backend-never-issued' },
+    });
+    expect(never).toMatchObject({
+      status: 401,
+      body: { error: { message: expect.stringContaining('neither a login link of this backend') } },
+    });
   });
 
   it('refuses a link nobody opened within an hour, by the monotonic clock', async () => {
@@ -115,7 +129,7 @@ describe('signing in', () => {
     vi.advanceTimersByTime(60 * 60 * 1000);
     expect(await call(backend, 'POST', '/console/api/session', { body: { token } })).toMatchObject({
       status: 401,
-      body: { error: { code: 'unauthorized' } },
+      body: { error: { code: 'unauthorized', message: expect.stringContaining('expired') } },
     });
   });
 
@@ -339,6 +353,124 @@ describe('what the pages read', () => {
   });
 });
 
+describe('an approval’s own page', () => {
+  it('answers the approval with its approver as the organization knows them, and its tasks’ timelines', async () => {
+    const tenant = await tenantWithApprovals();
+    const ada = backend.createUser(tenant.organization.id, {
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+    await call(backend, 'POST', `/v1/systems/${tenant.system.id}/usermappings/bulk`, {
+      token: tenant.managementToken,
+      body: [{ userId: ada.id, systemUserId: 'ada' }],
+    });
+    const created = backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1' });
+    clock.advance(1_000);
+    await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+    backend.expireLeases({ taskId: created.id });
+    clock.advance(1_000);
+    await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+    await call(backend, 'PATCH', `/v2/connector/tasks/${created.id}`, {
+      token: tenant.connectorToken,
+      body: { taskResult: { status: 'systemError', meta: { reason: 'locked' } } },
+    });
+
+    const answer = await consoleCall(backend, session, 'GET', `/systems/${tenant.system.id}/approvals/PO-1`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.approval).toMatchObject({
+      id: 'PO-1',
+      approverUser: { id: ada.id, firstName: 'Ada' },
+    });
+    expect(answer.body.tasks).toHaveLength(1);
+    expect(answer.body.tasks[0]).toMatchObject({ id: created.id, result: { status: 'systemError' } });
+    const start = clock.now() - 2_000;
+    const at = (ms: number) => new Date(start + ms).toISOString();
+    expect(answer.body.tasks[0].timeline).toEqual([
+      { type: 'created', at: at(0) },
+      { type: 'delivered', at: at(1_000), delivery: 1, leaseExpiresAt: expect.any(String) },
+      { type: 'leaseEnded', at: at(1_000) },
+      { type: 'delivered', at: at(2_000), delivery: 2, leaseExpiresAt: expect.any(String) },
+      { type: 'completed', at: at(2_000), resultStatus: 'systemError' },
+    ]);
+    const missing = await consoleCall(backend, session, 'GET', `/systems/${tenant.system.id}/approvals/NOPE`);
+    expect(missing.status).toBe(404);
+  });
+
+  it('pages the list beyond its first 50', async () => {
+    const tenant = backend.createTenant();
+    await call(backend, 'PUT', '/v2/rawapprovals', {
+      token: tenant.connectorToken,
+      body: {
+        approvals: Array.from({ length: 55 }, (_, n) => ({
+          id: `P-${String(n).padStart(2, '0')}`,
+          schemaId: 'po',
+          approver: 'ada',
+          lastModified: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString(),
+        })),
+      },
+    });
+    const page = async (offset: number) =>
+      (await consoleCall(backend, session, 'GET', `/systems/${tenant.system.id}/approvals?offset=${offset}`))
+        .body;
+    const first = await page(0);
+    expect(first.total).toBe(55);
+    expect(first.approvals).toHaveLength(50);
+    const second = await page(50);
+    expect(second.approvals.map((approval: { id: string }) => approval.id)).toEqual([
+      'P-04',
+      'P-03',
+      'P-02',
+      'P-01',
+      'P-00',
+    ]);
+  });
+});
+
+describe('a system’s health', () => {
+  it('says when its connector last polled, pushed and saved its state, and its failures by status', async () => {
+    const tenant = await tenantWithApprovals();
+    const other = backend.createTenant();
+    backend.faults.inject({
+      systemId: tenant.system.id,
+      path: '/v2/connector/tasks',
+      times: 2,
+      fault: { type: 'status', status: 503 },
+    });
+    for (const token of [tenant.connectorToken, other.connectorToken]) {
+      await call(backend, 'GET', '/v2/connector/tasks', { token });
+    }
+    await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+    await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });
+    await call(backend, 'PUT', '/v2/connector/state', { token: tenant.connectorToken, body: { state: {} } });
+    await call(backend, 'PUT', '/v2/rawapprovals/PO-9', {
+      token: tenant.connectorToken,
+      body: { approval: { approver: 'ada' } },
+    });
+
+    const { health } = (await consoleCall(backend, session, 'GET', `/systems/${tenant.system.id}`)).body;
+    expect(health.lastPoll).toMatchObject({ method: 'GET', path: '/v2/connector/tasks', status: 200 });
+    expect(health.lastSync).toMatchObject({ path: '/v2/connector/state', status: 200 });
+    expect(health.lastPush).toMatchObject({ path: '/v2/rawapprovals/:approvalId', status: 400 });
+    expect(health.failuresByStatus).toEqual({ 400: 1, 503: 2 });
+    expect(health.recentFailures.map((failure: { injected: boolean }) => failure.injected)).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    const quiet = (await consoleCall(backend, session, 'GET', `/systems/${other.system.id}`)).body.health;
+    expect(quiet).toMatchObject({ lastPoll: { status: 200 }, failuresByStatus: {} });
+  });
+
+  it('refuses a fault scoped to a system that does not exist', async () => {
+    const answer = await consoleCall(backend, session, 'POST', '/faults', {
+      body: { systemId: 'no-such-system', fault: { type: 'drop' } },
+    });
+    expect(answer.status).toBe(404);
+    expect(backend.faults.list()).toEqual([]);
+  });
+});
+
 describe('creating a task', () => {
   it('creates one as an approver would, with comments', async () => {
     const tenant = await tenantWithApprovals();
@@ -346,6 +478,38 @@ describe('creating a task', () => {
       body: { type: 'approve', approvalId: 'PO-1', approveComments: 'fine' },
     });
     expect(answer).toMatchObject({ status: 200, body: { status: 'waiting', approveComments: 'fine' } });
+    expect(backend.listTasks(tenant.system.id)).toHaveLength(1);
+  });
+
+  it('refuses an action on a resolved approval, or beside a task still on its way, and an overlong comment', async () => {
+    const tenant = await tenantWithApprovals();
+    const path = `/systems/${tenant.system.id}/tasks`;
+    const resolved = await consoleCall(backend, session, 'POST', path, {
+      body: { type: 'approve', approvalId: 'PO-2' },
+    });
+    expect(resolved).toMatchObject({
+      status: 409,
+      body: { error: { message: expect.stringContaining('resolved already') } },
+    });
+    const long = await consoleCall(backend, session, 'POST', path, {
+      body: { type: 'approve', approvalId: 'PO-1', approveComments: 'x'.repeat(MAX_COMMENT_CHARS + 1) },
+    });
+    expect(long).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringContaining(`at most ${MAX_COMMENT_CHARS} characters`) } },
+    });
+    expect(backend.listTasks(tenant.system.id)).toEqual([]);
+    const first = await consoleCall(backend, session, 'POST', path, {
+      body: { type: 'approve', approvalId: 'PO-1', approveComments: 'x'.repeat(MAX_COMMENT_CHARS) },
+    });
+    expect(first.status).toBe(200);
+    const second = await consoleCall(backend, session, 'POST', path, {
+      body: { type: 'reject', approvalId: 'PO-1' },
+    });
+    expect(second).toMatchObject({
+      status: 409,
+      body: { error: { message: expect.stringContaining('on its way') } },
+    });
     expect(backend.listTasks(tenant.system.id)).toHaveLength(1);
   });
 

@@ -64,10 +64,32 @@ export function jsonTree(value: unknown, openDepth = 1, label?: string): HTMLEle
   return h('div', { class: 'tree-leaf' }, key, h('span', { class: `tree-${type}` }, JSON.stringify(value)));
 }
 
-/** A date as the reader's locale writes it, with the exact instant on hover. */
+const DATE = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['second', 60],
+  ['minute', 60],
+  ['hour', 24],
+  ['day', 365],
+];
+
+/** How long ago (or how far ahead) an instant is, in the reader's words: "3 minutes ago", "in 2 hours". */
+export function relative(iso: string, now = Date.now()): string {
+  let amount = (Date.parse(iso) - now) / 1000;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(amount) < size) return RELATIVE.format(Math.round(amount), unit);
+    amount /= size;
+  }
+  return RELATIVE.format(Math.round(amount), 'year');
+}
+
+/**
+ * Every date of the page in one format: the reader's locale's, then how long ago it is; the exact instant (ISO
+ * 8601, UTC) on hover.
+ */
 export function time(iso: string | undefined): HTMLElement {
   if (iso === undefined) return h('span', {}, '—');
-  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+  return h('time', { datetime: iso, title: iso }, `${DATE.format(new Date(iso))} (${relative(iso)})`);
 }
 
 /** A status word in a badge: the word itself carries the meaning, the color only repeats it. */

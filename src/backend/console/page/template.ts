@@ -70,10 +70,35 @@ function fieldOf(field: unknown, approval: ApprovalView): { label: string; value
     label = typeof named === 'string' ? named : path;
   }
   if (label === undefined || path === undefined) return [];
-  const value = lookUp(approval, path);
-  return [
-    { label, value: value !== null && typeof value === 'object' ? jsonTree(value, 0) : display(value) },
-  ];
+  return [{ label, value: readable(lookUp(approval, path)) }];
+}
+
+/** A value as a reader reads it: lists as lists, links as links, nothing as "—", objects as label and value. */
+export function readable(value: unknown): Child {
+  if (value === undefined || value === null || value === '') return '—';
+  if (Array.isArray(value)) {
+    return value.length === 0
+      ? '—'
+      : h(
+          'ul',
+          { class: 'value-list' },
+          value.map((item) => h('li', {}, readable(item))),
+        );
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return '—';
+    if (entries.length > 12) return jsonTree(value, 0);
+    return h(
+      'dl',
+      { class: 'fields nested' },
+      entries.map(([key, item]) => [h('dt', {}, key), h('dd', {}, readable(item))]),
+    );
+  }
+  if (typeof value === 'string' && /^https?:\/\/\S+$/.test(value)) {
+    return h('a', { href: value, rel: 'noopener noreferrer', target: '_blank' }, value);
+  }
+  return display(value);
 }
 
 /** A path is looked up in the approval (`id`, `data.amount`), then in its data (`amount`). */
@@ -91,7 +116,14 @@ function fillIn(text: string, approval: ApprovalView): string {
 }
 
 function display(value: unknown): string {
-  if (value === undefined) return '—';
+  if (value === undefined || value === null) return '—';
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
+}
+
+/** The approval's title as its template writes it; its id when the template has no title. */
+export function titleOf(templates: readonly UiTemplateRecord[], approval: ApprovalView): string {
+  const template = templateFor(templates, approval.schemaId)?.template;
+  const title = typeof template?.title === 'string' ? fillIn(template.title, approval).trim() : '';
+  return title === '' || title === '—' ? approval.id : title;
 }

@@ -44,3 +44,31 @@ export function errorMessage(error: unknown): HTMLElement {
     error instanceof Error ? error.message : String(error),
   );
 }
+
+const BRAND = 'Console · reference backend';
+
+/** Names the page in the browser's tab and history: the view first, then the console. */
+export function pageTitle(text: string): void {
+  document.title = `${text} · ${BRAND}`;
+}
+
+/** The view's route and its query: `#/systems/S/approvals?show=waiting` gives the path and `show=waiting`. */
+export function currentRoute(): { path: string[]; query: URLSearchParams } {
+  const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?', 2);
+  return { path: path.split('/').slice(1).map(decodeURIComponent), query: new URLSearchParams(query) };
+}
+
+/**
+ * Writes a view's filters into the address, so that a reload or a copied link shows the same; empty values are
+ * left out. The entry is replaced, not added: Back leaves the view instead of stepping through keystrokes.
+ */
+export function setQuery(values: Record<string, string>): void {
+  const { query } = currentRoute();
+  for (const [key, value] of Object.entries(values)) {
+    if (value === '') query.delete(key);
+    else query.set(key, value);
+  }
+  const path = location.hash.replace(/^#/, '').split('?', 1)[0] ?? '';
+  const text = query.toString();
+  history.replaceState(history.state, '', `#${path}${text === '' ? '' : `?${text}`}`);
+}

@@ -1,38 +1,57 @@
-// biome-ignore lint/style/noRestrictedImports: the browser's bundle takes the sealing code alone, not the whole wire contract and zod behind the api's entry.
-import { sealCredentials } from '../../../../api/credentials.js';
+import { APPROVALS_PER_PAGE } from '../../limits.js';
 import { type ApprovalView, api, type SystemView, type TaskInfo } from '../api.js';
-import { badge, fill, h, jsonTree, time } from '../dom.js';
-import { renderTemplate, templateFor } from '../template.js';
-import { announce, errorMessage, touches } from '../view.js';
+import { badge, fill, h, time } from '../dom.js';
+import { titleOf } from '../template.js';
+import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
+import { actionForm, actionState } from './act.js';
 import type { Panel } from './system.js';
-import { reloadWhenLeaseEnds, taskResult, taskStatus } from './tasks.js';
+import { approvalLink, reloadWhenLeaseEnds, taskStatus } from './tasks.js';
 
-const SHOWN = 50;
-
-interface Card {
+interface Row {
   element: HTMLElement;
-  info: HTMLElement;
-  tasks: HTMLElement;
-  actions: HTMLElement;
-  infoKey: string;
-  tasksKey: string;
-  actionsKey: string;
+  summary: HTMLElement;
+  note: HTMLElement;
+  form: ReturnType<typeof actionForm>;
+  key: string;
 }
 
-let headings = 0;
+const FILTERS = { '': 'All', waiting: 'Waiting for an action', resolved: 'Resolved' } as const;
 
-/** A system's approvals, newest first, filtered and searched, each with its tasks and the actions to create more. */
-export function approvalsPanel(systemId: string): Panel {
-  const search = h('input', { id: 'approval-search', type: 'search', autocomplete: 'off' });
+/** Who an approval waits for: the organization's user it maps to, else the source's id. */
+export function approverName(approval: ApprovalView): HTMLElement {
+  const user = approval.approverUser;
+  if (user === undefined)
+    return h(
+      'span',
+      { class: 'mono', title: 'No user of the organization maps to this id' },
+      approval.approver,
+    );
+  return h(
+    'span',
+    { title: `${approval.approver} in the source · ${user.email}` },
+    `${user.firstName} ${user.lastName}`.trim() || user.email,
+  );
+}
+
+/**
+ * A system's approvals, newest first, a row each, filtered and searched (both in the address: `?q=…&show=waiting`),
+ * 50 to a page; each row opens the approval's page, and its *Act* button the form to act on it.
+ */
+export function approvalsPanel(systemId: string, query: URLSearchParams): Panel {
+  const search = h('input', { id: 'approval-search', type: 'search', autocomplete: 'off', maxlength: 200 });
+  search.value = query.get('q') ?? '';
   const show = h(
     'select',
     { id: 'approval-filter' },
-    h('option', { value: '' }, 'All'),
-    h('option', { value: 'false' }, 'Waiting for an action'),
-    h('option', { value: 'true' }, 'Resolved'),
+    Object.entries(FILTERS).map(([value, text]) => h('option', { value }, text)),
   );
+  show.value = query.get('show') ?? '';
+  if (!(show.value in FILTERS)) show.value = '';
+  let offset = Math.max(0, Number.parseInt(query.get('from') ?? '0', 10) || 0);
   const summary = h('p', { class: 'muted', 'aria-live': 'polite' });
+  const hidden = h('div', {});
   const list = h('div', { class: 'approvals' });
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of approvals' });
   const element = h(
     'div',
     {},
@@ -43,9 +62,13 @@ export function approvalsPanel(systemId: string): Panel {
       h('div', {}, h('label', { for: 'approval-filter' }, 'Show'), show),
     ),
     summary,
+    hidden,
     list,
+    pager,
   );
-  const cards = new Map<string, Card>();
+  const rows = new Map<string, Row>();
+  /** Approvals acted on from this list: kept in sight with their result, even when the filter no longer shows them. */
+  const actedOn = new Set<string>();
   let overview: SystemView | undefined;
   let timer: number | undefined;
   let typing: number | undefined;
@@ -57,45 +80,91 @@ export function approvalsPanel(systemId: string): Panel {
     try {
       const [{ approvals, total }, { tasks, now }] = await Promise.all([
         api.approvals(systemId, {
-          limit: SHOWN,
+          limit: APPROVALS_PER_PAGE,
+          offset,
           search: search.value.trim(),
-          ...(show.value === '' ? {} : { resolved: show.value === 'true' }),
+          ...(show.value === '' ? {} : { resolved: show.value === 'resolved' }),
         }),
         api.tasks(systemId),
       ]);
       timer = reloadWhenLeaseEnds(tasks, now, () => void load());
+      const last = Math.min(total, offset + approvals.length);
       summary.textContent =
         total === 0
           ? 'No approval matches.'
-          : `${total} approval${total === 1 ? '' : 's'}${total > approvals.length ? `, the newest ${approvals.length} shown` : ''}, newest first.`;
+          : `${total} approval${total === 1 ? '' : 's'}${total > approvals.length ? `, ${offset + 1} to ${last} shown` : ''}, newest first.`;
       const byApproval = Map.groupBy(tasks, (task) => task.approvalId);
-      const shown = approvals.map((approval) => {
-        const card = cards.get(approval.id) ?? newCard(approval.id);
-        cards.set(approval.id, card);
-        updateCard(card, approval, byApproval.get(approval.id) ?? [], current, systemId, () => overview);
-        return card.element;
+      const missing = [...actedOn].filter((id) => !approvals.some((approval) => approval.id === id));
+      const kept = await Promise.all(
+        missing.map((id) =>
+          api.approval(systemId, id).then(
+            ({ approval }) => approval,
+            () => undefined,
+          ),
+        ),
+      );
+      const keptShown = kept.filter((approval) => approval !== undefined);
+      fill(
+        hidden,
+        keptShown.length === 0
+          ? null
+          : h(
+              'p',
+              { class: 'notice' },
+              `The filter no longer matches ${keptShown.map((approval) => approval.id).join(', ')}; `,
+              'shown here because you acted on it.',
+            ),
+      );
+      const shown = [...keptShown, ...approvals].map((approval) => {
+        const row = rows.get(approval.id) ?? newRow(systemId, approval.id, () => actedOn.add(approval.id));
+        rows.set(approval.id, row);
+        updateRow(row, approval, byApproval.get(approval.id) ?? [], current, systemId);
+        return row.element;
       });
-      for (const id of cards.keys()) if (!approvals.some((approval) => approval.id === id)) cards.delete(id);
+      for (const id of rows.keys())
+        if (!shown.some((element) => element.dataset.approvalId === id)) rows.delete(id);
       // Moving an element would take the focus from a form being filled in: only a new order is applied.
       const order = [...list.children];
       if (order.length !== shown.length || order.some((child, index) => child !== shown[index])) {
         list.replaceChildren(...shown);
       }
+      fill(
+        pager,
+        offset > 0
+          ? h('button', { type: 'button', onclick: () => turn(-1) }, `Newer ${APPROVALS_PER_PAGE}`)
+          : null,
+        offset + approvals.length < total
+          ? h('button', { type: 'button', onclick: () => turn(1) }, `Older ${APPROVALS_PER_PAGE}`)
+          : null,
+      );
     } catch (error) {
       fill(summary, errorMessage(error));
     }
   };
 
+  const turn = (by: number) => {
+    offset = Math.max(0, offset + by * APPROVALS_PER_PAGE);
+    setQuery({ from: offset === 0 ? '' : String(offset) });
+    void load().then(() => summary.focus());
+  };
+  summary.setAttribute('tabindex', '-1');
+
+  const filtered = () => {
+    offset = 0;
+    setQuery({ q: search.value.trim(), show: show.value, from: '' });
+    void load();
+  };
   search.addEventListener('input', () => {
     window.clearTimeout(typing);
-    typing = window.setTimeout(() => void load(), 250);
+    typing = window.setTimeout(filtered, 250);
   });
-  show.addEventListener('change', () => void load());
+  show.addEventListener('change', filtered);
 
   return {
     element,
     async update(next, changes) {
       overview = next;
+      pageTitle(`Approvals · ${next.system.name}`);
       if (changes !== undefined && !touches(changes, ['approval', 'task'], systemId)) return;
       await load();
     },
@@ -106,224 +175,83 @@ export function approvalsPanel(systemId: string): Panel {
   };
 }
 
-function newCard(approvalId: string): Card {
-  const headingId = `approval-${++headings}`;
-  const info = h('div', {});
-  const tasks = h('div', {});
-  const actions = h('div', {});
+let rowIds = 0;
+
+function newRow(systemId: string, approvalId: string, acted: () => void): Row {
+  const id = `row-${++rowIds}`;
+  const form = actionForm(systemId, approvalId);
+  form.element.id = `${id}-act`;
+  form.element.hidden = true;
+  form.element.addEventListener('submit', acted);
+  const toggle = h(
+    'button',
+    { type: 'button', class: 'act-toggle', 'aria-expanded': 'false', 'aria-controls': form.element.id },
+    'Act',
+  );
+  toggle.addEventListener('click', () => {
+    const open = form.element.hidden;
+    form.element.hidden = !open;
+    toggle.setAttribute('aria-expanded', String(open));
+    toggle.textContent = open ? 'Close' : 'Act';
+    if (open) form.element.querySelector<HTMLElement>('textarea, input, button')?.focus();
+  });
+  const summary = h('div', { class: 'row-main' });
+  const note = h('p', { class: 'row-note small' });
   const element = h(
     'article',
-    { class: 'panel approval', 'aria-labelledby': headingId, 'data-approval-id': approvalId },
-    h('h2', { id: headingId, class: 'mono' }, approvalId),
-    info,
-    tasks,
-    actions,
+    { class: 'panel approval-row', 'aria-labelledby': `${id}-title`, 'data-approval-id': approvalId },
+    h('div', { class: 'row-head' }, summary, toggle),
+    note,
+    form.element,
   );
-  return { element, info, tasks, actions, infoKey: '', tasksKey: '', actionsKey: '' };
+  summary.dataset.titleId = `${id}-title`;
+  return { element, summary, note, form, key: '' };
 }
 
-/** Rebuilds only the parts of a card that changed, so a comment being typed survives a live update. */
-function updateCard(
-  card: Card,
+/** Rebuilds only the parts of a row that changed, so a comment being typed survives a live update. */
+function updateRow(
+  row: Row,
   approval: ApprovalView,
   tasks: readonly TaskInfo[],
   overview: SystemView,
   systemId: string,
-  latest: () => SystemView | undefined,
 ): void {
-  const template = templateFor(overview.templates, approval.schemaId);
-  const infoKey = JSON.stringify([approval, template]);
-  if (infoKey !== card.infoKey) {
-    card.infoKey = infoKey;
-    fill(card.info, approvalInfo(approval, template));
-  }
-  const tasksKey = JSON.stringify(tasks);
-  if (tasksKey !== card.tasksKey) {
-    card.tasksKey = tasksKey;
-    fill(card.tasks, approvalTasks(tasks));
-  }
-  const { taskTypes, authRequired } = overview.connector;
-  const actionsKey = JSON.stringify([taskTypes, authRequired]);
-  if (actionsKey !== card.actionsKey) {
-    card.actionsKey = actionsKey;
-    fill(card.actions, actionsForm(systemId, approval.id, latest));
-  }
-}
-
-function approvalInfo(
-  approval: ApprovalView,
-  template: { type: string; template: Record<string, unknown> } | undefined,
-): HTMLElement[] {
-  const rendered = template === undefined ? undefined : renderTemplate(template.template, approval);
-  return [
-    h(
-      'p',
-      { class: 'approval-meta' },
-      approval.resolved ? badge('resolved', 'good') : badge('waiting for an action', 'warn'),
-      ' ',
-      h('span', {}, 'schema ', h('span', { class: 'mono' }, approval.schemaId)),
-      ' · ',
-      h('span', {}, 'approver ', h('span', { class: 'mono' }, approval.approver)),
-      ' · ',
-      h('span', {}, 'last modified ', time(approval.lastModified)),
-    ),
-    rendered === undefined
-      ? jsonTree(approval.data ?? {}, 1, 'data')
-      : h(
-          'div',
-          {},
-          h('p', { class: 'muted small' }, `As its “${template?.type}” template shows it`),
-          rendered,
-          jsonTree(approval.data ?? {}, 0, 'data'),
-        ),
-    history(approval),
-  ];
-}
-
-function history(approval: ApprovalView): HTMLElement {
-  return h(
-    'details',
-    { class: 'history' },
-    h(
-      'summary',
-      {},
-      `lastModified history (${approval.history.length} write${approval.history.length === 1 ? '' : 's'})`,
-    ),
-    approval.history.length === 0
-      ? h(
-          'p',
-          { class: 'muted' },
-          'No write since the backend started (the approval came from a seed or an earlier run).',
-        )
-      : h(
-          'ol',
-          {},
-          approval.history.map((write) =>
-            h(
-              'li',
-              {},
-              write.lastModified === undefined ? 'no lastModified' : time(write.lastModified),
-              ' ',
-              write.applied ? badge('applied', 'good') : badge('ignored: not newer', 'warn'),
-              h('span', { class: 'muted' }, ' received ', time(write.at)),
-            ),
-          ),
-        ),
-  );
-}
-
-function approvalTasks(tasks: readonly TaskInfo[]): HTMLElement | null {
-  if (tasks.length === 0) return null;
-  return h(
-    'ul',
-    { class: 'approval-tasks', 'aria-label': `Tasks of this approval` },
-    [...tasks]
-      .reverse()
-      .map((task) =>
-        h(
-          'li',
-          { 'data-task-id': task.id },
-          h('span', { class: 'task-type' }, task.type),
-          ' ',
-          h('span', { class: 'task-status' }, taskStatus(task)),
-          ' ',
-          h('span', { class: 'muted' }, `${task.deliveries} deliver${task.deliveries === 1 ? 'y' : 'ies'}`),
-          ' ',
-          h('span', { class: 'task-result' }, taskResult(task)),
-        ),
+  const key = JSON.stringify([approval, tasks, overview.templates]);
+  if (key !== row.key) {
+    row.key = key;
+    const last = tasks.at(-1);
+    fill(
+      row.summary,
+      h(
+        'h2',
+        { id: row.summary.dataset.titleId ?? '', class: 'row-title' },
+        approvalLink(systemId, approval.id, titleOf(overview.templates, approval)),
       ),
-  );
-}
-
-let forms = 0;
-
-/** A button per task type, comments, and credentials sealed here to the connector's current key when it needs them. */
-function actionsForm(
-  systemId: string,
-  approvalId: string,
-  latest: () => SystemView | undefined,
-): HTMLElement | null {
-  const overview = latest();
-  if (overview === undefined) return null;
-  const { taskTypes, authRequired } = overview.connector;
-  if (taskTypes.length === 0) {
-    return h(
-      'p',
-      { class: 'muted' },
-      'The connector has registered no task type yet: there is nothing to do here.',
+      h(
+        'p',
+        { class: 'row-meta small' },
+        approval.resolved ? badge('resolved', 'good') : badge('waiting', 'warn'),
+        ' ',
+        h('span', { class: 'mono wrap' }, approval.id),
+        ' · for ',
+        approverName(approval),
+        ' · modified ',
+        time(approval.lastModified),
+        last === undefined
+          ? null
+          : h(
+              'span',
+              { class: 'row-task', 'data-task-id': last.id },
+              ' · last task ',
+              h('span', {}, last.type),
+              ' ',
+              h('span', { class: 'task-status' }, taskStatus(last)),
+              tasks.length > 1 ? ` (${tasks.length} tasks)` : '',
+            ),
+      ),
     );
+    const { note } = actionState(approval, tasks);
+    row.note.textContent = note ?? '';
   }
-  const n = ++forms;
-  const comments = h('textarea', { id: `comments-${n}`, name: 'comments', rows: 2 });
-  const username = h('input', { id: `username-${n}`, name: 'username', autocomplete: 'off' });
-  const password = h('input', {
-    id: `password-${n}`,
-    name: 'password',
-    type: 'password',
-    autocomplete: 'off',
-  });
-  const outcome = h('p', { class: 'form-status', 'aria-live': 'polite' });
-  const buttons = taskTypes.map((type) =>
-    h('button', { type: 'submit', name: 'type', value: type }, label(type)),
-  );
-
-  const submit = async (type: string) => {
-    const body: Parameters<typeof api.createTask>[1] = { type, approvalId, approveComments: comments.value };
-    if (authRequired) {
-      // Read now, not when the page loaded: the key the connector holds at this moment is the one it opens with.
-      const { connector } = await api.system(systemId);
-      if (connector.publicKey === undefined) throw new Error('The connector has registered no public key.');
-      body.sealedCredentials = sealCredentials(
-        { username: username.value, password: password.value },
-        connector.publicKey,
-      );
-    }
-    return api.createTask(systemId, body);
-  };
-
-  return h(
-    'form',
-    {
-      class: 'actions',
-      'aria-label': `Act on ${approvalId}`,
-      onsubmit: (event: Event) => {
-        event.preventDefault();
-        const type =
-          ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value ?? taskTypes[0] ?? '';
-        for (const button of buttons) button.disabled = true;
-        outcome.textContent = '';
-        submit(type)
-          .then((task) => {
-            password.value = '';
-            outcome.textContent = `Created the task “${type}”; its status shows above.`;
-            announce(`Created a ${type} task for ${approvalId} (${task.id}).`);
-          })
-          .catch((error: unknown) => {
-            outcome.textContent = error instanceof Error ? error.message : String(error);
-          })
-          .finally(() => {
-            for (const button of buttons) button.disabled = false;
-          });
-      },
-    },
-    h('label', { for: `comments-${n}` }, 'Comments'),
-    comments,
-    authRequired
-      ? h(
-          'fieldset',
-          {},
-          h('legend', {}, 'Credentials, sealed in this browser to the connector’s key'),
-          h('label', { for: `username-${n}` }, 'Username'),
-          username,
-          h('label', { for: `password-${n}` }, 'Password'),
-          password,
-        )
-      : null,
-    h('div', { class: 'buttons' }, buttons),
-    outcome,
-  );
-}
-
-function label(type: string): string {
-  return type.charAt(0).toUpperCase() + type.slice(1);
+  row.form.update(overview, approval, tasks);
 }

@@ -1,6 +1,6 @@
 import { api, type FaultInfo, type FaultRuleInput } from '../api.js';
 import { badge, fill, h } from '../dom.js';
-import { announce, errorMessage, touches, type View } from '../view.js';
+import { announce, errorMessage, pageTitle, touches, type View } from '../view.js';
 
 /** A fault that stays on until switched off (in practice: it never runs out). */
 const UNTIL_OFF = Number.MAX_SAFE_INTEGER;
@@ -74,7 +74,8 @@ const PRESETS: readonly Preset[] = [
 /** The fault switches, the faults in force, and a button that ends every lease now. */
 export function faultsView(): View {
   const active = h('div', {});
-  const switches = PRESETS.map(faultSwitch);
+  const systems = new Map<string, string>();
+  const switches = PRESETS.map((preset) => faultSwitch(preset, systems));
   const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
   const element = h(
     'section',
@@ -88,7 +89,8 @@ export function faultsView(): View {
       h('code', {}, ':name'),
       ' is one segment, ',
       h('code', {}, '*'),
-      ' anything), before authentication, until it is switched off or has applied the number of times given.',
+      ' anything), before authentication, until it is switched off or has applied the number of times given. ',
+      'Limited to one system, it applies only to the requests its connector makes with its token.',
     ),
     h(
       'div',
@@ -128,7 +130,15 @@ export function faultsView(): View {
 
   const refresh = async () => {
     try {
-      const faults = await api.faults();
+      const [faults, organizations] = await Promise.all([
+        api.faults(),
+        systems.size === 0 ? api.organizations() : Promise.resolve(undefined),
+      ]);
+      if (organizations !== undefined) {
+        for (const org of organizations) {
+          for (const system of org.systems) systems.set(system.id, `${system.name} (${org.name})`);
+        }
+      }
       for (const item of switches) item.show(faults);
       fill(
         active,
@@ -150,9 +160,12 @@ export function faultsView(): View {
                       `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`,
                     ),
                     ' ',
+                    scopeOf(fault, systems),
+                    ' ',
                     h(
                       'span',
-                      { class: 'muted' },
+                      { class: 'muted fault-count' },
+                      `applied ${fault.hits} time${fault.hits === 1 ? '' : 's'}, `,
                       fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
                     ),
                     ' ',
@@ -185,18 +198,21 @@ export function faultsView(): View {
   return {
     element,
     async update(changes) {
-      // Faults are no write of the store; they are reloaded whenever anything else changes, as requests come.
-      if (
-        changes === undefined ||
-        touches(changes, ['task', 'approval', 'connector', 'state', 'templates', 'directory'])
-      ) {
-        await refresh();
-      }
+      pageTitle('Faults');
+      if (touches(changes, ['directory'])) systems.clear();
+      if (touches(changes, ['faults', 'directory'])) await refresh();
     },
   };
 }
 
-function describeFault(fault: FaultInfo['fault']): string {
+/** Which requests a fault applies to: one system's connector's, or everyone's. */
+export function scopeOf(fault: FaultInfo, systems: ReadonlyMap<string, string>): HTMLElement {
+  return fault.systemId === undefined
+    ? h('span', {}, 'for every system')
+    : h('span', {}, 'for ', h('strong', {}, systems.get(fault.systemId) ?? fault.systemId), ' only');
+}
+
+export function describeFault(fault: FaultInfo['fault']): string {
   switch (fault.type) {
     case 'status':
       return `${fault.status}${fault.retryAfter === undefined ? '' : `, Retry-After ${fault.retryAfter}`}`;
@@ -208,9 +224,10 @@ function describeFault(fault: FaultInfo['fault']): string {
 }
 
 /** Whether a fault in force is this switch's: same kind, same requests. */
-function matches(preset: Preset, fault: FaultInfo, method: string, path: string): boolean {
+function matches(preset: Preset, fault: FaultInfo, method: string, path: string, systemId: string): boolean {
   return (
     fault.fault.type === preset.fault.type &&
+    (fault.systemId ?? '') === systemId &&
     (fault.method ?? '') === method &&
     (fault.path ?? '') === path &&
     (preset.fault.type !== 'status' ||
@@ -218,7 +235,10 @@ function matches(preset: Preset, fault: FaultInfo, method: string, path: string)
   );
 }
 
-function faultSwitch(preset: Preset): {
+function faultSwitch(
+  preset: Preset,
+  systems: ReadonlyMap<string, string>,
+): {
   element: HTMLElement;
   show(faults: FaultInfo[]): void;
   changed: () => Promise<void>;
@@ -230,8 +250,16 @@ function faultSwitch(preset: Preset): {
     METHODS.map((name) => h('option', { value: name }, name || 'any')),
   );
   method.value = preset.method;
-  const path = h('input', { id: id('path'), value: preset.path, autocomplete: 'off', required: true });
-  const times = h('input', { id: id('times'), type: 'number', min: 1, placeholder: 'until off' });
+  const path = h('input', {
+    id: id('path'),
+    value: preset.path,
+    autocomplete: 'off',
+    required: true,
+    pattern: '/.*',
+    title: 'A path starts with /',
+  });
+  const times = h('input', { id: id('times'), type: 'number', min: 1, step: 1, placeholder: 'until off' });
+  const system = h('select', { id: id('system') }, h('option', { value: '' }, 'every system'));
   const number =
     preset.number === undefined
       ? undefined
@@ -249,38 +277,65 @@ function faultSwitch(preset: Preset): {
     'Off',
   );
   const problem = h('p', { class: 'form-status', role: 'alert' });
-  const inputs = [method, path, times, ...(number === undefined ? [] : [number])];
+  const inputs = [method, path, times, system, ...(number === undefined ? [] : [number])];
   let mine: FaultInfo[] = [];
+  // A real form, so that the fields' required, min and max hold before anything is sent.
+  const form = h('form', { class: 'switch-form', 'aria-labelledby': id('title'), novalidate: false });
 
   const item = {
-    element: h(
-      'article',
-      { class: 'panel switch-panel', 'aria-labelledby': id('title') },
-      h('div', { class: 'switch-head' }, h('h2', { id: id('title') }, preset.name), toggle),
-      h('p', { class: 'muted' }, preset.what),
-      h(
-        'div',
-        { class: 'switch-fields' },
-        h('div', {}, h('label', { for: id('method') }, 'Method'), method),
-        h('div', { class: 'wide' }, h('label', { for: id('path') }, 'Path'), path),
-        number === undefined || preset.number === undefined
-          ? null
-          : h('div', {}, h('label', { for: id('number') }, preset.number.label), number),
-        h('div', {}, h('label', { for: id('times') }, 'Times'), times),
-      ),
-      problem,
-    ),
+    element: h('article', { class: 'panel switch-panel', 'aria-labelledby': id('title') }, form),
     show(faults: FaultInfo[]) {
-      mine = faults.filter((fault) => matches(preset, fault, method.value, path.value));
+      const chosen = system.value;
+      fill(
+        system,
+        h('option', { value: '' }, 'every system'),
+        [...systems].map(([value, name]) => h('option', { value }, name)),
+      );
+      system.value = systems.has(chosen) ? chosen : '';
+      mine = faults.filter((fault) => matches(preset, fault, method.value, path.value, system.value));
+      // A fault of this kind in force for one system shows the switch as that system's, on.
+      if (mine.length === 0) {
+        const scoped = faults.find(
+          (fault) =>
+            fault.systemId !== undefined && matches(preset, fault, method.value, path.value, fault.systemId),
+        );
+        if (scoped?.systemId !== undefined && systems.has(scoped.systemId)) {
+          system.value = scoped.systemId;
+          mine = [scoped];
+        }
+      }
       const on = mine.length > 0;
       toggle.setAttribute('aria-pressed', String(on));
       toggle.textContent = on ? 'On' : 'Off';
+      hits.textContent = on
+        ? `Applied ${mine.reduce((sum, fault) => sum + fault.hits, 0)} times so far.`
+        : '';
       for (const input of inputs) input.disabled = on;
     },
     changed: async () => {},
   };
+  const hits = h('p', { class: 'muted small fault-count', 'aria-live': 'off' });
+  form.append(
+    h('div', { class: 'switch-head' }, h('h2', { id: id('title') }, preset.name), toggle),
+    h('p', { class: 'muted' }, preset.what),
+    h(
+      'div',
+      { class: 'switch-fields' },
+      h('div', { class: 'wide' }, h('label', { for: id('system') }, 'For'), system),
+      h('div', {}, h('label', { for: id('method') }, 'Method'), method),
+      h('div', { class: 'wide' }, h('label', { for: id('path') }, 'Path'), path),
+      number === undefined || preset.number === undefined
+        ? null
+        : h('div', {}, h('label', { for: id('number') }, preset.number.label), number),
+      h('div', {}, h('label', { for: id('times') }, 'Times'), times),
+    ),
+    hits,
+    problem,
+  );
   toggle.setAttribute('aria-label', `${preset.name}: switch`);
-  toggle.addEventListener('click', () => {
+  toggle.type = 'submit';
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
     problem.textContent = '';
     const on = mine.length > 0;
     const fault = { ...preset.fault } as Record<string, unknown>;
@@ -289,6 +344,7 @@ function faultSwitch(preset: Preset): {
       ? Promise.all(mine.map((fault) => api.clearFault(fault.id)))
       : api.injectFault({
           ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
+          ...(system.value === '' ? {} : { systemId: system.value }),
           path: path.value,
           times: times.value === '' ? UNTIL_OFF : Number(times.value),
           fault: fault as FaultRuleInput['fault'],

@@ -1,6 +1,6 @@
 import { api, type OrganizationView } from '../api.js';
 import { fill, h } from '../dom.js';
-import { errorMessage, touches, type View } from '../view.js';
+import { errorMessage, pageTitle, touches, type View } from '../view.js';
 
 /** Organizations with their systems, users and user mappings. */
 export function organizationsView(): View {
@@ -11,6 +11,7 @@ export function organizationsView(): View {
   return {
     element,
     async update(changes) {
+      pageTitle('Organizations');
       if (!touches(changes, ['directory'])) return;
       try {
         const organizations = await api.organizations();
@@ -89,7 +90,7 @@ export function table(
     { class: 'table-scroll' },
     h(
       'table',
-      {},
+      { class: 'stack' },
       h(
         'thead',
         {},
@@ -106,7 +107,7 @@ export function table(
           h(
             'tr',
             {},
-            row.map((cell) => h('td', {}, cell)),
+            row.map((cell, index) => h('td', { 'data-label': headings[index] ?? '' }, cell)),
           ),
         ),
       ),

@@ -1,6 +1,6 @@
-import { api, type SystemView } from '../api.js';
+import { api, type ConnectorCall, type SystemView } from '../api.js';
 import { badge, fill, h, jsonTree, time } from '../dom.js';
-import { errorMessage, type LiveChange, touches, type View } from '../view.js';
+import { errorMessage, type LiveChange, pageTitle, touches, type View } from '../view.js';
 import { approvalsPanel } from './approvals.js';
 import { table } from './organizations.js';
 import { tasksPanel } from './tasks.js';
@@ -10,7 +10,7 @@ export type Tab = (typeof TABS)[number];
 const TAB_NAMES: Record<Tab, string> = {
   approvals: 'Approvals',
   tasks: 'Tasks',
-  connector: 'Connector',
+  connector: 'Connector and health',
   state: 'State',
 };
 
@@ -25,7 +25,7 @@ export interface Panel {
 }
 
 /** One system: its name, a warning about its connector's key, and one of its tabs. */
-export function systemView(systemId: string, tab: Tab): View {
+export function systemView(systemId: string, tab: Tab, query: URLSearchParams): View {
   const heading = h('h1', { id: 'system-title' }, 'System');
   const warning = h('div', {});
   const nav = h(
@@ -42,7 +42,10 @@ export function systemView(systemId: string, tab: Tab): View {
       ),
     ),
   );
-  const panel = panelFor(tab, systemId);
+  const panel = panelFor(tab, systemId, query);
+  // The connector's tab shows its health, which every request of the connector changes.
+  const overviewKinds: LiveChange['kind'][] = ['connector', 'templates', 'state', 'directory'];
+  if (tab === 'connector') overviewKinds.push('health');
   const element = h('section', { 'aria-labelledby': 'system-title' }, heading, warning, nav, panel.element);
   let overview: SystemView | undefined;
 
@@ -50,10 +53,7 @@ export function systemView(systemId: string, tab: Tab): View {
     element,
     async update(changes) {
       try {
-        if (
-          overview === undefined ||
-          touches(changes, ['connector', 'templates', 'state', 'directory'], systemId)
-        ) {
+        if (overview === undefined || touches(changes, overviewKinds, systemId)) {
           overview = await api.system(systemId);
           fill(
             heading,
@@ -74,12 +74,12 @@ export function systemView(systemId: string, tab: Tab): View {
   };
 }
 
-function panelFor(tab: Tab, systemId: string): Panel {
+function panelFor(tab: Tab, systemId: string, query: URLSearchParams): Panel {
   switch (tab) {
     case 'approvals':
-      return approvalsPanel(systemId);
+      return approvalsPanel(systemId, query);
     case 'tasks':
-      return tasksPanel(systemId);
+      return tasksPanel(systemId, query);
     case 'connector':
       return connectorPanel();
     case 'state':
@@ -116,13 +116,19 @@ function duration(ms: number): string {
 }
 
 function connectorPanel(): Panel {
-  const element = h('div', { class: 'panel' });
+  const element = h('div', {});
+  const health = h('section', { class: 'panel', 'aria-labelledby': 'health-title' });
+  const registration = h('section', { class: 'panel', 'aria-labelledby': 'registration-title' });
+  element.append(health, registration);
   return {
     element,
-    async update({ connector, now }) {
+    async update(overview) {
+      const { connector, now } = overview;
+      pageTitle(`Connector · ${overview.system.name}`);
+      fill(health, healthOf(overview));
       if (connector.updatedAt === undefined) {
         fill(
-          element,
+          registration,
           h(
             'p',
             { class: 'notice' },
@@ -132,7 +138,8 @@ function connectorPanel(): Panel {
         return;
       }
       fill(
-        element,
+        registration,
+        h('h2', { id: 'registration-title' }, 'Registration'),
         h(
           'dl',
           { class: 'fields' },
@@ -187,12 +194,98 @@ function connectorPanel(): Panel {
   };
 }
 
+/** What the backend saw of the connector's requests: its last poll, push and sync, and its failures by status. */
+function healthOf({ health, connector, now }: SystemView): (HTMLElement | null)[] {
+  const call = (seen: ConnectorCall | undefined, what: string) =>
+    seen === undefined
+      ? h('span', { class: 'muted' }, `no ${what} since the backend started`)
+      : [
+          time(seen.at),
+          ' ',
+          seen.status === 200
+            ? badge('ok', 'good')
+            : badge(seen.status === 'dropped' ? 'dropped' : `failed ${seen.status}`, 'bad'),
+          seen.injected ? h('span', { class: 'muted' }, ' (an injected fault)') : null,
+        ];
+  const failures = Object.entries(health.failuresByStatus);
+  const keyLeft =
+    connector.publicKeyExpiredAt === undefined
+      ? undefined
+      : Date.parse(connector.publicKeyExpiredAt) - Date.parse(now);
+  return [
+    h('h2', { id: 'health-title' }, 'Health'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'What the backend saw of this connector’s requests since it started: a sync run pushes approvals, then saves ',
+      'the connector’s state.',
+    ),
+    h(
+      'dl',
+      { class: 'fields health' },
+      h('dt', {}, 'Last poll for tasks'),
+      h('dd', { 'data-health': 'poll' }, call(health.lastPoll, 'poll')),
+      h('dt', {}, 'Last push of approvals'),
+      h('dd', { 'data-health': 'push' }, call(health.lastPush, 'push')),
+      h('dt', {}, 'Last sync run (state saved)'),
+      h('dd', { 'data-health': 'sync' }, call(health.lastSync, 'sync run')),
+      h('dt', {}, 'Failed requests'),
+      h(
+        'dd',
+        { 'data-health': 'failures' },
+        failures.length === 0
+          ? 'none'
+          : h(
+              'ul',
+              { class: 'inline-list' },
+              failures.map(([status, count]) =>
+                h('li', {}, badge(`${status === 'dropped' ? 'dropped' : status}: ${count}`, 'bad')),
+              ),
+            ),
+      ),
+      h('dt', {}, 'Key expires'),
+      h(
+        'dd',
+        {},
+        connector.authRequired
+          ? time(connector.publicKeyExpiredAt)
+          : 'no key: the connector takes no credentials',
+        keyLeft !== undefined && keyLeft <= 0 ? [' ', badge('expired', 'bad')] : null,
+      ),
+    ),
+    health.recentFailures.length === 0
+      ? null
+      : h(
+          'details',
+          {},
+          h('summary', {}, `The last ${health.recentFailures.length} failed requests`),
+          h(
+            'ul',
+            { class: 'failures' },
+            health.recentFailures.map((failure) =>
+              h(
+                'li',
+                {},
+                time(failure.at),
+                ' ',
+                h('span', { class: 'mono' }, `${failure.method} ${failure.path}`),
+                ' ',
+                badge(String(failure.status), 'bad'),
+                failure.injected ? ' injected' : '',
+              ),
+            ),
+          ),
+        ),
+  ];
+}
+
 function statePanel(): Panel {
   const element = h('div', { class: 'panel' });
   let shown = '';
   return {
     element,
-    async update({ state }) {
+    async update({ state, system }) {
+      pageTitle(`State · ${system.name}`);
       const json = JSON.stringify(state);
       // Rebuilt only when it changed, so the branches a reader opened stay open.
       if (json === shown) return;
