@@ -8,8 +8,19 @@ export const Uuid = z.guid();
  * An ISO 8601 timestamp with a time zone, or a `Date`, on the way in; always an ISO string on the way out.
  * Requests demand an explicit offset so that two systems never disagree on which instant is meant.
  */
+const IsoDateTimeWithOffset = z.iso.datetime({ offset: true });
+
+/**
+ * Whether a value is a string that {@link DateTimeInput} accepts as it is: the very pattern its string branch tests,
+ * for checks that must agree with it without running the schema.
+ */
+export function isDateTimeInputString(value: unknown): value is string {
+  const pattern = IsoDateTimeWithOffset.def.pattern as RegExp;
+  return typeof value === 'string' && pattern.test(value);
+}
+
 export const DateTimeInput = z.union([
-  z.iso.datetime({ offset: true }),
+  IsoDateTimeWithOffset,
   z.date().transform((date, ctx) => {
     if (Number.isNaN(date.getTime())) {
       ctx.addIssue({ code: 'custom', message: 'Invalid date' });
