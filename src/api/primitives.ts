@@ -58,7 +58,10 @@ export const MAX_JSON_DEPTH = 64;
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (limit < 1) return true;
-  for (const child of Object.values(value)) {
+  // An array's items are read in place; only an object's values are listed.
+  const children: ArrayLike<unknown> = Array.isArray(value) ? value : Object.values(value);
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i];
     if (typeof child === 'object' && child !== null && nestsDeeperThan(child, limit - 1)) return true;
   }
   return false;
