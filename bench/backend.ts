@@ -297,11 +297,7 @@ export async function benchBackend(options: BackendBenchOptions): Promise<Row[]>
     server: () => reference,
     requests: () => () => ({ method: 'GET', path: `/v1/users?${query}`, headers: v1 }),
   });
-  const searchGoal: Goal = {
-    goal: '≥ 500 req/s',
-    met: ({ rate }) => rate >= 500,
-    why: 'a term under 3 characters has no trigram to look up, so every user is tested',
-  };
+  const searchGoal = (why: string): Goal => ({ goal: '≥ 500 req/s', met: ({ rate }) => rate >= 500, why });
   let matches = 0;
   for (let i = 0; i < options.users; i++) if (`Last${i}`.includes(SEARCH_TERM)) matches++;
   try {
@@ -335,7 +331,7 @@ export async function benchBackend(options: BackendBenchOptions): Promise<Row[]>
         ),
         pools,
         options,
-        searchGoal,
+        searchGoal('the trigram lookup and the page of matches cost more than that on this machine'),
       )),
       ...(await throughputRows(
         `backend: Get users, page of 10, ${whole(options.users)} users`,
@@ -346,7 +342,7 @@ export async function benchBackend(options: BackendBenchOptions): Promise<Row[]>
         ),
         pools,
         options,
-        searchGoal,
+        searchGoal('a term under 3 characters has no trigram to look up, so every user is tested'),
       )),
       ...leaseRows(options),
       ...(await startRows(options)),
