@@ -52,6 +52,7 @@ export async function benchPeakRss(options: PeakRssOptions): Promise<Row[]> {
   const mebibytes = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
   return PUSHERS.flatMap((pusher) => {
     const [small, large] = peaks.get(pusher)!;
+    const grown = median(large!.map((peak, round) => peak / small![round]!));
     return [
       {
         name: `peak RSS, ${LABELS[pusher]}, ${whole(options.smallCount)} approvals`,
@@ -61,8 +62,14 @@ export async function benchPeakRss(options: PeakRssOptions): Promise<Row[]> {
       {
         name: `peak RSS, ${LABELS[pusher]}, ${whole(options.largeCount)} approvals`,
         measurement: `${range(spread(large!), mebibytes)} MiB`,
-        ratio: ratio(median(large!.map((peak, round) => peak / small![round]!))),
-        ...(pusher === 'kit' ? { goal: '≤ 1.1x' } : {}),
+        ratio: ratio(grown),
+        ...(pusher === 'kit'
+          ? {
+              goal: '≤ 1.1x',
+              met: grown <= 1.1,
+              why: 'V8 reserves more heap for garbage in a longer run; the loop grows as much',
+            }
+          : {}),
       },
     ];
   });

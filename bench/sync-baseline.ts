@@ -16,7 +16,10 @@ export interface SyncBaselineOptions {
   naiveCount: number;
   /** Approvals each pusher sends into another system before its measured run, in the same process. */
   warmUp: number;
-  /** The same for the naive connector. */
+  /**
+   * The same for the naive connector: its one request per approval keeps getting faster for some 15,000 requests,
+   * as V8 optimizes the path, so it gets at least that many.
+   */
   naiveWarmUp: number;
 }
 
@@ -70,6 +73,9 @@ export async function benchSyncBaseline(options: SyncBaselineOptions): Promise<R
   const cpus = (measured: Run[]) =>
     range(spread(measured.map((run) => run.cpu)), (value) => value.toFixed(1));
   const size = `${whole(options.count)} approvals of ~1 KB`;
+  const rateRatio = rounds((round) => kit![round]!.rate / undici![round]!.rate);
+  const cpuRatio = rounds((round) => kit![round]!.cpu / undici![round]!.cpu);
+  const naiveRatio = rounds((round) => kit![round]!.rate / naive![round]!.rate);
   return [
     {
       name: `sync ${size}: hand-written undici loop, batch ${batchSize}, concurrency ${concurrency}`,
@@ -79,8 +85,10 @@ export async function benchSyncBaseline(options: SyncBaselineOptions): Promise<R
     {
       name: `sync ${size}: kit defaults (batch ${batchSize}, concurrency ${concurrency})`,
       measurement: `${rates(kit!)} approvals/s`,
-      ratio: ratio(rounds((round) => kit![round]!.rate / undici![round]!.rate)),
+      ratio: ratio(rateRatio),
       goal: '≥ 0.95x',
+      met: rateRatio >= 0.95,
+      why: "the backend stores approvals slower than both send them; the kit's extra CPU is taken from it",
     },
     {
       name: 'client CPU per approval: hand-written undici loop',
@@ -90,19 +98,25 @@ export async function benchSyncBaseline(options: SyncBaselineOptions): Promise<R
     {
       name: 'client CPU per approval: kit defaults',
       measurement: `${cpus(kit!)} µs`,
-      ratio: `${ratio(rounds((round) => kit![round]!.cpu / undici![round]!.cpu))} CPU`,
+      ratio: `${ratio(cpuRatio)} CPU`,
       goal: '≤ 1.3x',
+      met: cpuRatio <= 1.3,
+      why: 'the check of each approval and the sync loop; see the profile',
     },
     {
-      name: `sync ${whole(options.naiveCount)} approvals of ~1 KB: naive connector (fetch, one per request)`,
+      name:
+        `sync ${whole(options.naiveCount)} approvals of ~1 KB: naive connector (fetch, one per request), ` +
+        `after ${whole(options.naiveWarmUp)} of warm-up`,
       measurement: `${rates(naive!)} approvals/s`,
       ratio: '1.00x (baseline)',
     },
     {
       name: 'sync: kit defaults vs the naive connector',
       measurement: `${whole(median(kit!.map((run) => run.rate)))} approvals/s`,
-      ratio: ratio(rounds((round) => kit![round]!.rate / naive![round]!.rate)),
+      ratio: ratio(naiveRatio),
       goal: '≥ 20x',
+      met: naiveRatio >= 20,
+      why: "the backend, not the connector, bounds the kit's rate",
     },
   ];
 }

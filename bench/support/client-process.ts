@@ -30,11 +30,11 @@ export interface Outcome extends Measured {
   maxRssBytes: number;
 }
 
-async function withWarmUp<R extends { token: string; count: number }>(
+async function withWarmUp<R extends { token: string; count: number }, M extends Measured>(
   run: R,
   warmUp: WarmUp | undefined,
-  go: (run: R) => Promise<Measured>,
-): Promise<Outcome> {
+  go: (run: R) => Promise<M>,
+): Promise<M & Outcome> {
   if (warmUp !== undefined) await go({ ...run, ...warmUp });
   const measured = await go(run);
   // maxRSS is in kibibytes.

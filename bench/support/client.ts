@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import type { Outcome, PushCall, TaskCall } from './client-process.js';
 import { forkChild } from './ipc.js';
+import type { TasksMeasured } from './task-runners.js';
 
 /** The connector's side in a process of its own, started for one measurement; see `client-process.ts`. */
 export interface ClientProcess {
   push(call: PushCall): Promise<Outcome>;
-  tasks(call: TaskCall): Promise<Outcome>;
+  tasks(call: TaskCall): Promise<Outcome & TasksMeasured>;
   /** Starts a kit worker with the default poller for each token. */
   idleStart(url: string, tokens: readonly string[]): Promise<void>;
   /** Get task requests the idle workers have sent so far, all together. */

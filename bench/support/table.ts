@@ -9,6 +9,18 @@ export interface Row {
   ratio: string;
   /** The goal this line is measured against, when it has one (`≥ 0.95x`). */
   goal?: string;
+  /** Whether this run met the goal; every row with a goal says. */
+  met?: boolean;
+  /** Why the goal is missed, when it is: what the profile in docs/benchmarks.md found. */
+  why?: string;
+}
+
+/** A row's goal with its verdict: `≥ 0.9x: met`, or `≥ 0.9x: missed (why)`. */
+export function verdict(row: Row): string {
+  if (row.goal === undefined) return '';
+  if (row.met === undefined) return row.goal;
+  if (row.met) return `${row.goal}: met`;
+  return `${row.goal}: missed${row.why === undefined ? '' : ` (${row.why})`}`;
 }
 
 /** Formats a ratio as `12.3x`. */
@@ -35,11 +47,15 @@ export function mib(bytes: number): string {
 export function renderTable(rows: readonly Row[]): string {
   const header: Row = { name: 'benchmark', measurement: 'measurement', ratio: 'ratio', goal: 'goal' };
   const all = [header, ...rows];
-  const width = (key: keyof Row) => Math.max(...all.map((row) => (row[key] ?? '').length));
-  const widths = { name: width('name'), measurement: width('measurement'), ratio: width('ratio') };
+  const width = (text: (row: Row) => string) => Math.max(...all.map((row) => text(row).length));
+  const widths = {
+    name: width((row) => row.name),
+    measurement: width((row) => row.measurement),
+    ratio: width((row) => row.ratio),
+  };
   const line = (row: Row) =>
-    `${row.name.padEnd(widths.name)}  ${row.measurement.padStart(widths.measurement)}  ${row.ratio.padStart(widths.ratio)}  ${row.goal ?? ''}`.trimEnd();
-  const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + width('goal') + 6);
+    `${row.name.padEnd(widths.name)}  ${row.measurement.padStart(widths.measurement)}  ${row.ratio.padStart(widths.ratio)}  ${verdict(row)}`.trimEnd();
+  const rule = '-'.repeat(widths.name + widths.measurement + widths.ratio + width(verdict) + 6);
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
@@ -51,7 +67,7 @@ export function renderMarkdownTable(rows: readonly Row[]): string {
     '| --- | ---: | ---: | --- |',
     ...rows.map(
       (row) =>
-        `| ${cell(row.name)} | ${cell(row.measurement)} | ${cell(row.ratio)} | ${cell(row.goal ?? '')} |`,
+        `| ${cell(row.name)} | ${cell(row.measurement)} | ${cell(row.ratio)} | ${cell(verdict(row))} |`,
     ),
   ].join('\n');
 }

@@ -33,8 +33,15 @@ interface HeadersMessage extends RequestMessage {
   response: { statusCode: number };
 }
 
-/** Calls `onLease` for each Get task request created and `onResult` for each result the service acknowledged. */
-function watchTaskRequests(on: { lease?: () => void; result?: () => void }): () => void {
+/**
+ * Calls `lease` for each Get task request created, `result` for each result the service acknowledged and `connected`
+ * for each connection opened.
+ */
+function watchTaskRequests(on: {
+  lease?: () => void;
+  result?: () => void;
+  connected?: () => void;
+}): () => void {
   const created = (message: unknown) => {
     const { request } = message as RequestMessage;
     if (request.method === 'GET' && request.path === TASKS_PATH) on.lease?.();
@@ -48,19 +55,34 @@ function watchTaskRequests(on: { lease?: () => void; result?: () => void }): () 
     )
       on.result?.();
   };
+  const connected = () => on.connected?.();
   diagnostics.subscribe('undici:request:create', created);
   diagnostics.subscribe('undici:request:headers', answered);
+  diagnostics.subscribe('undici:client:connected', connected);
   return () => {
     diagnostics.unsubscribe('undici:request:create', created);
     diagnostics.unsubscribe('undici:request:headers', answered);
+    diagnostics.unsubscribe('undici:client:connected', connected);
   };
 }
 
-/** Measures from the first Get task request to the `count`-th result acknowledged, while `work` runs. */
-async function measureTasks(count: number, work: (done: Promise<void>) => Promise<void>): Promise<Measured> {
+/** A measured task run, with the connections the runner opened to the service. */
+export interface TasksMeasured extends Measured {
+  connections: number;
+}
+
+/**
+ * Measures from the first Get task request to the `count`-th result acknowledged, while `work` runs, and counts the
+ * connections opened meanwhile.
+ */
+async function measureTasks(
+  count: number,
+  work: (done: Promise<void>) => Promise<void>,
+): Promise<TasksMeasured> {
   let measuring: ReturnType<typeof startMeasuring> | undefined;
   let measured: Measured | undefined;
   let results = 0;
+  let connections = 0;
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => {
     finish = resolve;
@@ -76,6 +98,9 @@ async function measureTasks(count: number, work: (done: Promise<void>) => Promis
         finish();
       }
     },
+    connected: () => {
+      connections += 1;
+    },
   });
   try {
     await work(done);
@@ -83,7 +108,7 @@ async function measureTasks(count: number, work: (done: Promise<void>) => Promis
     stop();
   }
   if (measured === undefined) throw new Error(`${results} of ${count} results acknowledged`);
-  return measured;
+  return { ...measured, connections };
 }
 
 /** A worker of the kit, sync off, the task poller with its defaults but for `concurrency`, logs silent. */
@@ -98,7 +123,7 @@ function kitWorker(url: string, token: string, poller: { concurrency?: number } 
 }
 
 /** The kit's worker with a no-op handler, until every task has a result. */
-async function runKit(run: TaskRun): Promise<Measured> {
+async function runKit(run: TaskRun): Promise<TasksMeasured> {
   const worker = kitWorker(run.url, run.token, { concurrency: run.concurrency });
   return measureTasks(run.count, async (done) => {
     await worker.start();
@@ -112,7 +137,7 @@ async function runKit(run: TaskRun): Promise<Measured> {
  * its id, and reporting `success` with Update task result, on a pool of as many connections, until Get task has
  * nothing.
  */
-async function runUndici(run: TaskRun): Promise<Measured> {
+async function runUndici(run: TaskRun): Promise<TasksMeasured> {
   const pool = new Pool(run.url, { connections: run.concurrency });
   const headers = { authorization: `Bearer ${run.token}` };
   const result = JSON.stringify({ taskResult: { status: 'success' } });
@@ -143,7 +168,7 @@ async function runUndici(run: TaskRun): Promise<Measured> {
   }
 }
 
-export const TASK_RUNNERS: Record<TaskRunner, (run: TaskRun) => Promise<Measured>> = {
+export const TASK_RUNNERS: Record<TaskRunner, (run: TaskRun) => Promise<TasksMeasured>> = {
   kit: runKit,
   undici: runUndici,
 };

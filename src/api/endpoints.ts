@@ -12,6 +12,7 @@ import {
   ConnectorRegistration,
   ConnectorState,
   GetApprovalsQuery,
+  isSuccessStatus,
   SuccessStatus,
   successEnvelope,
   Task,
@@ -46,6 +47,12 @@ export interface Endpoint {
   readonly body?: z.ZodType;
   /** The success answer. For v2 the envelope is part of the schema. */
   readonly response: z.ZodType;
+  /**
+   * A cheaper check of a success answer than `response`, for the answers a client reads on every call: it accepts
+   * nothing `response` refuses, and needs no transform, so an answer it accepts is used as it is; any other answer
+   * is parsed with `response`, which names what is wrong.
+   */
+  readonly accepts?: (body: unknown) => boolean;
 }
 
 // `.` and `..` cannot be sent as a path segment: URL parsers resolve them, and the request would go elsewhere.
@@ -146,6 +153,7 @@ export const endpoints = {
     params: ApprovalIdParam,
     body: z.object({ approval: ApprovalFields }),
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
   getApprovals: endpoint({
     number: 10,
@@ -164,6 +172,7 @@ export const endpoints = {
     summary: 'Update approvals',
     body: z.object({ approvals: z.array(ApprovalWrite).min(1) }),
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
   registerConnector: endpoint({
     number: 12,
@@ -173,6 +182,7 @@ export const endpoints = {
     summary: 'Update connector',
     body: ConnectorRegistration,
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
   getTask: endpoint({
     number: 13,
@@ -192,6 +202,7 @@ export const endpoints = {
     params: TaskIdParam,
     body: z.object({ taskResult: TaskResult }),
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
   getState: endpoint({
     number: 15,
@@ -209,6 +220,7 @@ export const endpoints = {
     summary: 'Update connector state',
     body: z.object({ state: JsonObjectInput }),
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
   getUiTemplates: endpoint({
     number: 17,
@@ -227,6 +239,7 @@ export const endpoints = {
     summary: 'Add or update UI templates',
     body: z.object({ uiTemplates: z.array(UiTemplateWrite).min(1) }),
     response: SuccessStatus,
+    accepts: isSuccessStatus,
   }),
 } as const satisfies Record<string, Endpoint>;
 

@@ -23,6 +23,8 @@ export {
   ConnectorState,
   EncryptedCredentials,
   GetApprovalsQuery,
+  isSuccessStatus,
+  isTask,
   MAX_APPROVAL_ID_LENGTH,
   SuccessStatus,
   successEnvelope,
@@ -50,6 +52,7 @@ export {
 export {
   DateTime,
   DateTimeInput,
+  isDateTimeInputString,
   JsonObject,
   JsonObjectInput,
   MAX_JSON_DEPTH,

@@ -16,6 +16,11 @@ export function successEnvelope<K extends string, S extends z.ZodType>(key: K, s
 /** A successful v2 answer to a write: the status alone. */
 export const SuccessStatus = z.looseObject({ status: z.literal('success') });
 
+/** What {@link SuccessStatus} accepts, checked without zod: an object whose `status` is `"success"`. */
+export function isSuccessStatus(body: unknown): boolean {
+  return isObject(body) && body.status === 'success';
+}
+
 /** The v2 error body. */
 export const V2ErrorBody = z.looseObject({ status: z.literal('failure') });
 
@@ -106,6 +111,42 @@ export const Task = z.looseObject({
   }),
 });
 export type Task = z.infer<typeof Task>;
+
+const UUID_PATTERN = Uuid.def.pattern as RegExp;
+
+/**
+ * Whether {@link Task} accepts `value` as it is, checked rule by rule without zod, for the task every lease brings:
+ * it accepts nothing the schema refuses. What it turns down is for the schema to read, and to explain.
+ */
+export function isTask(value: unknown): value is Task {
+  if (!isObject(value)) return false;
+  const { id, type, data } = value;
+  if (typeof id !== 'string' || !UUID_PATTERN.test(id) || typeof type !== 'string' || !isObject(data))
+    return false;
+  const { approval, approveComments, credentials } = data;
+  return (
+    z.core.util.isPlainObject(approval) &&
+    (approveComments === undefined || typeof approveComments === 'string') &&
+    (credentials === undefined || isEncryptedCredentials(credentials))
+  );
+}
+
+function isEncryptedCredentials(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { algorithm, publicKey, ephemeralPublicKey, nonce, ciphertext } = value;
+  return (
+    algorithm === 'x25519-xsalsa20-poly1305' &&
+    typeof publicKey === 'string' &&
+    typeof ephemeralPublicKey === 'string' &&
+    typeof nonce === 'string' &&
+    typeof ciphertext === 'string'
+  );
+}
+
+/** What zod's objects accept: anything of type `object` but `null` and arrays. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** Endpoint 12's body: what the connector can do, and its public key when actions need credentials. */
 export const ConnectorRegistration = z

@@ -8,8 +8,19 @@ export const Uuid = z.guid();
  * An ISO 8601 timestamp with a time zone, or a `Date`, on the way in; always an ISO string on the way out.
  * Requests demand an explicit offset so that two systems never disagree on which instant is meant.
  */
+const IsoDateTimeWithOffset = z.iso.datetime({ offset: true });
+
+/**
+ * Whether a value is a string that {@link DateTimeInput} accepts as it is: the very pattern its string branch tests,
+ * for checks that must agree with it without running the schema.
+ */
+export function isDateTimeInputString(value: unknown): value is string {
+  const pattern = IsoDateTimeWithOffset.def.pattern as RegExp;
+  return typeof value === 'string' && pattern.test(value);
+}
+
 export const DateTimeInput = z.union([
-  z.iso.datetime({ offset: true }),
+  IsoDateTimeWithOffset,
   z.date().transform((date, ctx) => {
     if (Number.isNaN(date.getTime())) {
       ctx.addIssue({ code: 'custom', message: 'Invalid date' });
@@ -47,7 +58,10 @@ export const MAX_JSON_DEPTH = 64;
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (limit < 1) return true;
-  for (const child of Object.values(value)) {
+  // An array's items are read in place; only an object's values are listed.
+  const children: ArrayLike<unknown> = Array.isArray(value) ? value : Object.values(value);
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i];
     if (typeof child === 'object' && child !== null && nestsDeeperThan(child, limit - 1)) return true;
   }
   return false;

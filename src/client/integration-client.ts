@@ -7,6 +7,8 @@ import {
   type ConnectorRegistration,
   type ConnectorState,
   endpoints,
+  isSuccessStatus,
+  isTask,
   successEnvelope,
   Task,
   type TaskResult,
@@ -56,6 +58,14 @@ const leaseTaskEndpoint = {
     'task',
     z.looseObject({ id: endpoints.reportTaskResult.params.shape.taskId }).nullable().optional(),
   ),
+  // The answer of nearly every lease: a task as the contract says, or none.
+  accepts: (body: unknown) => {
+    if (!isSuccessStatus(body)) return false;
+    const { data } = body as { data?: unknown };
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+    const { task } = data as { task?: unknown };
+    return task === undefined || task === null || isTask(task);
+  },
 };
 
 /**
@@ -169,6 +179,7 @@ export class IntegrationClient {
     const answer = await this.#transport.callIfPresent(leaseTaskEndpoint, {}, options);
     const leased = answer?.data.task;
     if (leased === undefined || leased === null) return null;
+    if (isTask(leased)) return { valid: true, task: leased };
     const task = Task.safeParse(leased);
     if (task.success) return { valid: true, task: task.data };
     const { id, type } = leased;

@@ -116,7 +116,26 @@ export async function withRetry<T>(
 ): Promise<T> {
   // The monotonic clock: a step of the wall clock neither spends nor refills the budget.
   const startedAt = performance.now();
-  return pRetry(attempt, {
+  // Most calls succeed at once, so p-retry (its options, checks and closures) is set up only for a call whose first
+  // attempt failed and could be retried, or failed oddly; it replays that failure as its own first attempt, so every
+  // rule below applies to it as to any other.
+  let first: { error: unknown } | undefined;
+  try {
+    const result = await attempt();
+    signal?.throwIfAborted();
+    return result;
+  } catch (error) {
+    const final = policy.retries === 0 || !isRetryable(error, repeatability);
+    if (final && error instanceof Error && !signal?.aborted) throw error;
+    first = { error };
+  }
+  const replayed = first;
+  const again = () => {
+    if (first === undefined) return attempt();
+    first = undefined;
+    return Promise.reject(replayed.error);
+  };
+  return pRetry(again, {
     retries: policy.retries,
     // The waiting happens in onFailedAttempt (full jitter, Retry-After), so p-retry's own backoff is off.
     minTimeout: 0,

@@ -171,6 +171,7 @@ export class Transport {
         { path: [], message: 'empty body', code: 'invalid_type' },
       ]);
     }
+    if (endpoint.accepts?.(body) === true) return body as z.output<E['response']>;
     const parsed = endpoint.response.safeParse(body);
     if (!parsed.success) throw new InvalidResponseError(prepared.target, status, toIssues(parsed.error));
     return parsed.data as z.output<E['response']>;

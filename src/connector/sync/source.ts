@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ApprovalId, DateTimeInput, JsonObjectInput } from '../../api/index.js';
+import {
+  ApprovalId,
+  DateTimeInput,
+  isDateTimeInputString,
+  JsonObjectInput,
+  MAX_APPROVAL_ID_LENGTH,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+} from '../../api/index.js';
 import { toIssues, ValidationError } from '../../errors.js';
 import type { Logger } from '../operations/index.js';
 import type { StateAccess, SyncCursor } from '../state.js';
@@ -21,7 +29,8 @@ export interface SourceApproval {
 }
 
 // Checks every rule of the request schema (`ApprovalWrite`) and more: what it accepts is sent without another check.
-const SourceApprovalSchema = z.object({
+// Exported for the tests; not part of the package.
+export const SourceApprovalSchema = z.object({
   id: ApprovalId,
   schemaId: z.string().min(1),
   approver: z.string().min(1),
@@ -79,11 +88,19 @@ export type ConnectorSource<AppState extends object = Record<string, unknown>> =
   | IncrementalSource<AppState>
   | SnapshotSource<AppState>;
 
-/** Checks what the author's source produced, naming the record; turns `lastModified` into an ISO string. */
-export function parseSourceApproval(
-  record: unknown,
-  requireLastModified: boolean,
-): z.output<typeof SourceApprovalSchema> & { lastModified?: string } {
+/** A source record as checked: `lastModified` an ISO string, unknown fields left out. */
+export type ParsedSourceApproval = z.output<typeof SourceApprovalSchema> & { lastModified?: string };
+
+/**
+ * Checks what the author's source produced, naming the record; turns `lastModified` into an ISO string.
+ *
+ * Runs once per approval of a sync, so a well-formed record (nearly every one) is checked by {@link wellFormed},
+ * which accepts nothing the schema refuses and gives what the schema would; anything else goes through the schema,
+ * which names every problem.
+ */
+export function parseSourceApproval(record: unknown, requireLastModified: boolean): ParsedSourceApproval {
+  const checked = wellFormed(record);
+  if (checked !== undefined && (!requireLastModified || checked.lastModified !== undefined)) return checked;
   const parsed = SourceApprovalSchema.safeParse(record);
   if (!parsed.success) throw new ValidationError(subjectOf(record), toIssues(parsed.error));
   if (requireLastModified && parsed.data.lastModified === undefined) {
@@ -92,6 +109,39 @@ export function parseSourceApproval(
     ]);
   }
   return parsed.data;
+}
+
+/**
+ * {@link SourceApprovalSchema}'s output for a record it accepts without a question, checked rule by rule with the
+ * schema's own limits and patterns, without building zod's context and result objects for each record; `undefined`
+ * for anything else (and every record the schema refuses), which the schema then reads.
+ */
+function wellFormed(record: unknown): ParsedSourceApproval | undefined {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return undefined;
+  const { id, schemaId, approver, resolved, lastModified, data } = record as Record<string, unknown>;
+  if (
+    typeof id !== 'string' ||
+    id.length < 1 ||
+    id.length > MAX_APPROVAL_ID_LENGTH ||
+    id === '.' ||
+    id === '..' ||
+    !id.isWellFormed() ||
+    typeof schemaId !== 'string' ||
+    schemaId.length < 1 ||
+    typeof approver !== 'string' ||
+    approver.length < 1 ||
+    typeof resolved !== 'boolean' ||
+    !z.core.util.isPlainObject(data) ||
+    nestsDeeperThan(data, MAX_JSON_DEPTH)
+  ) {
+    return undefined;
+  }
+  if (lastModified === undefined) return { id, schemaId, approver, resolved, data };
+  if (isDateTimeInputString(lastModified)) return { id, schemaId, approver, resolved, lastModified, data };
+  if (lastModified instanceof Date && !Number.isNaN(lastModified.getTime())) {
+    return { id, schemaId, approver, resolved, lastModified: lastModified.toISOString(), data };
+  }
+  return undefined;
 }
 
 /** Names a record of the source in an error: built only when one is thrown, never for the records that pass. */
