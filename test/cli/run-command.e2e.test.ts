@@ -258,7 +258,8 @@ describe('connector run', () => {
     expect(await worker.exitWithin(15_000)).toBe(0);
   });
 
-  it('refuses a module that is missing or builds no connector, exiting 2', async () => {
+  // One refused module a test: each is a process of its own, slow to start.
+  it('refuses a missing module, exiting 2', async () => {
     // Without one, the module is dist/connector.js, which this repository does not build.
     const missing = spawnCli(['run'], { APPROVAL_SERVICE_URL: backend.url, APPROVAL_CONNECTOR_TOKEN: token });
     expect(await missing.exitWithin(15_000)).toBe(2);
@@ -267,7 +268,9 @@ describe('connector run', () => {
       msg: 'the connector was refused',
       err: { message: expect.stringMatching(/dist\/connector\.js does not exist/) },
     });
+  });
 
+  it('refuses a module with no default export, exiting 2', async () => {
     const notABuilder = spawnCli(['run', 'test/cli/support/processes.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: token,
@@ -276,7 +279,9 @@ describe('connector run', () => {
     expect(notABuilder.lines().at(-1)?.err).toMatchObject({
       message: expect.stringMatching(/has no default export/),
     });
+  });
 
+  it('refuses a module whose default export builds no connector, exiting 2', async () => {
     const notAConnector = spawnCli(['run', 'test/cli/support/not-a-connector-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: token,
@@ -286,7 +291,9 @@ describe('connector run', () => {
       msg: 'the connector was refused',
       err: { message: expect.stringMatching(/^Invalid connector: /) },
     });
+  });
 
+  it('refuses a module whose default export is a class, exiting 2', async () => {
     const aClass = spawnCli(['run', 'test/cli/support/class-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: token,
