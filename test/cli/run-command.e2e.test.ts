@@ -4,7 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type BackendProcess,
   type CliProcess,
@@ -14,9 +14,9 @@ import {
 } from './support/processes.js';
 
 // `connector run` in a process of its own against `connector backend` in another, both as an operator starts them:
-// what they do is observed through the backend's admin API and the worker's log lines and exit code.
+// what they do is observed through the backend's admin API and the worker's log lines and exit code. The tests share
+// one backend, each with a tenant (a system and its connector token) of its own; what a test is about is the worker.
 const MODULE = 'test/cli/support/worker-module.ts';
-const TOKEN = 'run-command-connector-token';
 const folder = mkdtempSync(join(tmpdir(), 'connector-run-'));
 
 /** Writes a config file (`CONNECTOR_CONFIG`) and returns its path. */
@@ -42,29 +42,40 @@ interface Task {
 
 let backend: BackendProcess;
 let systemId: string;
+let token: string;
+let tenants = 0;
 
-beforeEach(async () => {
+beforeAll(async () => {
   backend = await startBackendProcess();
+});
+beforeEach(async () => {
+  tenants += 1;
+  token = `run-command-connector-token-${tenants}`;
   ({
     system: { id: systemId },
-  } = await backend.admin<{ system: { id: string } }>('POST', '/tenants', { connectorToken: TOKEN }));
+  } = await backend.admin<{ system: { id: string } }>('POST', '/tenants', { connectorToken: token }));
 });
 afterEach(async () => {
-  killAll();
+  killAll(backend.process);
+  // Faults apply to every tenant: none outlives its test.
+  await backend.admin('DELETE', '/faults');
 });
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+afterAll(() => {
+  killAll();
+  rmSync(folder, { recursive: true, force: true });
+});
 
 function startWorker(args: string[], env: Record<string, string> = {}): CliProcess {
   return spawnCli(['run', MODULE, ...args], {
     APPROVAL_SERVICE_URL: backend.url,
-    APPROVAL_CONNECTOR_TOKEN: TOKEN,
+    APPROVAL_CONNECTOR_TOKEN: token,
     ...env,
   });
 }
 
 /** Puts approvals in the service and a task for each, as approvers acting in the app would. */
 async function tasksFor(ids: string[]): Promise<Task[]> {
-  await backend.service('PUT', '/v2/rawapprovals', TOKEN, {
+  await backend.service('PUT', '/v2/rawapprovals', token, {
     approvals: ids.map((id) => ({
       id,
       schemaId: 'po',
@@ -74,7 +85,7 @@ async function tasksFor(ids: string[]): Promise<Task[]> {
       data: {},
     })),
   });
-  await backend.service('PATCH', '/v2/connector', TOKEN, { taskTypes: ['approve'], authRequired: false });
+  await backend.service('PATCH', '/v2/connector', token, { taskTypes: ['approve'], authRequired: false });
   const tasks: Task[] = [];
   for (const approvalId of ids) {
     tasks.push(await backend.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId }));
@@ -241,7 +252,7 @@ describe('connector run', () => {
   it('names the config file that cannot be read, or is not JSON, without quoting it', async () => {
     const missing = spawnCli(['run', MODULE], {
       APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      APPROVAL_CONNECTOR_TOKEN: token,
       CONNECTOR_CONFIG: join(folder, 'missing.json'),
     });
     expect(await missing.exitWithin(15_000)).toBe(2);
@@ -265,7 +276,7 @@ describe('connector run', () => {
   it('runs a module whose default export is the connector itself', async () => {
     const worker = spawnCli(['run', 'test/cli/support/instance-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      APPROVAL_CONNECTOR_TOKEN: token,
     });
     await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
     expect(await approvalIds()).toEqual(['S-1']);
@@ -273,38 +284,45 @@ describe('connector run', () => {
     expect(await worker.exitWithin(15_000)).toBe(0);
   });
 
-  it('refuses a module that is missing or builds no connector, exiting 2', async () => {
+  // One refused module a test: each is a process of its own, slow to start.
+  it('refuses a missing module, exiting 2', async () => {
     // Without one, the module is dist/connector.js, which this repository does not build.
-    const missing = spawnCli(['run'], { APPROVAL_SERVICE_URL: backend.url, APPROVAL_CONNECTOR_TOKEN: TOKEN });
+    const missing = spawnCli(['run'], { APPROVAL_SERVICE_URL: backend.url, APPROVAL_CONNECTOR_TOKEN: token });
     expect(await missing.exitWithin(15_000)).toBe(2);
     expect(missing.lines().at(-1)).toMatchObject({
       level: 50,
       msg: 'the connector was refused',
       err: { message: expect.stringMatching(/dist\/connector\.js does not exist/) },
     });
+  });
 
+  it('refuses a module with no default export, exiting 2', async () => {
     const notABuilder = spawnCli(['run', 'test/cli/support/processes.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      APPROVAL_CONNECTOR_TOKEN: token,
     });
     expect(await notABuilder.exitWithin(15_000)).toBe(2);
     expect(notABuilder.lines().at(-1)?.err).toMatchObject({
       message: expect.stringMatching(/has no default export/),
     });
+  });
 
+  it('refuses a module whose default export builds no connector, exiting 2', async () => {
     const notAConnector = spawnCli(['run', 'test/cli/support/not-a-connector-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      APPROVAL_CONNECTOR_TOKEN: token,
     });
     expect(await notAConnector.exitWithin(15_000)).toBe(2);
     expect(notAConnector.lines().at(-1)).toMatchObject({
       msg: 'the connector was refused',
       err: { message: expect.stringMatching(/^Invalid connector: /) },
     });
+  });
 
+  it('refuses a module whose default export is a class, exiting 2', async () => {
     const aClass = spawnCli(['run', 'test/cli/support/class-module.ts'], {
       APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: TOKEN,
+      APPROVAL_CONNECTOR_TOKEN: token,
     });
     expect(await aClass.exitWithin(15_000)).toBe(2);
     expect(aClass.lines().at(-1)?.err).toMatchObject({

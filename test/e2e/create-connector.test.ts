@@ -1,63 +1,44 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceBackend, startReferenceBackend } from '../../src/backend/index.js';
 import { listTemplates } from '../../src/cli/create/templates.js';
 import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
-import { dotenv, environment, healthcheckCommand } from '../cli/support/dockerfile.js';
-import { findOlderNode, pack, root, run, succeed } from './support/packages.js';
+import {
+  findOlderNode,
+  installedForTemplates,
+  linkNodeModules,
+  packedPackages,
+  QUIET_INSTALL,
+  root,
+  run,
+  succeed,
+} from './support/packages.js';
+import { env } from './support/template-project.js';
 
-// create-connector and the kit as a user gets them: packed, installed from their tarballs, then every template
-// generated, installed, tested, built and run as its container would run it.
+// create-connector and the kit as a user gets them: packed, installed from their tarballs. A project of each
+// template is made, installed, tested, built and run by the test file of that template (test/e2e/templates/).
 
 const templates = listTemplates(join(root, 'templates')).map((template) => template.name);
-// A blank template's worker syncs its example request, REQ-1. One made of an example (its source's simulator is not
-// started here) is up once it has registered with the service, built from its .env.example.
-const madeOfExamples = new Set(
-  listTemplates(join(root, 'templates'))
-    .filter(({ folders }) => folders.length > 1)
-    .map(({ name }) => name),
-);
-// The Node that runs this test first on PATH, as npm scripts have it; neither this test run's own variables nor a
-// worker's: each test gives the worker its configuration the way it means to.
-const env = {
-  ...Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([name]) => !/^(APPROVAL_|CONNECTOR_|OPERATIONS_|LOG_|VITEST|NODE_ENV$)/.test(name),
-    ),
-  ),
-  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
-};
-const quiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
-const DEV_ADMIN_TOKEN = 'create-connector-dev-admin-token';
 
-let work: string;
 let tools: string;
-let kitTarball: string;
-let backend: ReferenceBackend;
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'create-connector-'));
-  const [kit, create] = await pack(work, ['.', 'packages/create-connector']);
-  kitTarball = kit!;
-  tools = join(work, 'tools');
-  mkdirSync(tools);
+  const installed = await installedForTemplates();
+  const { kit, createConnector } = await packedPackages();
+  tools = mkdtempSync(join(tmpdir(), 'create-connector-'));
   writeFileSync(join(tools, 'package.json'), JSON.stringify({ name: 'tools', private: true }));
-  await succeed('npm', ['install', kitTarball, create!, ...quiet], tools, env);
-  backend = await startReferenceBackend();
+  linkNodeModules(installed, tools);
+  await succeed('npm', ['install', kit, createConnector, ...QUIET_INSTALL], tools, env);
 }, 240_000);
 
-afterAll(async () => {
-  await backend?.close();
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+afterAll(() => {
+  if (tools !== undefined) rmSync(tools, { recursive: true, force: true });
 });
 
 describe('create-connector, installed from its tarball', () => {
-  it('runs as npm create connector and as npx create-connector, with the flags given after the folder', async () => {
+  // One command a test: each is an npm of its own, slow to start.
+  it('runs as npm create connector, with the flags given after the folder', async () => {
     await succeed(
       'npm',
       [
@@ -74,8 +55,11 @@ describe('create-connector, installed from its tarball', () => {
       tools,
       env,
     );
-    await succeed('npx', ['--offline', 'create-connector', 'by-npx', '--no-install', '--no-git'], tools, env);
     expect(readFileSync(join(tools, 'by-npm-create', 'src', 'connector.ts'), 'utf8')).toContain('snapshot(');
+  });
+
+  it('runs as npx create-connector', async () => {
+    await succeed('npx', ['--offline', 'create-connector', 'by-npx', '--no-install', '--no-git'], tools, env);
     expect(readFileSync(join(tools, 'by-npx', 'src', 'connector.ts'), 'utf8')).toContain('incremental(');
   });
 
@@ -108,227 +92,10 @@ describe('create-connector, installed from its tarball', () => {
   });
 });
 
-describe.for(templates)('a project from the %s template', (template) => {
-  let project: string;
-
-  it('is created by create-connector, and passes its own tests against the installed kit', async () => {
-    project = join(work, `${template}-connector`);
-    await succeed(
-      join(tools, 'node_modules', '.bin', 'create-connector'),
-      [project, '--template', template, '--no-install'],
-      work,
-      env,
+describe('the templates', () => {
+  it('are each tested end to end from the packed packages, in a test file of their own', () => {
+    expect(readdirSync(join(root, 'test', 'e2e', 'templates')).sort()).toEqual(
+      templates.map((template) => `${template}.test.ts`).sort(),
     );
-    // The kit is not in the registry: its tarball stands in for the version package.json asks for.
-    await succeed('npm', ['install', kitTarball, ...quiet], project, env);
-    const tested = await run('npm', ['test'], { cwd: project, env });
-    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
-    expect(tested.stdout).toMatch(/Tests\s+.*\d+ passed/);
-  }, 180_000);
-
-  it('builds dist/main.js, which runs a worker as its container would, healthy, and stops with 0 on SIGTERM', async () => {
-    await succeed('npm', ['run', 'build'], project, env);
-    expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
-
-    const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
-    const tenant = backend.createTenant();
-    const workerEnv = {
-      ...env,
-      ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
-      ...environment(dockerfile),
-      // What an operator sets: the service and the token; a free port, so that tests running at once do not clash.
-      APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
-      OPERATIONS_PORT: String(await freePort()),
-    };
-    const worker = startWorker(project, ['dist/main.js'], workerEnv);
-    try {
-      await worker.up(tenant.system.id, template);
-      const [command, ...args] = healthcheckCommand(dockerfile)!;
-      const health = await run(command === 'node' ? process.execPath : command!, args, {
-        cwd: project,
-        env: workerEnv,
-      });
-      expect(health.code, worker.output()).toBe(0);
-    } finally {
-      expect(await worker.stop(), worker.output()).toBe(0);
-    }
-    expect(worker.output()).not.toContain(tenant.connectorToken);
-  }, 60_000);
-
-  it('runs the same connector with connector run, from dist/connector.js', async () => {
-    const tenant = backend.createTenant();
-    const connector = join(project, 'node_modules', 'approval-connector-kit', 'dist', 'cli', 'connector.js');
-    const worker = startWorker(project, [connector, 'run'], {
-      ...env,
-      // The connector's own variables, as .env.example names them (none for a blank template).
-      ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
-      OPERATIONS_PORT: '',
-      APPROVAL_SERVICE_URL: backend.url,
-      APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
-    });
-    try {
-      await worker.up(tenant.system.id, template);
-    } finally {
-      expect(await worker.stop(), worker.output()).toBe(0);
-    }
-  }, 60_000);
-
-  it('runs with npm start as its README says: the variables from .env', async () => {
-    const tenant = backend.createTenant();
-    const example = readFileSync(join(project, '.env.example'), 'utf8');
-    writeFileSync(
-      join(project, '.env'),
-      example
-        .replace(/^APPROVAL_SERVICE_URL=.*$/m, `APPROVAL_SERVICE_URL=${backend.url}`)
-        .replace(/^APPROVAL_CONNECTOR_TOKEN=.*$/m, `APPROVAL_CONNECTOR_TOKEN=${tenant.connectorToken}`)
-        .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`),
-    );
-    // The start script's own command, without npm in between, so that the signal reaches the worker.
-    const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-    const [node, ...args] = (scripts.start as string).split(' ');
-    expect(node).toBe('node');
-    const worker = startWorker(project, args, env);
-    try {
-      await worker.up(tenant.system.id, template);
-    } finally {
-      expect(await worker.stop(), worker.output()).toBe(0);
-    }
-  }, 60_000);
-
-  it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
-    const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-    expect(scripts.dev).toBe('connector dev');
-    // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
-    // exit code after a signal is 130 whatever its script's.
-    const dev = spawn(join(project, 'node_modules', '.bin', 'connector'), ['dev', '--port', '0'], {
-      cwd: project,
-      env: { ...env, APPROVAL_ADMIN_TOKEN: DEV_ADMIN_TOKEN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    for (const stream of [dev.stdout, dev.stderr]) {
-      stream.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-    }
-    const exited = once(dev, 'exit');
-    const messages = () =>
-      output
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => (JSON.parse(line) as { msg: string }).msg);
-    const until = async (condition: () => boolean | Promise<boolean>) => {
-      while (!(await condition())) {
-        if (dev.exitCode !== null) throw new Error(`connector dev exited ${dev.exitCode}:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    };
-    const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-      const answer = await fetch(`${serviceUrl}/admin${path}`, {
-        method,
-        headers: { authorization: `Bearer ${DEV_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
-      return (await answer.json()) as T;
-    };
-    const approvals = async () =>
-      (await admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
-    let serviceUrl = '';
-    let systemId = '';
-    try {
-      await until(() => output.includes('Stop with Ctrl+C'));
-      serviceUrl = /service URL: +(\S+)/.exec(output)![1]!;
-      systemId = /system: +\S+ \(([^)]+)\)/.exec(output)![1]!;
-      expect(output).toMatch(/console: +http:\/\/\S+\/console\/#login=\S+/);
-      expect(output).toMatch(/management token: +\S+/);
-
-      const running = () => messages().filter((message) => message === 'connector running').length;
-      await until(() => running() === 1);
-      if (!madeOfExamples.has(template)) {
-        // A blank template's example request, approved as an approver would; one made of an example syncs from
-        // its source's simulator, not started here.
-        await until(async () => (await approvals()).includes('REQ-1'));
-        const task = await admin<{ id: string }>('POST', '/tasks', {
-          systemId,
-          type: 'approve',
-          approvalId: 'REQ-1',
-        });
-        await until(
-          async () => (await admin<{ status: string }>('GET', `/tasks/${task.id}`)).status === 'completed',
-        );
-        expect(await admin('GET', `/tasks/${task.id}`)).toMatchObject({ result: { status: 'success' } });
-      }
-
-      const connector = join(project, 'src', 'connector.ts');
-      const original = readFileSync(connector, 'utf8');
-      writeFileSync(connector, `${original}\nexport const broken: number = 'text';\n`);
-      await until(() =>
-        messages().includes('the build failed; the connector keeps running its previous build'),
-      );
-      expect(output).toContain('error TS2322');
-      expect(running()).toBe(1);
-
-      writeFileSync(connector, `${original}\n// Edited.\n`);
-      if (!madeOfExamples.has(template)) {
-        const source = join(project, 'src', 'source.ts');
-        writeFileSync(source, readFileSync(source, 'utf8').replace("id: 'REQ-1'", "id: 'REQ-2'"));
-        // The new build runs: its request comes.
-        await until(async () => (await approvals()).includes('REQ-2'));
-      }
-      await until(() => running() >= 2);
-      expect(messages()).toContain('restarting the connector on its new build');
-    } finally {
-      dev.kill('SIGINT');
-    }
-    expect((await exited)[0], output).toBe(0);
-    expect(messages().at(-1)).toBe('stopped');
-    expect(output).not.toContain(DEV_ADMIN_TOKEN);
-  }, 180_000);
+  });
 });
-
-/** `node` with `args` in the project: waits for it to sync, stops it with SIGTERM. */
-function startWorker(project: string, args: string[], workerEnv: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, args, {
-    cwd: project,
-    env: workerEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return {
-    output: () => output,
-    /** Until the template's example request is in the service, or a template made of an example has registered. */
-    async up(systemId: string, template: string): Promise<void> {
-      const isUp = madeOfExamples.has(template)
-        ? () => backend.getConnector(systemId).updatedAt !== undefined
-        : () => backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1');
-      while (!isUp()) {
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    },
-    async stop(): Promise<number | null> {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
-      return child.exitCode;
-    },
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

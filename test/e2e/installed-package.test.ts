@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
-import { filesOf, findOlderNode, pack, root, run, succeed } from './support/packages.js';
+import {
+  filesOf,
+  findOlderNode,
+  packedPackages,
+  QUIET_INSTALL,
+  root,
+  run,
+  succeed,
+} from './support/packages.js';
 
 // The kit as a user gets it: packed from what a fresh clone holds, installed into a new project from the tarball.
 
@@ -184,8 +192,8 @@ interface Manifest {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'kit-package-'));
-  const [tarball] = await pack(work, ['.']);
-  tarballFiles = await filesOf(tarball!);
+  const { kit: tarball } = await packedPackages();
+  tarballFiles = await filesOf(tarball);
 
   app = join(work, 'app');
   mkdirSync(app);
@@ -193,11 +201,7 @@ beforeAll(async () => {
     join(app, 'package.json'),
     JSON.stringify({ name: 'my-connector', private: true, type: 'module' }),
   );
-  await succeed(
-    'npm',
-    ['install', tarball!, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
-    app,
-  );
+  await succeed('npm', ['install', tarball, ...QUIET_INSTALL], app);
 
   // An application on the oldest zod the kit declares it supports.
   lowest = join(work, 'lowest');
@@ -206,20 +210,7 @@ beforeAll(async () => {
     join(lowest, 'package.json'),
     JSON.stringify({ name: 'my-connector-on-old-zod', private: true, type: 'module' }),
   );
-  await succeed(
-    'npm',
-    [
-      'install',
-      tarball!,
-      `zod@${LOWEST_ZOD}`,
-      '--save-exact',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-    ],
-    lowest,
-  );
+  await succeed('npm', ['install', tarball, `zod@${LOWEST_ZOD}`, '--save-exact', ...QUIET_INSTALL], lowest);
   olderNode = await findOlderNode();
 }, 180_000);
 

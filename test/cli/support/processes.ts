@@ -95,11 +95,14 @@ export function spawnCli(
   };
 }
 
-/** Kills every process started here that still runs. */
-export function killAll(): void {
-  for (const child of started)
+/** Kills every process started here that still runs, but those `spared` (a backend that tests share). */
+export function killAll(...spared: CliProcess[]): void {
+  const kept = new Set(spared.map((process) => process.child));
+  for (const child of started) {
+    if (kept.has(child)) continue;
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  started.clear();
+    started.delete(child);
+  }
 }
 
 /** The reference backend in a process of its own, and the calls the tests make to it. */

@@ -1,0 +1,306 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ReferenceBackend, startReferenceBackend } from '../../../src/backend/index.js';
+import { listTemplates } from '../../../src/cli/create/templates.js';
+import { dotenv, environment, healthcheckCommand } from '../../cli/support/dockerfile.js';
+import {
+  installedForTemplates,
+  linkNodeModules,
+  packedPackages,
+  QUIET_INSTALL,
+  root,
+  run,
+  succeed,
+} from './packages.js';
+
+// A project of a template as a user gets it: created by the packed create-connector, the packed kit installed, then
+// tested, built and run as its container would run it, and developed with its dev loop.
+
+// A blank template's worker syncs its example request, REQ-1. One made of an example (its source's simulator is not
+// started here) is up once it has registered with the service, built from its .env.example.
+const madeOfExamples = new Set(
+  listTemplates(join(root, 'templates'))
+    .filter(({ folders }) => folders.length > 1)
+    .map(({ name }) => name),
+);
+/**
+ * The environment of the commands the tests run: the Node that runs this test first on PATH, as npm scripts have
+ * it; neither this test run's own variables nor a worker's: each test gives the worker its configuration the way it
+ * means to.
+ */
+export const env = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(APPROVAL_|CONNECTOR_|OPERATIONS_|LOG_|VITEST|NODE_ENV$)/.test(name),
+    ),
+  ),
+  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+};
+const DEV_ADMIN_TOKEN = 'create-connector-dev-admin-token';
+
+/**
+ * The tests of a project of `template`, in a test file of its own (test/e2e/templates/), so that the templates' tests
+ * run at the same time when vitest has workers for them: the project created by the packed create-connector, its
+ * dependencies installed, its own tests, build, start and dev loop run as its README says.
+ */
+export function describeTemplateProject(template: string): void {
+  describe(`a project from the ${template} template`, () => {
+    let work: string;
+    let installed: string;
+    let kit: string;
+    let backend: ReferenceBackend;
+    let project: string;
+
+    beforeAll(async () => {
+      installed = await installedForTemplates();
+      ({ kit } = await packedPackages());
+      work = mkdtempSync(join(tmpdir(), `${template}-project-`));
+      backend = await startReferenceBackend();
+    }, 240_000);
+
+    afterAll(async () => {
+      await backend?.close();
+      if (work !== undefined) rmSync(work, { recursive: true, force: true });
+    });
+
+    it('is created by create-connector, and passes its own tests against the installed kit', async () => {
+      project = join(work, `${template}-connector`);
+      await succeed(
+        join(installed, 'node_modules', '.bin', 'create-connector'),
+        [project, '--template', template, '--no-install'],
+        work,
+        env,
+      );
+      // The kit is not in the registry: its tarball stands in for the version package.json asks for. npm installs
+      // into a copy of what every project needs, installed once: it finds that in place, and adds or removes the rest.
+      linkNodeModules(installed, project);
+      await succeed('npm', ['install', kit, ...QUIET_INSTALL], project, env);
+      const tested = await run('npm', ['test'], { cwd: project, env });
+      expect(tested.code, tested.stdout + tested.stderr).toBe(0);
+      expect(tested.stdout).toMatch(/Tests\s+.*\d+ passed/);
+    }, 180_000);
+
+    it('builds dist/main.js, which runs a worker as its container would, healthy, and stops with 0 on SIGTERM', async () => {
+      await succeed('npm', ['run', 'build'], project, env);
+      expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
+
+      const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
+      const tenant = backend.createTenant();
+      const workerEnv = {
+        ...env,
+        ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+        ...environment(dockerfile),
+        // What an operator sets: the service and the token; a free port, so that tests running at once do not clash.
+        APPROVAL_SERVICE_URL: backend.url,
+        APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
+        OPERATIONS_PORT: String(await freePort()),
+      };
+      const worker = startWorker(backend, project, ['dist/main.js'], workerEnv);
+      try {
+        await worker.up(tenant.system.id, template);
+        const [command, ...args] = healthcheckCommand(dockerfile)!;
+        const health = await run(command === 'node' ? process.execPath : command!, args, {
+          cwd: project,
+          env: workerEnv,
+        });
+        expect(health.code, worker.output()).toBe(0);
+      } finally {
+        expect(await worker.stop(), worker.output()).toBe(0);
+      }
+      expect(worker.output()).not.toContain(tenant.connectorToken);
+    }, 60_000);
+
+    it('runs the same connector with connector run, from dist/connector.js', async () => {
+      const tenant = backend.createTenant();
+      const connector = join(
+        project,
+        'node_modules',
+        'approval-connector-kit',
+        'dist',
+        'cli',
+        'connector.js',
+      );
+      const worker = startWorker(backend, project, [connector, 'run'], {
+        ...env,
+        // The connector's own variables, as .env.example names them (none for a blank template).
+        ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+        OPERATIONS_PORT: '',
+        APPROVAL_SERVICE_URL: backend.url,
+        APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
+      });
+      try {
+        await worker.up(tenant.system.id, template);
+      } finally {
+        expect(await worker.stop(), worker.output()).toBe(0);
+      }
+    }, 60_000);
+
+    it('runs with npm start as its README says: the variables from .env', async () => {
+      const tenant = backend.createTenant();
+      const example = readFileSync(join(project, '.env.example'), 'utf8');
+      writeFileSync(
+        join(project, '.env'),
+        example
+          .replace(/^APPROVAL_SERVICE_URL=.*$/m, `APPROVAL_SERVICE_URL=${backend.url}`)
+          .replace(/^APPROVAL_CONNECTOR_TOKEN=.*$/m, `APPROVAL_CONNECTOR_TOKEN=${tenant.connectorToken}`)
+          .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`),
+      );
+      // The start script's own command, without npm in between, so that the signal reaches the worker.
+      const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+      const [node, ...args] = (scripts.start as string).split(' ');
+      expect(node).toBe('node');
+      const worker = startWorker(backend, project, args, env);
+      try {
+        await worker.up(tenant.system.id, template);
+      } finally {
+        expect(await worker.stop(), worker.output()).toBe(0);
+      }
+    }, 60_000);
+
+    it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
+      const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+      expect(scripts.dev).toBe('connector dev');
+      // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
+      // exit code after a signal is 130 whatever its script's.
+      const dev = spawn(join(project, 'node_modules', '.bin', 'connector'), ['dev', '--port', '0'], {
+        cwd: project,
+        env: { ...env, APPROVAL_ADMIN_TOKEN: DEV_ADMIN_TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      for (const stream of [dev.stdout, dev.stderr]) {
+        stream.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+      }
+      const exited = once(dev, 'exit');
+      const messages = () =>
+        output
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => (JSON.parse(line) as { msg: string }).msg);
+      const until = async (condition: () => boolean | Promise<boolean>) => {
+        while (!(await condition())) {
+          if (dev.exitCode !== null) throw new Error(`connector dev exited ${dev.exitCode}:\n${output}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+        const answer = await fetch(`${serviceUrl}/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${DEV_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
+        return (await answer.json()) as T;
+      };
+      const approvals = async () =>
+        (await admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
+      let serviceUrl = '';
+      let systemId = '';
+      try {
+        await until(() => output.includes('Stop with Ctrl+C'));
+        serviceUrl = /service URL: +(\S+)/.exec(output)![1]!;
+        systemId = /system: +\S+ \(([^)]+)\)/.exec(output)![1]!;
+        expect(output).toMatch(/console: +http:\/\/\S+\/console\/#login=\S+/);
+        expect(output).toMatch(/management token: +\S+/);
+
+        const running = () => messages().filter((message) => message === 'connector running').length;
+        await until(() => running() === 1);
+        if (!madeOfExamples.has(template)) {
+          // A blank template's example request, approved as an approver would; one made of an example syncs from
+          // its source's simulator, not started here.
+          await until(async () => (await approvals()).includes('REQ-1'));
+          const task = await admin<{ id: string }>('POST', '/tasks', {
+            systemId,
+            type: 'approve',
+            approvalId: 'REQ-1',
+          });
+          await until(
+            async () => (await admin<{ status: string }>('GET', `/tasks/${task.id}`)).status === 'completed',
+          );
+          expect(await admin('GET', `/tasks/${task.id}`)).toMatchObject({ result: { status: 'success' } });
+        }
+
+        const connector = join(project, 'src', 'connector.ts');
+        const original = readFileSync(connector, 'utf8');
+        writeFileSync(connector, `${original}\nexport const broken: number = 'text';\n`);
+        await until(() =>
+          messages().includes('the build failed; the connector keeps running its previous build'),
+        );
+        expect(output).toContain('error TS2322');
+        expect(running()).toBe(1);
+
+        writeFileSync(connector, `${original}\n// Edited.\n`);
+        if (!madeOfExamples.has(template)) {
+          const source = join(project, 'src', 'source.ts');
+          writeFileSync(source, readFileSync(source, 'utf8').replace("id: 'REQ-1'", "id: 'REQ-2'"));
+          // The new build runs: its request comes.
+          await until(async () => (await approvals()).includes('REQ-2'));
+        }
+        await until(() => running() >= 2);
+        expect(messages()).toContain('restarting the connector on its new build');
+      } finally {
+        dev.kill('SIGINT');
+      }
+      expect((await exited)[0], output).toBe(0);
+      expect(messages().at(-1)).toBe('stopped');
+      expect(output).not.toContain(DEV_ADMIN_TOKEN);
+    }, 180_000);
+  });
+}
+
+/** `node` with `args` in the project: waits for it to sync, stops it with SIGTERM. */
+function startWorker(
+  backend: ReferenceBackend,
+  project: string,
+  args: string[],
+  workerEnv: NodeJS.ProcessEnv,
+) {
+  const child = spawn(process.execPath, args, {
+    cwd: project,
+    env: workerEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return {
+    output: () => output,
+    /** Until the template's example request is in the service, or a template made of an example has registered. */
+    async up(systemId: string, template: string): Promise<void> {
+      const isUp = madeOfExamples.has(template)
+        ? () => backend.getConnector(systemId).updatedAt !== undefined
+        : () => backend.listApprovals(systemId).some(({ id }) => id === 'REQ-1');
+      while (!isUp()) {
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop(): Promise<number | null> {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+      return child.exitCode;
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,28 @@
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that make the packed packages and their install, shared by every test file of a run
+ * (test/e2e/support/packages.ts), and do little else: they start first, so that the packing runs beside the rest of
+ * the suite.
+ */
+const MAKERS = ['test/e2e/installed-package.test.ts', 'test/e2e/create-connector.test.ts'];
+
+/**
+ * The files of the templates' projects: each spends most of its time on a project of its own, and all of them
+ * start from the shared install. They start last: begun first (as the longest files would be), they would only wait
+ * for the packing while another file does it, a worker idle.
+ */
+const AFTER_THE_PACKING = 'test/e2e/templates/';
+
+/** Vitest's order (the longest or largest files first), with the shared packages' makers first and their users last. */
+export default class PackagesFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const path = (file: TestSpecification) => relative(file.project.config.root, file.moduleId);
+    const rank = (file: TestSpecification) =>
+      MAKERS.includes(path(file)) ? 0 : path(file).startsWith(AFTER_THE_PACKING) ? 2 : 1;
+    // Array.prototype.sort is stable: within a rank, vitest's own order stays.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
