@@ -4,7 +4,15 @@ import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/internal/node-version.js';
 import { killAll, spawnCli } from '../cli/support/processes.js';
-import { findOlderNode, pack, run, succeed } from './support/packages.js';
+import {
+  findOlderNode,
+  installedForTemplates,
+  linkNodeModules,
+  packedPackages,
+  QUIET_INSTALL,
+  run,
+  succeed,
+} from './support/packages.js';
 
 // A generated project, installed and built on a supported Node.js, then used with an older one first on PATH, as a
 // machine with several does: every way of running it says which Node it found and which it needs, and nothing else.
@@ -15,7 +23,6 @@ const shell = Object.fromEntries(
   Object.entries(process.env).filter(([name]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$)/i.test(name)),
 );
 const supported = { ...shell, PATH: `${dirname(process.execPath)}${delimiter}${shell.PATH}` };
-const quiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 
 let work: string;
 let project: string;
@@ -23,13 +30,15 @@ let project: string;
 beforeAll(async () => {
   if (older === undefined) return;
   work = mkdtempSync(join(tmpdir(), 'older-node-project-'));
-  const [kitTarball] = await pack(work, ['.']);
+  const installed = await installedForTemplates();
+  const { kit: kitTarball } = await packedPackages();
   project = join(work, 'my-connector');
   // The templates are the packed kit's; the scaffolder that lays them out is the same code, run from here.
   const created = spawnCli(['create', project, '--no-install', '--no-git']);
   expect(await created.exited, created.stderr()).toBe(0);
+  linkNodeModules(installed, project);
   // The kit is not in the registry: its tarball stands in for the version package.json asks for.
-  await succeed('npm', ['install', kitTarball!, ...quiet], project, supported);
+  await succeed('npm', ['install', kitTarball, ...QUIET_INSTALL], project, supported);
   await succeed('npm', ['run', 'build'], project, supported);
 }, 300_000);
 

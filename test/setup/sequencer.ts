@@ -9,11 +9,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const MAKERS = ['test/e2e/installed-package.test.ts', 'test/e2e/create-connector.test.ts'];
 
 /**
- * The files of the templates' projects: each spends most of its time on a project of its own, and all of them
- * start from the shared install. They start last: begun first (as the longest files would be), they would only wait
- * for the packing while another file does it, a worker idle.
+ * The files of generated projects: each spends most of its time on a project of its own, and all of them start
+ * from the shared install. They start last: begun first (as the longest files would be), they would only wait for
+ * the packing while another file does it, a worker idle.
  */
-const AFTER_THE_PACKING = 'test/e2e/templates/';
+const AFTER_THE_PACKING = ['test/e2e/templates/', 'test/e2e/older-node-project.test.ts'];
 
 /** Vitest's order (the longest or largest files first), with the shared packages' makers first and their users last. */
 export default class PackagesFirstSequencer extends BaseSequencer {
@@ -21,7 +21,7 @@ export default class PackagesFirstSequencer extends BaseSequencer {
     const sorted = await super.sort(files);
     const path = (file: TestSpecification) => relative(file.project.config.root, file.moduleId);
     const rank = (file: TestSpecification) =>
-      MAKERS.includes(path(file)) ? 0 : path(file).startsWith(AFTER_THE_PACKING) ? 2 : 1;
+      MAKERS.includes(path(file)) ? 0 : AFTER_THE_PACKING.some((start) => path(file).startsWith(start)) ? 2 : 1;
     // Array.prototype.sort is stable: within a rank, vitest's own order stays.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
