@@ -7,7 +7,7 @@ const kit = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
   version: string;
 };
 
-afterEach(killAll);
+afterEach(() => killAll());
 
 describe('the connector command', () => {
   it.for(['--version', '-v'])('prints the kit’s version with %s, and exits 0', async (flag) => {

@@ -383,7 +383,7 @@ describe('connector run, when it cannot start, says what to change in one line, 
     const out = worker.stdout();
     expect(out).not.toMatch(/^\s+at /m);
     expect(out).not.toMatch(/stack|\{/);
-    expect(out).not.toContain(TOKEN);
+    expect(out).not.toContain(token);
     const failed = out.split('\n').filter((line) => line.includes('the connector failed to start'));
     expect(failed).toHaveLength(1);
     return failed[0]!;
