@@ -21,7 +21,11 @@ export default class PackagesFirstSequencer extends BaseSequencer {
     const sorted = await super.sort(files);
     const path = (file: TestSpecification) => relative(file.project.config.root, file.moduleId);
     const rank = (file: TestSpecification) =>
-      MAKERS.includes(path(file)) ? 0 : AFTER_THE_PACKING.some((start) => path(file).startsWith(start)) ? 2 : 1;
+      MAKERS.includes(path(file))
+        ? 0
+        : AFTER_THE_PACKING.some((start) => path(file).startsWith(start))
+          ? 2
+          : 1;
     // Array.prototype.sort is stable: within a rank, vitest's own order stays.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
