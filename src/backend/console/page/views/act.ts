@@ -14,7 +14,7 @@ export function actionState(
   if (approval.resolved) return { blocked: 'Resolved: there is nothing left to act on.' };
   const running = tasks.find((task) => task.status !== 'completed');
   if (running !== undefined) {
-    return { blocked: `A ${running.type} task is on its way (${running.status}): wait for its result.` };
+    return { blocked: `The ${running.type} task is on its way (${running.status}): wait for its result.` };
   }
   const last = tasks.at(-1);
   if (last !== undefined && outcomeOf(last) === 'succeeded') {
