@@ -4,6 +4,7 @@ import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 import { func, parseOptions } from '../internal/options.js';
+import { shownUrl } from '../internal/shown-url.js';
 import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
 import type { Connector } from './connector.js';
 import {
@@ -502,7 +503,13 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         if (signal.aborted) return;
         if (!isRetryable(error, 'safe')) throw error;
         const delay = backoffDelay(attempt, { ...START_BACKOFF, random: this.#settings.random });
-        this.#logger.warn({ err: error, attempt, retryInMs: delay }, `cannot ${what} yet; retrying`);
+        // The failure as one line, with where the service was looked for: its stack would say nothing more.
+        const { code } = error as { code?: unknown };
+        const reason = error instanceof Error ? error.message : String(error);
+        this.#logger.warn(
+          { url: shownUrl(this.#baseUrl), code, error: reason, attempt, retryInMs: delay },
+          `cannot ${what} yet; retrying`,
+        );
         await sleep(delay, signal).catch(() => {});
       }
     }

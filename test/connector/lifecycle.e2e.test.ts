@@ -167,10 +167,11 @@ describe('start', () => {
     expect(logs.raw()).not.toContain('stack');
   });
 
-  it('keeps trying, and says so, while the service cannot be reached; stop() ends it', async () => {
+  it('keeps trying, and says so in one line naming the URL, without a stack, while the service cannot be reached; stop() ends it', async () => {
     const logs = capturedLogs();
+    const baseUrl = await closedPortUrl();
     const built = connector({
-      service: { baseUrl: await closedPortUrl(), token: 'connector-token', retry: { retries: 0 } },
+      service: { baseUrl, token: 'connector-token', retry: { retries: 0 } },
       logger: { level: 'warn', destination: logs.destination },
       random: () => 0,
     });
@@ -188,6 +189,14 @@ describe('start', () => {
         ]),
       { timeout: 5_000 },
     );
+    for (const line of logs.lines.filter(
+      (one) => one.msg === 'cannot load the connector state yet; retrying',
+    )) {
+      expect(line).toMatchObject({ url: new URL(String(baseUrl)).href, code: 'network' });
+      expect(line.error).toEqual(expect.any(String));
+      expect(line).not.toHaveProperty('err');
+    }
+    expect(logs.raw()).not.toMatch(/"stack"|\n\s+at /);
     expect(settled).toBe(false);
     expect(built.lifecycle).toBe('starting');
     expect(built.ready).toBe(false);
