@@ -5,7 +5,7 @@
  * It signs in with basic auth (an Atlassian account's email and an API token) and sends each call with Node's global
  * `fetch`. A read (`GET`) that Jira rate-limits (`429`), or answers `503` with `Retry-After`, waits as long as Jira
  * says and is sent again, a bounded number of times within a bounded wait (`rateLimitRetries`, `rateLimitWaitMs`),
- * so that a sync run goes on rather than start again; any other failed read is read again at the next sync. An
+ * so that a sync run goes on rather than start again; any other failed read is left to the kit, which reads again. An
  * action (`POST`) is sent once: its failure is the task's. The client throws
  * {@link JiraHttpError} with the `status` (and `retryAfterMs` from `Retry-After`) for any answer that is not a
  * success, a redirect included: it is not followed.

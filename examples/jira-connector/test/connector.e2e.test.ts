@@ -301,7 +301,7 @@ describe('the sync under a rate limit', () => {
   it('finishes a run under a rate limit smaller than one run, every approval arriving: a read waits out a 429', async () => {
     // A token bucket of 5 calls, refilled at 10 a second: one run of 10 requests calls Jira at least twice for each
     // (its approvals, and the request of those that have some). The kit does not read the source again here
-    // (retries: 0), so only the client's waits carry the run through; without them the run fails at the 6th call.
+    // (retries: 0), so only the client's waits carry the run through; without them the run fails at its first 429.
     simulator.behaviour.rateLimit = { capacity: 5, refillPerSecond: 10 };
     const worker = await harness.start(connector(), { sync: { sourceRetry: { retries: 0 } } });
 
