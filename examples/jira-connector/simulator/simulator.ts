@@ -169,8 +169,7 @@ export class JiraSimulator {
   #lastSearchPage: readonly Issue[] = [];
   /** The token bucket of {@link JiraBehaviour.rateLimit}: the limit it was filled for, its tokens, and when. */
   #bucket: { limit: JiraBehaviour['rateLimit']; tokens: number; at: number } | undefined;
-  /** How many calls the rate limit answered `429`. */
-  rateLimited = 0;
+  #rateLimited = 0;
   readonly #comments: SimulatedComment[] = [];
   #closing: Promise<void> | undefined;
 
@@ -233,6 +232,11 @@ export class JiraSimulator {
       options.behaviour,
     );
     return simulator;
+  }
+
+  /** How many calls {@link JiraBehaviour.rateLimit} answered `429`. */
+  get rateLimited(): number {
+    return this.#rateLimited;
   }
 
   /** The JQL that selects the simulated project's requests. */
@@ -380,7 +384,7 @@ export class JiraSimulator {
     if (faultAt >= 0) return this.#faultAnswer(this.#faults.splice(faultAt, 1)[0]!);
     const waitSeconds = this.#takeToken();
     if (waitSeconds !== undefined) {
-      this.rateLimited += 1;
+      this.#rateLimited += 1;
       return this.#faultAnswer({ status: 429, retryAfterSeconds: waitSeconds });
     }
 
