@@ -85,6 +85,14 @@ export interface JiraBehaviour {
    * @default 0
    */
   changesWhilePaging: number;
+  /**
+   * A rate limit as a token bucket: it holds `capacity` calls, refilled at `refillPerSecond` (on the real,
+   * monotonic clock, whatever the site's `now`); a call that finds it empty is answered `429` with `Retry-After`
+   * (the whole seconds until a call is allowed again), `X-RateLimit-Reset` and `RateLimit-Reason`, as Jira Cloud
+   * answers. `undefined`: no limit. Changing it starts a full bucket.
+   * @default undefined
+   */
+  rateLimit: { capacity: number; refillPerSecond: number } | undefined;
 }
 
 const DEFAULT_BEHAVIOUR: JiraBehaviour = {
@@ -92,6 +100,7 @@ const DEFAULT_BEHAVIOUR: JiraBehaviour = {
   searchPageLimit: 100,
   pageTokens: 'offset',
   changesWhilePaging: 0,
+  rateLimit: undefined,
 };
 
 /** An account of the simulated site and its API token. */
@@ -135,6 +144,8 @@ export interface SimulatedFault {
   status: number;
   /** Sent as `Retry-After`, and in `X-RateLimit-Reset` with a 429. */
   retryAfterSeconds?: number;
+  /** Only calls of this method get it; others are answered as usual. @default any method */
+  method?: 'GET' | 'POST';
 }
 
 type Caller = { kind: 'account'; account: Account } | { kind: 'anonymous' } | { kind: 'refused' };
@@ -156,6 +167,9 @@ export class JiraSimulator {
   readonly behaviour: JiraBehaviour;
   /** The issues the last search page returned, for {@link JiraBehaviour.changesWhilePaging}. */
   #lastSearchPage: readonly Issue[] = [];
+  /** The token bucket of {@link JiraBehaviour.rateLimit}: the limit it was filled for, its tokens, and when. */
+  #bucket: { limit: JiraBehaviour['rateLimit']; tokens: number; at: number } | undefined;
+  #rateLimited = 0;
   readonly #comments: SimulatedComment[] = [];
   #closing: Promise<void> | undefined;
 
@@ -168,6 +182,7 @@ export class JiraSimulator {
     behaviour: Partial<JiraBehaviour> | undefined,
   ) {
     this.behaviour = { ...DEFAULT_BEHAVIOUR, ...behaviour };
+    checkRateLimit(this.behaviour.rateLimit);
     this.#server = server;
     this.url = url;
     this.#state = state;
@@ -217,6 +232,11 @@ export class JiraSimulator {
       options.behaviour,
     );
     return simulator;
+  }
+
+  /** How many calls {@link JiraBehaviour.rateLimit} answered `429`. */
+  get rateLimited(): number {
+    return this.#rateLimited;
   }
 
   /** The JQL that selects the simulated project's requests. */
@@ -302,6 +322,9 @@ export class JiraSimulator {
     ) {
       throw new RangeError(`fault.status must be 429 or a 5xx, got ${fault.status}`);
     }
+    if (fault.method !== undefined && fault.method !== 'GET' && fault.method !== 'POST') {
+      throw new RangeError(`fault.method must be GET or POST, got ${JSON.stringify(fault.method)}`);
+    }
     for (let i = 0; i < times; i++) this.#faults.push(fault);
   }
 
@@ -357,8 +380,13 @@ export class JiraSimulator {
   async #answer(request: IncomingMessage): Promise<Answer> {
     const url = new URL(request.url ?? '/', this.url);
     const path = url.pathname;
-    const fault = this.#faults.shift();
-    if (fault !== undefined) return this.#faultAnswer(fault);
+    const faultAt = this.#faults.findIndex(({ method }) => method === undefined || method === request.method);
+    if (faultAt >= 0) return this.#faultAnswer(this.#faults.splice(faultAt, 1)[0]!);
+    const waitSeconds = this.#takeToken();
+    if (waitSeconds !== undefined) {
+      this.#rateLimited += 1;
+      return this.#faultAnswer({ status: 429, retryAfterSeconds: waitSeconds });
+    }
 
     const caller = this.#authenticate(request.headers.authorization);
     if (caller.kind === 'refused') {
@@ -673,6 +701,26 @@ export class JiraSimulator {
     return { status: 200, body: approvalBody(this.url, this.#state, issue, approval, caller) };
   }
 
+  /** Takes a call from the rate limit's bucket: `undefined` when it had one, else the seconds until it has. */
+  #takeToken(): number | undefined {
+    const limit = this.behaviour.rateLimit;
+    if (limit === undefined) return undefined;
+    const now = performance.now();
+    if (this.#bucket?.limit !== limit) checkRateLimit(limit);
+    if (this.#bucket?.limit !== limit) this.#bucket = { limit, tokens: limit.capacity, at: now };
+    const bucket = this.#bucket;
+    bucket.tokens = Math.min(
+      limit.capacity,
+      bucket.tokens + ((now - bucket.at) / 1000) * limit.refillPerSecond,
+    );
+    bucket.at = now;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / limit.refillPerSecond));
+  }
+
   #faultAnswer(fault: SimulatedFault): Answer {
     const headers: Record<string, string> = {};
     if (fault.retryAfterSeconds !== undefined) {
@@ -707,6 +755,20 @@ export class JiraSimulator {
       issue.approvals.some(({ approvers }) =>
         approvers.some(({ accountId }) => accountId === account.accountId),
       )
+    );
+  }
+}
+
+function checkRateLimit(limit: JiraBehaviour['rateLimit']): void {
+  if (limit === undefined) return;
+  const { capacity, refillPerSecond } = limit;
+  if (
+    !Number.isSafeInteger(capacity) ||
+    capacity < 1 ||
+    !(refillPerSecond > 0 && refillPerSecond < Infinity)
+  ) {
+    throw new RangeError(
+      `rateLimit must be { capacity: a whole number from 1, refillPerSecond: above 0 }, got ${JSON.stringify(limit)}`,
     );
   }
 }

@@ -2,8 +2,11 @@
  * A small client of Jira Cloud with exactly the calls the connector makes: the account's own details, the JQL
  * search, a Service Management request, its approvals, and the answer to one.
  *
- * It signs in with basic auth (an Atlassian account's email and an API token), sends every call once with Node's
- * global `fetch` (a failed read is read again at the next sync, a failed action is the task's failure), and throws
+ * It signs in with basic auth (an Atlassian account's email and an API token) and sends each call with Node's global
+ * `fetch`. A read (`GET`) that Jira rate-limits (`429`), or answers `503` with `Retry-After`, waits as long as Jira
+ * says and is sent again, a bounded number of times within a bounded wait (`rateLimitRetries`, `rateLimitWaitMs`),
+ * so that a sync run goes on rather than start again; any other failed read is left to the kit, which reads again. An
+ * action (`POST`) is sent once: its failure is the task's. The client throws
  * {@link JiraHttpError} with the `status` (and `retryAfterMs` from `Retry-After`) for any answer that is not a
  * success, a redirect included: it is not followed.
  *
@@ -54,6 +57,19 @@ export interface JiraClientOptions extends JiraCredentials {
    * @default 30_000
    */
   timeoutMs?: number;
+  /**
+   * How many times a read (`GET`) is sent again after a `429`, or a `503` with `Retry-After`, once the wait Jira
+   * asks for (`Retry-After`, or a `429`'s `X-RateLimit-Reset`) has passed. `0` throws the first such answer.
+   * An answer that does not say how long to wait is thrown at once; so is an action's (`POST`).
+   * @default 4
+   */
+  rateLimitRetries?: number;
+  /**
+   * The most time one read waits in all for those retries. When the wait Jira asks for would go past it, the
+   * answer is thrown (a {@link JiraHttpError} with its `retryAfterMs`), and the sync run retries later.
+   * @default 30_000
+   */
+  rateLimitWaitMs?: number;
 }
 
 /** What every call accepts. */
@@ -82,6 +98,8 @@ export interface ChangedIssue {
 export type JiraDecision = 'approve' | 'decline';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RATE_LIMIT_RETRIES = 4;
+const DEFAULT_RATE_LIMIT_WAIT_MS = 30_000;
 const SEARCH_PAGE_SIZE = 100;
 /** Jira's most issues per search page. */
 const MAX_SEARCH_PAGE_SIZE = 5000;
@@ -93,11 +111,20 @@ export class JiraClient {
   readonly #base: URL;
   readonly #authorization: string;
   readonly #timeoutMs: number;
+  readonly #rateLimitRetries: number;
+  readonly #rateLimitWaitMs: number;
   /** The time zone of the signed-in account, asked for once; `null` when Jira did not say. */
   #timeZone: Promise<string | null> | undefined;
 
   constructor(options: JiraClientOptions) {
-    const { baseUrl, email, apiToken, timeoutMs = DEFAULT_TIMEOUT_MS } = options ?? {};
+    const {
+      baseUrl,
+      email,
+      apiToken,
+      timeoutMs = DEFAULT_TIMEOUT_MS,
+      rateLimitRetries = DEFAULT_RATE_LIMIT_RETRIES,
+      rateLimitWaitMs = DEFAULT_RATE_LIMIT_WAIT_MS,
+    } = options ?? {};
     this.#base = orThrow('baseUrl', checkBaseUrl(baseUrl));
     this.#authorization = basicAuthorization({ email, apiToken });
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
@@ -106,6 +133,18 @@ export class JiraClient {
       );
     }
     this.#timeoutMs = timeoutMs;
+    if (!Number.isSafeInteger(rateLimitRetries) || rateLimitRetries < 0) {
+      throw new JiraArgumentError(
+        `rateLimitRetries must be a whole number from 0, got ${String(rateLimitRetries)}`,
+      );
+    }
+    this.#rateLimitRetries = rateLimitRetries;
+    if (!Number.isSafeInteger(rateLimitWaitMs) || rateLimitWaitMs < 0) {
+      throw new JiraArgumentError(
+        `rateLimitWaitMs must be a whole number of milliseconds from 0, got ${String(rateLimitWaitMs)}`,
+      );
+    }
+    this.#rateLimitWaitMs = rateLimitWaitMs;
   }
 
   /**
@@ -118,6 +157,8 @@ export class JiraClient {
       email: credentials?.email,
       apiToken: credentials?.apiToken,
       timeoutMs: this.#timeoutMs,
+      rateLimitRetries: this.#rateLimitRetries,
+      rateLimitWaitMs: this.#rateLimitWaitMs,
     });
   }
 
@@ -303,7 +344,31 @@ export class JiraClient {
     return (await this.#timeZone) ?? undefined;
   }
 
+  /**
+   * Sends a call; a read that Jira asks to wait for (`429`, or `503` with `Retry-After`) waits and is sent again,
+   * within `rateLimitRetries` and `rateLimitWaitMs` (measured on the monotonic clock).
+   */
   async #call<Schema extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    params: Record<string, string | readonly string[] | undefined>,
+    schema: Schema,
+    signal: AbortSignal | undefined,
+    body?: unknown,
+  ): Promise<z.output<Schema>> {
+    const started = performance.now();
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.#send(method, path, params, schema, signal, body);
+      } catch (error) {
+        const wait = method === 'GET' && retries < this.#rateLimitRetries ? waitAsked(error) : undefined;
+        if (wait === undefined || performance.now() - started + wait > this.#rateLimitWaitMs) throw error;
+        await sleep(wait, signal);
+      }
+    }
+  }
+
+  async #send<Schema extends z.ZodType>(
     method: 'GET' | 'POST',
     path: string,
     params: Record<string, string | readonly string[] | undefined>,
@@ -371,6 +436,28 @@ export class JiraClient {
     }
     return parsed.data;
   }
+}
+
+/** How long Jira asked to wait before a read is sent again: a `429`'s, or a `503`'s with `Retry-After`. */
+function waitAsked(error: unknown): number | undefined {
+  if (!(error instanceof JiraHttpError) || (error.status !== 429 && error.status !== 503)) return undefined;
+  return error.retryAfterMs;
+}
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**

@@ -297,6 +297,36 @@ describe('the sync', () => {
   });
 });
 
+describe('the sync under a rate limit', () => {
+  it('finishes a run under a rate limit smaller than one run, every approval arriving: a read waits out a 429', async () => {
+    // A token bucket of 5 calls, refilled at 10 a second: one run of 10 requests calls Jira at least twice for each
+    // (its approvals, and the request of those that have some). The kit does not read the source again here
+    // (retries: 0), so only the client's waits carry the run through; without them the run fails at its first 429.
+    simulator.behaviour.rateLimit = { capacity: 5, refillPerSecond: 10 };
+    const worker = await harness.start(connector(), { sync: { sourceRetry: { retries: 0 } } });
+
+    const report = await worker.syncNow();
+
+    const expected = simulator
+      .requests()
+      .flatMap((request) =>
+        request.approvals.flatMap((approval) =>
+          approval.approvers.map(({ accountId }) =>
+            sourceApprovalId({ issueId: request.id, approvalId: approval.id, accountId }),
+          ),
+        ),
+      );
+    expect(simulator.rateLimited).toBeGreaterThan(0);
+    expect(report.pushed).toBe(expected.length);
+    expect(
+      harness
+        .approvals()
+        .map(({ id }) => id)
+        .sort(),
+    ).toEqual(expected.sort());
+  });
+});
+
 describe('the tasks', () => {
   it('approves in Jira as the approver, and the next sync resolves the approval in the service', async () => {
     const worker = await harness.start(connector());
@@ -488,7 +518,8 @@ describe('the tasks', () => {
       [
         'a rate limit: serviceUnavailable, saying when to try again',
         (target) => {
-          simulator.failNext({ status: 429, retryAfterSeconds: 7 });
+          // The action's own 429: a read (the precheck's) would wait it out and read again.
+          simulator.failNext({ status: 429, retryAfterSeconds: 7, method: 'POST' });
           return credentialsOf(target.accountId);
         },
         {

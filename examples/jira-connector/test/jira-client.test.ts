@@ -24,8 +24,8 @@ afterEach(() => {
   site.done();
 });
 
-function client(): JiraClient {
-  return new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN });
+function client(options: { rateLimitRetries?: number; rateLimitWaitMs?: number } = {}): JiraClient {
+  return new JiraClient({ baseUrl: BASE, email: EMAIL, apiToken: TOKEN, ...options });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -329,7 +329,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
       'ratelimit-reason': 'jira-quota-based',
     });
 
-    const error = await rejection(all(client().searchIssues('project = ITSM')));
+    const error = await rejection(all(client({ rateLimitRetries: 0 }).searchIssues('project = ITSM')));
 
     expect(error).toMatchObject({ status: 429, retryAfterMs: 30_000 });
     expect(classifyFailure(error)).toMatchObject({
@@ -343,7 +343,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     try {
       site.answer('GET', '/rest/api/3/search/jql', 429, '', { 'x-ratelimit-reset': '2026-05-01T10:01Z' });
 
-      const error = await rejection(all(client().searchIssues('project = ITSM')));
+      const error = await rejection(all(client({ rateLimitRetries: 0 }).searchIssues('project = ITSM')));
 
       expect(error).toMatchObject({ status: 429, retryAfterMs: 60_000 });
     } finally {
@@ -356,7 +356,7 @@ describe('JiraClient: failures the kit classifies without more code', () => {
     try {
       site.answer('GET', '/rest/api/3/myself', 503, '', { 'retry-after': 'Fri, 01 May 2026 10:00:45 GMT' });
 
-      const error = await rejection(client().myself());
+      const error = await rejection(client({ rateLimitRetries: 0 }).myself());
 
       expect(error).toMatchObject({ status: 503, retryAfterMs: 45_000 });
       expect(classifyFailure(error).status).toBe('serviceUnavailable');
@@ -427,6 +427,114 @@ describe('JiraClient: failures the kit classifies without more code', () => {
       expect(text).not.toContain(TOKEN);
       expect(text).not.toContain(base64);
     }
+  });
+});
+
+describe('JiraClient: a read waits out a rate limit', () => {
+  const MYSELF = {
+    accountId: '5b10a2844c20165700ede21g',
+    displayName: 'Fred F. User',
+    timeZone: 'Europe/Berlin',
+  };
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Lets the timers run until `promise` settles; its outcome, a rejection included. */
+  async function settled<T>(promise: Promise<T>): Promise<T | unknown> {
+    const outcome = promise.then(
+      (value) => value,
+      (error: unknown) => error,
+    );
+    let done = false;
+    void outcome.then(() => {
+      done = true;
+    });
+    while (!done) await vi.advanceTimersToNextTimerAsync();
+    return await outcome;
+  }
+
+  it('reads again after the Retry-After of a 429, and of a 503 that says one, and returns what it reads', async () => {
+    site.answer('GET', '/rest/api/3/myself', 429, '', { 'retry-after': '2' });
+    site.answer('GET', '/rest/api/3/myself', 503, '', { 'retry-after': '1' });
+    site.answer('GET', '/rest/api/3/myself', 200, MYSELF);
+
+    expect(await settled(client().myself())).toMatchObject({ accountId: MYSELF.accountId });
+    expect(sent.map(({ path }) => path)).toEqual(Array(3).fill('/rest/api/3/myself'));
+  });
+
+  it("reads again after a 429's X-RateLimit-Reset when it comes without Retry-After", async () => {
+    vi.setSystemTime(Date.parse('2026-05-01T10:00:00Z'));
+    site.answer('GET', '/rest/api/3/myself', 429, '', { 'x-ratelimit-reset': '2026-05-01T10:00:05Z' });
+    site.answer('GET', '/rest/api/3/myself', 200, MYSELF);
+
+    expect(await settled(client().myself())).toMatchObject({ accountId: MYSELF.accountId });
+    expect(sent).toHaveLength(2);
+  });
+
+  it('throws the answer once rateLimitRetries reads were rate-limited too', async () => {
+    for (let i = 0; i < 3; i++) site.answer('GET', '/rest/api/3/myself', 429, '', { 'retry-after': '1' });
+
+    const error = await settled(client({ rateLimitRetries: 2 }).myself());
+
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 1000 });
+    expect(sent).toHaveLength(3);
+  });
+
+  it('throws at once when the wait asked for would pass rateLimitWaitMs in all', async () => {
+    site.answer('GET', '/rest/api/3/myself', 429, '', { 'retry-after': '3' });
+    site.answer('GET', '/rest/api/3/myself', 429, '', { 'retry-after': '3' });
+
+    const error = await settled(client({ rateLimitWaitMs: 5000 }).myself());
+
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 3000 });
+    expect(sent).toHaveLength(2);
+  });
+
+  it('throws a 429 that does not say how long to wait, and a 503 without Retry-After, at once', async () => {
+    site.answer('GET', '/rest/api/3/myself', 429, '');
+    site.answer('GET', '/rest/api/3/myself', 503, '');
+
+    expect(await settled(client().myself())).toMatchObject({ status: 429, retryAfterMs: undefined });
+    expect(await settled(client().myself())).toMatchObject({ status: 503, retryAfterMs: undefined });
+    expect(sent).toHaveLength(2);
+  });
+
+  it("sends an action once: the approval's answer fails at once with the 429, for the task to report", async () => {
+    site.answer('POST', '/rest/servicedeskapi/request/ITSM-7/approval/1', 429, '', { 'retry-after': '1' });
+
+    const error = await settled(client().answerApproval('ITSM-7', '1', 'approve'));
+
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 1000 });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("stops waiting when the call's signal aborts, rejecting with its reason and reading no more", async () => {
+    site.answer('GET', '/rest/api/3/myself', 429, '', { 'retry-after': '10' });
+    const stop = new AbortController();
+    const reason = new Error('stopping');
+
+    const call = client().myself({ signal: stop.signal });
+    const outcome = call.catch((error: unknown) => error);
+    await vi.waitFor(() => expect(vi.getTimerCount()).toBe(1));
+    stop.abort(reason);
+
+    expect(await outcome).toBe(reason);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('refuses rateLimitRetries and rateLimitWaitMs that are not whole numbers from 0', () => {
+    expect(() => client({ rateLimitRetries: -1 })).toThrow(
+      new JiraArgumentError('rateLimitRetries must be a whole number from 0, got -1'),
+    );
+    expect(() => client({ rateLimitWaitMs: 1.5 })).toThrow(
+      new JiraArgumentError('rateLimitWaitMs must be a whole number of milliseconds from 0, got 1.5'),
+    );
   });
 });
 

@@ -247,12 +247,38 @@ describe('the client against the simulated Jira: refusals and failures', () => {
 
   it('answers a rate limit with a 429 and Retry-After, read into retryAfterMs, then serves again', async () => {
     simulator.failNext({ status: 429, retryAfterSeconds: 7 });
+    const once = new JiraClient({ baseUrl: simulator.url, ...simulator.syncAccount, rateLimitRetries: 0 });
 
-    const error = await rejection(jira.myself());
+    const error = await rejection(once.myself());
 
     expect(error).toMatchObject({ status: 429, retryAfterMs: 7000 });
     expect(classifyFailure(error).status).toBe('serviceUnavailable');
+    await expect(once.myself()).resolves.toMatchObject({ accountId: simulator.syncAccount.accountId });
+  });
+
+  it('answers 429 with Retry-After and X-RateLimit-Reset once the rate limit has no call left for it', async () => {
+    simulator.behaviour.rateLimit = { capacity: 2, refillPerSecond: 0.5 };
+    const once = new JiraClient({ baseUrl: simulator.url, ...simulator.syncAccount, rateLimitRetries: 0 });
+
+    await once.myself();
+    await once.myself();
+    const answer = await fetch(`${simulator.url}/rest/api/3/myself`);
+
+    expect(answer.status).toBe(429);
+    expect(answer.headers.get('retry-after')).toBe('2');
+    expect(answer.headers.get('x-ratelimit-reset')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(answer.headers.get('ratelimit-reason')).toBe('jira-quota-based');
+    expect(simulator.rateLimited).toBe(1);
+    simulator.behaviour.rateLimit = undefined;
+    await expect(once.myself()).resolves.toMatchObject({ accountId: simulator.syncAccount.accountId });
+  });
+
+  it('gives a fault with a method only to calls of that method', async () => {
+    simulator.failNext({ status: 503, method: 'POST' });
+
     await expect(jira.myself()).resolves.toMatchObject({ accountId: simulator.syncAccount.accountId });
+    const answer = await fetch(`${simulator.url}/rest/api/3/myself`, { method: 'POST' });
+    expect(answer.status).toBe(503);
   });
 
   it('fails a call that gets no answer within timeoutMs with a JiraTimeoutError, a serviceUnavailable', async () => {
