@@ -168,10 +168,6 @@ async function main(): Promise<number> {
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
   }
 
-  // The simulators' approvers' sign-ins, one click away in the console: the first approval needs no terminal.
-  for (const [index, connector] of session.connectors.entries()) {
-    session.backend.setConsoleDemoSignIns(connector.tenant.system.id, sources[index]!.demoSignIns());
-  }
   const approving = options['--no-demo']
     ? []
     : session.connectors.map((connector, index) =>

@@ -10,7 +10,7 @@ import { JiraSimulator } from '../../examples/jira-connector/simulator/simulator
 import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js';
 import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
 import { approvalId } from '../../examples/sap-connector/src/mapping.js';
-import { type DemoSignIn, readSeedFile, type SeedInput } from '../../src/backend/index.js';
+import { readSeedFile, type SeedInput } from '../../src/backend/index.js';
 import { PortInUseError } from '../../src/errors.js';
 
 /** An approval pending in a source, that one of its approvers could decide now. */
@@ -41,8 +41,6 @@ export interface SimulatedSource {
   env: Record<string, string>;
   /** What the banner says of it: where it listens, its approvers and their sign-ins. */
   banner(): string[];
-  /** The approvers' sign-ins, by the id approvals name them with, for the console to fill in. */
-  demoSignIns(): DemoSignIn[];
   /** The approvals pending in it now, oldest first as the simulator lists them. */
   pending(): PendingApproval[];
   close(): Promise<void>;
@@ -71,7 +69,8 @@ export const START_MANAGEMENT_TOKEN = 'example-management';
 /**
  * The reference backend's seed: one organization, `Example`, with a management token of its own, the users of both
  * examples' seeds (the simulators' approvers), and their two systems with their connector tokens and mappings (the
- * SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows).
+ * SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows), and the approvers'
+ * sign-ins the console offers to fill in (those of the simulators started with `seed: 1`, as here).
  */
 export function startSeed(): SeedInput {
   return {
@@ -121,12 +120,6 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
         ({ displayName, email, apiToken }) => `    ${displayName.padEnd(18)} ${email.padEnd(24)} ${apiToken}`,
       ),
     ],
-    demoSignIns: () =>
-      site.approvers.map(({ accountId, email, apiToken }) => ({
-        approver: accountId,
-        username: email,
-        password: apiToken,
-      })),
     pending: () =>
       site.requests().flatMap((request) =>
         request.approvals
@@ -189,8 +182,6 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
           `    ${displayName.padEnd(18)} ${username.padEnd(24)} ${password}`,
       ),
     ],
-    demoSignIns: () =>
-      sap.approvers.map(({ username, password }) => ({ approver: username, username, password })),
     pending: () =>
       sap
         .openTasks()

@@ -7,7 +7,7 @@ import { type ConsoleHandle, type DemoSignIn, registerConsole } from './console/
 import { FaultInjector } from './faults/injector.js';
 import { buildServer } from './http/server.js';
 import { compileOptions, type ReferenceBackendOptions } from './options.js';
-import { applySeed, parseSeed, readSeedFile } from './seed/load.js';
+import { applySeed, parseSeed, readSeedFile, type SeededSignIns, seededSignIns } from './seed/load.js';
 import { Store, type StoreChangeListener } from './store/index.js';
 
 /**
@@ -35,7 +35,7 @@ export class ReferenceBackend extends AdminOperations {
     store: Store;
     console: ConsoleHandle;
   }) {
-    super(parts.store);
+    super(parts.store, (signIns) => showSignIns(parts.console, signIns));
     this.url = parts.url;
     this.adminToken = parts.adminToken;
     this.faults = parts.faults;
@@ -114,9 +114,9 @@ export async function startReferenceBackend(
     reservedTokens: [compiled.adminToken],
   });
   try {
-    if (seed !== undefined && store.db.isEmpty()) applySeed(store, seed);
+    const seededIds = seed !== undefined && store.db.isEmpty() ? applySeed(store, seed) : undefined;
     const faults = new FaultInjector();
-    const operations = new AdminOperations(store);
+    const operations = new AdminOperations(store, (signIns) => showSignIns(consolePage, signIns));
     const activity = new ConnectorActivity(store, compiled.now);
     const app = buildServer({
       activity,
@@ -136,6 +136,8 @@ export async function startReferenceBackend(
       adminToken: compiled.adminToken,
       now: compiled.now,
     });
+    // Not stored: read from the seed at every start, so that a data file seeded before offers them too.
+    if (seed !== undefined) showSignIns(consolePage, seededSignIns(store, seed, seededIds));
     await app.listen({ port: compiled.port, host: compiled.host }).catch((error: unknown) => {
       throw PortInUseError.from(error, {
         port: compiled.port,
@@ -158,4 +160,9 @@ export async function startReferenceBackend(
     store.close();
     throw error;
   }
+}
+
+/** Lets the console offer a seed's demo sign-ins, each system's. */
+function showSignIns(console: ConsoleHandle, signIns: SeededSignIns): void {
+  for (const [systemId, systemSignIns] of signIns) console.setDemoSignIns(systemId, systemSignIns);
 }

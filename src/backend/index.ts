@@ -31,6 +31,7 @@ export { backendOptionsSchema, type ReferenceBackendOptions } from './options.js
 export { parseSeed, readSeedFile } from './seed/load.js';
 export {
   Seed,
+  SeedConsoleSignIn,
   type SeedInput,
   SeedOrganization,
   SeedSystem,

@@ -23,7 +23,8 @@ export interface ReferenceBackendOptions {
   dataFile?: string;
   /**
    * Data to load at start: a seed object, or the path of a seed JSON file. Applied only when the store is empty,
-   * so restarting with the same `dataFile` and `seed` does not duplicate anything.
+   * so restarting with the same `dataFile` and `seed` does not duplicate anything; its systems' `consoleSignIns`,
+   * which are not stored, are taken at every start.
    * @default undefined (start empty)
    */
   seed?: SeedInput | string;

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSeedFile, startReferenceBackend } from '../../src/backend/index.js';
 import { ValidationError } from '../../src/errors.js';
+import { signIn } from './console/support/session.js';
 import { call } from './helpers.js';
 
 const demo = fileURLToPath(new URL('../../examples/seed/demo.json', import.meta.url));
@@ -116,5 +117,109 @@ describe('seeding', () => {
     expect(() => readSeedFile(file)).toThrow(ValidationError);
     expect(() => readSeedFile(file)).toThrow(/^Invalid seed file .*broken\.json: cannot be read as JSON/);
     expect(readSeedFile(demo).organizations).toHaveLength(2);
+  });
+});
+
+describe("a seed's console sign-ins", () => {
+  const signIns = [
+    { approver: 'ada', username: 'ada@example.com', password: 'ada-demo' },
+    { approver: 'grace', username: 'grace@example.com', password: 'grace-demo' },
+  ];
+  const seed = {
+    organizations: [
+      {
+        name: 'Development',
+        systems: [
+          { name: 'With sign-ins', connectorTokens: ['dev-connector-with'], consoleSignIns: signIns },
+          { name: 'Without', connectorTokens: ['dev-connector-without'] },
+        ],
+      },
+    ],
+  };
+
+  /** The demo sign-ins the console's API answers for the system of `connectorToken`, signed in as the page is. */
+  async function consoleSignInsOf(
+    backend: Awaited<ReturnType<typeof startReferenceBackend>>,
+    connectorToken: string,
+  ): Promise<unknown> {
+    const session = await signIn(backend, backend.adminToken);
+    const systemId = backend.systemOfToken(connectorToken)!.id;
+    const answer = await call(backend, 'GET', `/console/api/systems/${systemId}`, {
+      headers: { cookie: session.cookie },
+    });
+    expect(answer.status).toBe(200);
+    return answer.body.demoSignIns;
+  }
+
+  it('are answered by the console for their system, and again after a restart on the same data file', async () => {
+    const dataFile = join(dir, 'sign-ins.db');
+    for (const run of ['seeded', 'restarted']) {
+      const backend = await startReferenceBackend({ seed, dataFile });
+      try {
+        expect(await consoleSignInsOf(backend, 'dev-connector-with'), run).toEqual(signIns);
+        expect(await consoleSignInsOf(backend, 'dev-connector-without'), run).toEqual([]);
+      } finally {
+        await backend.close();
+      }
+    }
+  });
+
+  it('are read from a seed file, and are not stored with its data', async () => {
+    const file = join(dir, 'sign-ins.json');
+    writeFileSync(file, JSON.stringify(seed));
+    const dataFile = join(dir, 'sign-ins-dropped.db');
+    const seeded = await startReferenceBackend({ seed: file, dataFile });
+    expect(await consoleSignInsOf(seeded, 'dev-connector-with')).toEqual(signIns);
+    await seeded.close();
+    const unseeded = await startReferenceBackend({ dataFile });
+    try {
+      expect(await consoleSignInsOf(unseeded, 'dev-connector-with')).toEqual([]);
+    } finally {
+      await unseeded.close();
+    }
+  });
+
+  it('are taken from a seed loaded while running, through the admin API', async () => {
+    const backend = await startReferenceBackend();
+    try {
+      const answer = await call(backend, 'POST', '/admin/seed', { token: backend.adminToken, body: seed });
+      expect(answer.status).toBe(200);
+      expect(await consoleSignInsOf(backend, 'dev-connector-with')).toEqual(signIns);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('are refused when malformed, with every problem named and nothing started', async () => {
+    const seedWith = (consoleSignIns: unknown[]) =>
+      ({ organizations: [{ name: 'A', systems: [{ name: 'S', consoleSignIns }] }] }) as never;
+    const messageOf = (seed: never) =>
+      startReferenceBackend({ seed }).then(
+        () => expect.unreachable('the seed was accepted'),
+        (error: unknown) => {
+          expect(error).toBeInstanceOf(ValidationError);
+          return (error as ValidationError).message;
+        },
+      );
+    const shapes = await messageOf(
+      seedWith([
+        { approver: 'grace', username: 'grace@example.com' },
+        { approver: 'alan', username: 'alan', password: 'x', label: 'Alan' },
+        { approver: '', username: 'u', password: 'p' },
+      ]),
+    );
+    expect(shapes).toMatch(/^Invalid seed: /);
+    expect(shapes).toContain('organizations[0].systems[0].consoleSignIns[0].password');
+    expect(shapes).toContain('organizations[0].systems[0].consoleSignIns[1]: Unrecognized key: "label"');
+    expect(shapes).toContain('organizations[0].systems[0].consoleSignIns[2].approver');
+    const twice = await messageOf(
+      seedWith([
+        { approver: 'ada', username: 'ada@example.com', password: 'one' },
+        { approver: 'ada', username: 'ada@example.com', password: 'two' },
+      ]),
+    );
+    expect(twice).toBe(
+      'Invalid seed: organizations[0].systems[0].consoleSignIns[1].approver: approver ada has a sign-in already',
+    );
   });
 });

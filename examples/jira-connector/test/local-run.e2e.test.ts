@@ -96,3 +96,22 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
   signals.emit('SIGTERM', 'SIGTERM');
   expect(await exitCode).toBe(0);
 });
+
+it("offers the simulator's approvers' sign-ins in the console, one click away on an action", async () => {
+  const session = await fetch(`${backend.url}/console/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: backend.adminToken }),
+  });
+  expect(session.status).toBe(200);
+  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
+  const answer = await fetch(`${backend.url}/console/api/systems/${system.id}`, { headers: { cookie } });
+  const { demoSignIns } = (await answer.json()) as { demoSignIns: unknown[] };
+  expect(demoSignIns).toEqual(
+    simulator.approvers.map(({ accountId, email, apiToken }) => ({
+      approver: accountId,
+      username: email,
+      password: apiToken,
+    })),
+  );
+});

@@ -114,3 +114,18 @@ it('syncs the simulated SAP system for mapped approvers, and carries out there a
   expect(await exitCode).toBe(0);
   exitCode = undefined;
 });
+
+it("offers the simulator's approvers' sign-ins in the console, one click away on an action", async () => {
+  const session = await fetch(`${backend.url}/console/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: backend.adminToken }),
+  });
+  expect(session.status).toBe(200);
+  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
+  const answer = await fetch(`${backend.url}/console/api/systems/${system.id}`, { headers: { cookie } });
+  const { demoSignIns } = (await answer.json()) as { demoSignIns: unknown[] };
+  expect(demoSignIns).toEqual(
+    sap.approvers.map(({ username, password }) => ({ approver: username, username, password })),
+  );
+});

@@ -1,4 +1,4 @@
-import { applySeed } from '../seed/load.js';
+import { applySeed, parseSeed, type SeededSignIns, seededSignIns } from '../seed/load.js';
 import type { SeedInput } from '../seed/schema.js';
 import type {
   ApprovalRecord,
@@ -42,7 +42,11 @@ export interface Tenant {
  * built on it. Each call runs in one transaction; failures are {@link ServiceError}s.
  */
 export class AdminOperations {
-  constructor(private readonly store: Store) {}
+  /** `seeded` hears of the console sign-ins of every seed loaded, by system id. */
+  constructor(
+    private readonly store: Store,
+    private readonly seeded: (signIns: SeededSignIns) => void = () => {},
+  ) {}
 
   createOrganization(input: NewOrganization = {}): Organization {
     return this.store.transaction(() => this.store.organizations.create(input));
@@ -147,6 +151,7 @@ export class AdminOperations {
 
   /** Loads a seed, all or nothing; throws a `ValidationError` naming the first problem. */
   seed(seed: SeedInput): void {
-    applySeed(this.store, seed);
+    const parsed = parseSeed(seed);
+    this.seeded(seededSignIns(this.store, parsed, applySeed(this.store, parsed)));
   }
 }

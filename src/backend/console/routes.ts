@@ -32,8 +32,9 @@ export interface ConsoleRouteContext {
 }
 
 /**
- * An approver's sign-in in a simulated source (`npm start`'s), which the console offers to fill in on an action, so
- * that a first approval needs no terminal. Only for demo accounts: the page shows them to whoever is signed in.
+ * An approver's sign-in in a simulated source (`npm start`'s, or a seed's `consoleSignIns`), which the console offers
+ * to fill in on an action, so that a first approval needs no terminal. Only for demo accounts: the page shows them to
+ * whoever is signed in.
  */
 export interface DemoSignIn {
   /** The approver's id, as approvals name it. */

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
 import { toIssues, ValidationError, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Store } from '../store/index.js';
-import { Seed, type SeedInput } from './schema.js';
+import { Seed, type SeedInput, type SeedSystem } from './schema.js';
+
+type SystemSeed = z.output<typeof SeedSystem>;
 
 /** Validates a seed, turning every problem into one {@link ValidationError} that names each path. */
 export function parseSeed(input: unknown, subject = 'seed'): Seed {
@@ -32,11 +35,12 @@ export function readSeedFile(file: string): Seed {
 /**
  * Loads a seed into the store in one transaction: either all of it is stored, or (on a reference to a missing
  * user, a duplicate id or token, an invalid approval) none of it, with a {@link ValidationError} naming the place.
+ * Answers the ids of the systems made, by organization, in the seed's order.
  */
-export function applySeed(store: Store, input: SeedInput | Seed, subject = 'seed'): void {
+export function applySeed(store: Store, input: SeedInput | Seed, subject = 'seed'): string[][] {
   const seed = parseSeed(input, subject);
-  store.transaction(() => {
-    seed.organizations.forEach((org, o) => {
+  return store.transaction(() =>
+    seed.organizations.map((org, o) => {
       const at = (...path: (string | number)[]) => ['organizations', o, ...path];
       const organization = guard(subject, at('id'), () =>
         store.organizations.create({ id: org.id, name: org.name }),
@@ -51,7 +55,7 @@ export function applySeed(store: Store, input: SeedInput | Seed, subject = 'seed
         const created = guard(subject, at('users', u), () => store.users.create(organization.id, user));
         userIds.set(user.email.toLowerCase(), created.id);
       });
-      org.systems.forEach((sys, s) => {
+      return org.systems.map((sys, s) => {
         const where = (...path: (string | number)[]) => at('systems', s, ...path);
         const system = guard(subject, where('id'), () => store.systems.create(organization.id, sys));
         sys.connectorTokens.forEach((token, t) => {
@@ -82,9 +86,43 @@ export function applySeed(store: Store, input: SeedInput | Seed, subject = 'seed
         });
         guard(subject, where('uiTemplates'), () => store.templates.putMany(system.id, sys.uiTemplates));
         if (sys.state !== undefined) store.states.put(system.id, sys.state);
+        return system.id;
       });
+    }),
+  );
+}
+
+/** A seed's console sign-ins, by the id of their system in the store. */
+export type SeededSignIns = Map<string, SystemSeed['consoleSignIns']>;
+
+/**
+ * The console's demo sign-ins of the seed's systems, by the id of the system in the store: the ids `applySeed`
+ * answered, or, for a store seeded before (a data file), the system the seed names by id or by a connector token.
+ * A system the store does not hold is left out.
+ */
+export function seededSignIns(
+  store: Store,
+  seed: Seed,
+  seededIds: readonly (readonly string[])[] | undefined,
+): SeededSignIns {
+  const signIns: SeededSignIns = new Map();
+  seed.organizations.forEach((org, o) => {
+    org.systems.forEach((sys, s) => {
+      if (sys.consoleSignIns.length === 0) return;
+      const id = seededIds?.[o]?.[s] ?? storedSystemOf(store, sys);
+      if (id !== undefined) signIns.set(id, sys.consoleSignIns);
     });
   });
+  return signIns;
+}
+
+function storedSystemOf(store: Store, sys: SystemSeed): string | undefined {
+  if (sys.id !== undefined) return store.systems.find(sys.id)?.id;
+  for (const token of sys.connectorTokens) {
+    const principal = store.tokens.resolve(token);
+    if (principal?.kind === 'connector') return principal.systemId;
+  }
+  return undefined;
 }
 
 function guard<T>(subject: string, path: (string | number)[], fn: () => T): T {

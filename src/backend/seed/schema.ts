@@ -23,6 +23,17 @@ export const SeedUserMapping = z.strictObject({
   systemUserId: z.string().min(1),
 });
 
+/**
+ * A demo approver's sign-in in the system's source, which the console offers to fill in when that approver acts
+ * (the console's `DemoSignIn`). Only for demo accounts: the console shows it to whoever is signed in.
+ */
+export const SeedConsoleSignIn = z.strictObject({
+  /** The approver's id, as the system's approvals name it. */
+  approver: z.string().min(1),
+  username: z.string().min(1),
+  password: z.string().min(1),
+});
+
 /** A seeded system with its tokens and data. */
 export const SeedSystem = z.strictObject({
   id: Uuid.optional(),
@@ -35,6 +46,22 @@ export const SeedSystem = z.strictObject({
   approvals: z.array(ApprovalWrite).default([]),
   uiTemplates: z.array(UiTemplateWrite).default([]),
   state: JsonObjectInput.optional(),
+  /** Demo sign-ins the console offers to fill in for the system's approvers, one per approver; not stored. */
+  consoleSignIns: z
+    .array(SeedConsoleSignIn)
+    .default([])
+    .superRefine((signIns, ctx) => {
+      const seen = new Set<string>();
+      signIns.forEach(({ approver }, index) => {
+        if (seen.has(approver))
+          ctx.addIssue({
+            code: 'custom',
+            path: [index, 'approver'],
+            message: `approver ${approver} has a sign-in already`,
+          });
+        seen.add(approver);
+      });
+    }),
 });
 
 /** A seeded organization with its management tokens, users and systems. */

@@ -82,6 +82,45 @@ describe('startDev', () => {
     });
   });
 
+  it("offers the console the demo sign-ins of a seed file's system (connector dev --seed)", async () => {
+    const signIns = [{ approver: 'ada', username: 'ada@example.com', password: 'ada-demo-password' }];
+    const seed = join(work, 'sign-ins-seed.json');
+    writeFileSync(
+      seed,
+      JSON.stringify({
+        organizations: [
+          {
+            name: 'Own',
+            systems: [
+              { name: 'Own system', connectorTokens: ['own-connector-token'], consoleSignIns: signIns },
+            ],
+          },
+        ],
+      }),
+    );
+    const session = await startDev({
+      connectors: [{ name: 'own', project: copyFixture(work) }],
+      port: 0,
+      seed,
+      output: pipe().stream,
+    });
+    try {
+      const { url, adminToken } = session.backend;
+      const signIn = await fetch(`${url}/console/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: adminToken }),
+      });
+      const cookie = signIn.headers.get('set-cookie')!.split(';', 1)[0]!;
+      const system = await fetch(`${url}/console/api/systems/${session.connectors[0]!.tenant.system.id}`, {
+        headers: { cookie },
+      });
+      expect(((await system.json()) as { demoSignIns: unknown }).demoSignIns).toEqual(signIns);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('refuses two connectors of one name, naming the option, before starting anything', async () => {
     const output = pipe();
     await expect(
