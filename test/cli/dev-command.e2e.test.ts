@@ -31,6 +31,10 @@ interface Task {
 }
 
 const CLI = fileURLToPath(new URL('../../src/cli/connector.ts', import.meta.url));
+// Each test runs the loop, its builds and its workers, each a process of its own that compiles and starts on a
+// 2-core machine shared with the other test files: the suite's 20 s per test is too little for two builds and
+// three processes in a row. This is a budget, not an expectation of speed: every wait inside is for an event.
+const PROCESSES = { timeout: 60_000 };
 const work = workFolder();
 // Each test stops what it started; whatever a failed one left running is killed at the end.
 afterAll(() => {
@@ -47,7 +51,7 @@ function addRequest(project: string, id: string): void {
   writeFileSync(file, readFileSync(file, 'utf8').replace("'D-2'", `'D-2', '${id}'`));
 }
 
-describe('connector dev in a project', () => {
+describe('connector dev in a project', PROCESSES, () => {
   let project: string;
   let dev: DevProcess;
 
@@ -139,7 +143,7 @@ describe('connector dev in a project', () => {
   });
 });
 
-describe('connector dev, when something goes wrong', () => {
+describe('connector dev, when something goes wrong', PROCESSES, () => {
   it('prints a failing build’s errors and keeps the backend and the running connector up; the next good change restarts it', async () => {
     const project = copyFixture(work);
     const dev = startDev(project);
@@ -221,7 +225,7 @@ describe('connector dev, when something goes wrong', () => {
   });
 });
 
-describe('connector dev on a terminal', () => {
+describe('connector dev on a terminal', PROCESSES, () => {
   // util-linux's `script` runs the command on a pseudo-terminal of its own, and types what it reads into it.
   const script = spawnSync('script', ['--version']).status === 0 && process.platform === 'linux';
 
@@ -276,7 +280,7 @@ describe('connector dev on a terminal', () => {
   );
 });
 
-describe('connector dev --data', () => {
+describe('connector dev --data', PROCESSES, () => {
   it('keeps the backend’s data in the file across restarts, its tokens and system the same', async () => {
     const project = copyFixture(work);
     const data = join(work, 'dev-data.sqlite');
@@ -307,7 +311,7 @@ describe('connector dev --data', () => {
   });
 });
 
-describe('connector dev refuses', () => {
+describe('connector dev refuses', PROCESSES, () => {
   /** Runs connector dev to its end; it must start nothing. */
   async function refused(args: string[], env: Record<string, string> = {}, cwd?: string) {
     const dev = spawnCli(['dev', ...args], env, { cwd: cwd ?? copyFixture(work) });
@@ -374,7 +378,7 @@ describe('connector dev refuses', () => {
   });
 });
 
-describe('connector dev fails', () => {
+describe('connector dev fails', PROCESSES, () => {
   it('with exit code 1 and one line naming the port and --port, when the backend’s port is in use', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
