@@ -9,15 +9,15 @@ import type {
   PollerOptions,
   ShutdownOptions,
   SyncOptions,
-} from '../src/connector/connector-options.js';
-import type { KeyRingOptions, keyRingOptionsShape } from '../src/connector/keys/key-ring.js';
-import type { LoggerOptions, loggerOptionsSchema } from '../src/connector/operations/logger.js';
-import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/connector/operations/metrics.js';
+} from '../src/worker/connector-options.js';
+import type { KeyRingOptions, keyRingOptionsShape } from '../src/worker/keys/key-ring.js';
+import type { LoggerOptions, loggerOptionsSchema } from '../src/worker/operations/logger.js';
+import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/worker/operations/metrics.js';
 import type {
   OperationsServerOptions,
   operationsServerOptionsSchema,
-} from '../src/connector/operations/server.js';
-import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/connector/user-mappings.js';
+} from '../src/worker/operations/server.js';
+import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/worker/user-mappings.js';
 
 type Input<S extends z.ZodType> = z.input<S>;
 type Output<S extends z.ZodType> = z.output<S>;

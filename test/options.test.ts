@@ -5,7 +5,6 @@ import { startReferenceBackend } from '../src/backend/index.js';
 import { backendOptionsSchema } from '../src/backend/options.js';
 import { IntegrationClient, ManagementClient } from '../src/client/index.js';
 import { clientOptionsSchema } from '../src/client/options.js';
-import { connectorOptionsSchema } from '../src/connector/connector-options.js';
 import {
   ConnectorMetrics,
   ConnectorWorker,
@@ -18,14 +17,15 @@ import {
   ReadOnlyKeyStore,
   syncUserMappings,
 } from '../src/connector/index.js';
-import { keyRingOptionsSchema } from '../src/connector/keys/key-ring.js';
-import { loggerOptionsSchema } from '../src/connector/operations/logger.js';
-import { metricsOptionsShape } from '../src/connector/operations/metrics.js';
-import { operationsServerOptionsSchema } from '../src/connector/operations/server.js';
-import { userMappingsOptionsSchema } from '../src/connector/user-mappings.js';
 import { ValidationError } from '../src/errors.js';
 import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
-import { MemoryConnector, MemorySource } from './connector/support/memory-source.js';
+import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+import { keyRingOptionsSchema } from '../src/worker/keys/key-ring.js';
+import { loggerOptionsSchema } from '../src/worker/operations/logger.js';
+import { metricsOptionsShape } from '../src/worker/operations/metrics.js';
+import { operationsServerOptionsSchema } from '../src/worker/operations/server.js';
+import { userMappingsOptionsSchema } from '../src/worker/user-mappings.js';
+import { MemoryConnector, MemorySource } from './worker/support/memory-source.js';
 
 function refusal(build: () => unknown): ValidationError {
   try {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { TaskResultStatus, UiTemplateWrite } from '../api/index.js';
-import type { ConnectorSource, IncrementalSource, SnapshotSource } from './sync/source.js';
-import type { TaskDeclaration, TaskDeclarations } from './tasks/definition.js';
+import type { ConnectorSource, IncrementalSource, SnapshotSource } from './source.js';
+import type { TaskDeclaration, TaskDeclarations } from './task.js';
 
 /**
  * The base class of a connector: what the author declares, and nothing else. A subclass declares its task types

@@ -7,7 +7,7 @@ import { TaskResultStatus } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode } from '../internal/network-codes.js';
-import { CredentialsUnreadableError, redactSecrets, type Secret } from './keys/index.js';
+import { CredentialsUnreadableError, redactSecrets, type Secret } from '../worker/keys/index.js';
 
 /**
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.

@@ -17,20 +17,12 @@
  */
 
 export {
-  Connector,
-  type IncrementalDeclaration,
-  incremental,
-  type SnapshotDeclaration,
-  snapshot,
-  task,
-} from './connector.js';
-export {
   type ConnectorOptions,
   type PollerOptions,
   SHUTDOWN_MARGIN_MS,
   type ShutdownOptions,
   type SyncOptions,
-} from './connector-options.js';
+} from '../worker/connector-options.js';
 export {
   ConnectorTokenRejectedError,
   InvalidConnectorError,
@@ -38,17 +30,7 @@ export {
   ServiceNotFoundError,
   ShutdownDeadlineError,
   StoppingError,
-} from './errors.js';
-export {
-  AuthenticationError,
-  type ClassifyFailureOptions,
-  classifyFailure,
-  type FailureClassification,
-  type FailureMeta,
-  ServiceUnavailableError,
-  SystemError,
-  TaskDataInvalidError,
-} from './failures.js';
+} from '../worker/errors.js';
 export {
   type Credentials,
   CredentialsUnreadableError,
@@ -70,7 +52,7 @@ export {
   redactSecrets,
   Secret,
   wrapCredentials,
-} from './keys/index.js';
+} from '../worker/keys/index.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
@@ -88,18 +70,45 @@ export {
   type SyncMode,
   type SyncOutcome,
   type TaskReportFailure,
-} from './operations/index.js';
-export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+} from '../worker/operations/index.js';
+export { type RunConnectorOptions, runConnector, type SignalSource } from '../worker/run.js';
 export {
   type ConnectorFactory,
   type RunWorkerOptions,
   runWorker,
   WORKER_EXIT_CODES,
   type WorkerContext,
-} from './run-worker.js';
-export type { StateAccess, SyncCursor } from './state.js';
-export type { RunReport } from './sync/runs.js';
-export type { Schedule } from './sync/schedule.js';
+} from '../worker/run-worker.js';
+export type { Schedule } from '../worker/schedule.js';
+export type { StateAccess, SyncCursor } from '../worker/state.js';
+export type { RunReport } from '../worker/sync/runs.js';
+export {
+  type SyncUserMappingsOptions,
+  syncUserMappings,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+} from '../worker/user-mappings.js';
+export { type AppStateOf, ConnectorWorker, type LifecycleState } from '../worker/worker.js';
+export { type LogFormat, WORKER_USAGE, WORKER_VARIABLES, type WorkerRole } from '../worker/worker-config.js';
+export {
+  Connector,
+  type IncrementalDeclaration,
+  incremental,
+  type SnapshotDeclaration,
+  snapshot,
+  task,
+} from './connector.js';
+export {
+  AuthenticationError,
+  type ClassifyFailureOptions,
+  classifyFailure,
+  type FailureClassification,
+  type FailureMeta,
+  ServiceUnavailableError,
+  SystemError,
+  TaskDataInvalidError,
+} from './failures.js';
 export type {
   ChangeWindow,
   ConnectorSource,
@@ -107,20 +116,11 @@ export type {
   SnapshotSource,
   SourceApproval,
   SourceContext,
-} from './sync/source.js';
+} from './source.js';
 export type {
   PrecheckVerdict,
   TaskContext,
   TaskDeclaration,
   TaskDeclarations,
   TaskOutcome,
-} from './tasks/definition.js';
-export {
-  type SyncUserMappingsOptions,
-  syncUserMappings,
-  type UserMappingEntry,
-  type UserMappingFailure,
-  type UserMappingsReport,
-} from './user-mappings.js';
-export { type AppStateOf, ConnectorWorker, type LifecycleState } from './worker.js';
-export { type LogFormat, WORKER_USAGE, WORKER_VARIABLES, type WorkerRole } from './worker-config.js';
+} from './task.js';

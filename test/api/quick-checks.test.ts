@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSuccessStatus, isTask, SuccessStatus, Task } from '../../src/api/index.js';
-import { parseSourceApproval, SourceApprovalSchema } from '../../src/connector/sync/source.js';
+import { parseSourceApproval, SourceApprovalSchema } from '../../src/connector/source.js';
 import { ValidationError } from '../../src/errors.js';
 
 // The checks that stand in for a schema on the hot paths (each approval of a sync, each answer a worker reads) must

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WORKER_VARIABLES } from '../../src/connector/worker-config.js';
+import { WORKER_VARIABLES } from '../../src/worker/worker-config.js';
 import {
   ADMIN_TOKEN,
   copyFixture,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/backend/index.js';
 import { NotFoundError, TimeoutError } from '../../src/index.js';
 import { createTestHarness, HarnessTimeoutError, type TestHarness } from '../../src/testing/index.js';
-import { MemoryConnector, MemorySource } from '../connector/support/memory-source.js';
+import { MemoryConnector, MemorySource } from '../worker/support/memory-source.js';
 
 let harness: TestHarness;
 

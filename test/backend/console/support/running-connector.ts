@@ -5,7 +5,7 @@
 import type { ReferenceBackend, ReferenceBackendOptions } from '../../../../src/backend/index.js';
 import { Connector, incremental, type TaskContext, task } from '../../../../src/connector/index.js';
 import { createTestHarness } from '../../../../src/testing/index.js';
-import { MemorySource, taskInputs } from '../../../connector/support/memory-source.js';
+import { MemorySource, taskInputs } from '../../../worker/support/memory-source.js';
 
 /** An action the connector ran, with the credentials it opened (revealed) when its task carried some. */
 export interface RanAction {

@@ -3,10 +3,10 @@
  * failure retried with backoff until the key is replaced. See `docs/keys.md`.
  * @module
  */
-import { type Backoff, backoffDelay } from '../../internal/backoff.js';
-import type { ConnectorMetrics, Logger } from '../operations/index.js';
-import type { ScheduledJob } from '../sync/schedule.js';
-import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
+import { type Backoff, backoffDelay } from '../internal/backoff.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys/key-ring.js';
+import type { ConnectorMetrics, Logger } from './operations/index.js';
+import type { ScheduledJob } from './schedule.js';
 
 /** What the rotation needs from the connector. */
 export interface KeyRotationParts {

@@ -1,7 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientOptions } from '../../src/client/index.js';
-import { poolConnections, resolveConnectorOptions } from '../../src/connector/connector-options.js';
 import {
   type ConnectorMetricsOptions,
   type ConnectorOptions,
@@ -15,6 +14,7 @@ import {
   type SyncOptions,
 } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
+import { poolConnections, resolveConnectorOptions } from '../../src/worker/connector-options.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 

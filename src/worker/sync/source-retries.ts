@@ -1,7 +1,7 @@
 import type { TaskResultStatus } from '../../api/index.js';
+import { classifyFailure } from '../../connector/failures.js';
 import { backoffDelay } from '../../internal/backoff.js';
 import { sleep } from '../../internal/wait.js';
-import { classifyFailure } from '../failures.js';
 import type { Logger } from '../operations/index.js';
 
 /** How a run reads its source again after a failure. Every field is required here; `SyncOptions` documents the defaults. */

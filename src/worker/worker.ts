@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
+import type { Connector } from '../connector/connector.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 import { func, parseOptions } from '../internal/options.js';
 import { shownUrl } from '../internal/shown-url.js';
 import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
-import type { Connector } from './connector.js';
 import {
   type ConnectorOptions,
   poolConnections,
@@ -24,6 +24,8 @@ import {
   OperationsServer,
   type SyncMode,
 } from './operations/index.js';
+import { TaskPoller } from './poller.js';
+import { runOnSchedule, type ScheduledJob } from './schedule.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 import { type StateAccess, StateStore } from './state.js';
 import { SyncAfterTasks } from './sync/after-tasks.js';
@@ -35,8 +37,6 @@ import {
   runReconcile,
   runSnapshot,
 } from './sync/runs.js';
-import { runOnSchedule, type ScheduledJob } from './sync/schedule.js';
-import { TaskPoller } from './tasks/poller.js';
 
 /**
  * Where a worker is in its life: `idle` → `starting` → `running` → `stopping` → `stopped`, or `failed` when

@@ -4,7 +4,7 @@
  * gives its value only through an explicit {@link Secret.reveal}.
  * @module
  */
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../errors.js';
 
 /** What a {@link Secret} shows instead of its value. */
 export const REDACTED = '[redacted]';

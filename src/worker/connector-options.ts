@@ -19,7 +19,7 @@ import {
   operationsServerOptionsSchema,
   registryIsFree,
 } from './operations/index.js';
-import { type Schedule, scheduleSchema } from './sync/schedule.js';
+import { type Schedule, scheduleSchema } from './schedule.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
 export const DEFAULT_KEY_FILE = '.connector/keys.json';

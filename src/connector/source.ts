@@ -7,10 +7,10 @@ import {
   MAX_APPROVAL_ID_LENGTH,
   MAX_JSON_DEPTH,
   nestsDeeperThan,
-} from '../../api/index.js';
-import { toIssues, ValidationError } from '../../errors.js';
-import type { Logger } from '../operations/index.js';
-import type { StateAccess, SyncCursor } from '../state.js';
+} from '../api/index.js';
+import { toIssues, ValidationError } from '../errors.js';
+import type { Logger } from '../worker/operations/index.js';
+import type { StateAccess, SyncCursor } from '../worker/state.js';
 
 /** An approval as a connector reads it from its source system. */
 export interface SourceApproval {

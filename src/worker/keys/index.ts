@@ -12,6 +12,15 @@
  */
 
 export {
+  type Credentials,
+  REDACTED,
+  redactSecrets,
+  Secret,
+  secretPattern,
+  wrapCredentials,
+} from '../../connector/secret.js';
+export { announceNewKey, KeyRotation } from '../key-rotation.js';
+export {
   CredentialsUnreadableError,
   generateKeyRingData,
   KeyRing,
@@ -22,7 +31,6 @@ export {
   type NewKeyReason,
   type PublicKeyInfo,
 } from './key-ring.js';
-export { announceNewKey, KeyRotation } from './key-rotation.js';
 export {
   FileKeyStore,
   KeyRingData,
@@ -33,11 +41,3 @@ export {
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
 } from './key-store.js';
-export {
-  type Credentials,
-  REDACTED,
-  redactSecrets,
-  Secret,
-  secretPattern,
-  wrapCredentials,
-} from './secret.js';

@@ -14,11 +14,11 @@ import {
   openCredentials,
   toBase64,
 } from '../../api/index.js';
+import { type Credentials, wrapCredentials } from '../../connector/secret.js';
 import { ApprovalKitError } from '../../errors.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
 import { crossCheck, func, integer, parseOptions } from '../../internal/options.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
-import { type Credentials, wrapCredentials } from './secret.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_KEY_LIFETIME_MS = 30 * DAY_MS;

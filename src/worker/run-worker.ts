@@ -5,9 +5,9 @@
  * @module
  */
 import { type LevelWithSilent, pino } from 'pino';
+import type { Connector } from '../connector/connector.js';
 import { formatIssues, ValidationError } from '../errors.js';
 import { prettyLogOptions } from '../internal/pretty-logs.js';
-import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { createLogger, type Logger } from './operations/index.js';
 import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
@@ -74,7 +74,7 @@ export const WORKER_EXIT_CODES = Object.freeze({
  * ```ts
  * // src/main.ts, started as `node dist/main.js` so that signals reach it
  * import { runWorker } from 'approval-connector-kit';
- * import { JiraConnector } from './connector.js';
+ * import { JiraConnector } from '../connector/connector.js';
  * import { JiraClient } from './jira.js';
  *
  * process.exitCode = await runWorker(({ env }) => new JiraConnector(new JiraClient(env.JIRA_SITE!)));

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
+import type { Task, TaskResult, TaskResultStatus } from '../api/index.js';
 import {
   ApiError,
   ConflictError,
@@ -8,17 +8,17 @@ import {
   type LeasedTask,
   RateLimitedError,
   ServerError,
-} from '../../client/index.js';
-import { toIssues } from '../../errors.js';
-import { backoffDelay } from '../../internal/backoff.js';
-import { causeChain, property } from '../../internal/causes.js';
-import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
-import { ShutdownDeadlineError, StoppingError } from '../errors.js';
-import { classifyFailure, TaskDataInvalidError } from '../failures.js';
-import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from '../keys/index.js';
-import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from '../operations/index.js';
-import type { StateAccess } from '../state.js';
-import type { TaskContext, TaskDeclarations } from './definition.js';
+} from '../client/index.js';
+import { classifyFailure, TaskDataInvalidError } from '../connector/failures.js';
+import type { TaskContext, TaskDeclarations } from '../connector/task.js';
+import { toIssues } from '../errors.js';
+import { backoffDelay } from '../internal/backoff.js';
+import { causeChain, property } from '../internal/causes.js';
+import { abortAfter, settlesWithin, sleep, untilAborted } from '../internal/wait.js';
+import { ShutdownDeadlineError, StoppingError } from './errors.js';
+import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from './keys/index.js';
+import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from './operations/index.js';
+import type { StateAccess } from './state.js';
 
 /**
  * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in

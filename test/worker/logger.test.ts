@@ -1,11 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Secret } from '../../src/connector/index.js';
-import {
-  componentLogger,
-  createLogger,
-  secretScrubbingLogger,
-} from '../../src/connector/operations/logger.js';
+import { componentLogger, createLogger, secretScrubbingLogger } from '../../src/worker/operations/logger.js';
 
 function memoryStream() {
   const lines: string[] = [];

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
+import {
+  type ChangeWindow,
+  parseSourceApproval,
+  type SourceApproval,
+  type SourceContext,
+} from '../../connector/source.js';
 import { InvalidConnectorError } from '../errors.js';
 import type { Logger } from '../operations/index.js';
 import {
@@ -12,7 +18,6 @@ import {
   type StateStore,
 } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
-import { type ChangeWindow, parseSourceApproval, type SourceApproval, type SourceContext } from './source.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 
 /** The source methods a run calls: those the connector declared. */

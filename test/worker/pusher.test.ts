@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ApprovalWrite } from '../../src/api/index.js';
 import type { IntegrationClient } from '../../src/client/index.js';
-import type { CursorKey } from '../../src/connector/state.js';
-import { ApprovalPusher, type PushLimits } from '../../src/connector/sync/pusher.js';
 import { registerSerializedApprovalsSender } from '../../src/internal/serialized-approvals.js';
+import type { CursorKey } from '../../src/worker/state.js';
+import { ApprovalPusher, type PushLimits } from '../../src/worker/sync/pusher.js';
 
 /** The writes of a body the pusher sent. */
 const writesOf = (body: string): ApprovalWrite[] =>

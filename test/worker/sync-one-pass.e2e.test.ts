@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { type ApprovalWrite, endpoints } from '../../src/api/index.js';
 import { startReferenceBackend } from '../../src/backend/index.js';
 import { IntegrationClient } from '../../src/client/index.js';
-import { ApprovalPusher, type PushLimits } from '../../src/connector/sync/pusher.js';
-import { parseSourceApproval } from '../../src/connector/sync/source.js';
+import { parseSourceApproval } from '../../src/connector/source.js';
+import { ApprovalPusher, type PushLimits } from '../../src/worker/sync/pusher.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 
 // The sync's hot path, against real HTTP: each approval checked and serialized once, the body unchanged.

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Task } from '../../src/api/index.js';
-import { SyncAfterTasks } from '../../src/connector/sync/after-tasks.js';
+import { SyncAfterTasks } from '../../src/worker/sync/after-tasks.js';
 
 const taskFor = (approvalId: unknown): Task => ({
   id: '5f0c6a52-8c0f-4a53-9d4e-2f6c1f1d2a10',

@@ -1,5 +1,5 @@
+import type { Connector } from '../connector/connector.js';
 import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
-import type { Connector } from './connector.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { ConnectorWorker } from './worker.js';
 
