@@ -66,6 +66,7 @@ export default defineConfig([
       index: 'src/index.ts',
       'client/index': 'src/client/index.ts',
       'backend/index': 'src/backend/index.ts',
+      'worker/index': 'src/worker/index.ts',
       'testing/index': 'src/testing/index.ts',
       'cli/connector': 'src/cli/connector.ts',
     },

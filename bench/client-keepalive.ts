@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { Pool } from 'undici';
-import { IntegrationClient } from '../src/index.js';
+import { IntegrationClient } from '../src/client/index.js';
 import { createTestHarness, type TestHarness } from '../src/testing/index.js';
 import { type Row, ratio, whole } from './support/table.js';
 

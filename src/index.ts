@@ -1,15 +1,20 @@
 /**
  * approval-connector-kit: build connectors between source systems and the Approval Service.
  *
+ * This entry holds what a connector's own code writes: the `Connector` class and what declares it, the contexts its
+ * code is given, the failures it throws, and `runWorker` to run it. Everything else sits behind a subpath:
+ * `approval-connector-kit/client` (the typed clients and wire types), `/worker` (embedding a `ConnectorWorker`, its
+ * options, keys and operations), `/testing` (a test harness), `/backend` (the reference backend).
+ *
  * @example
  * ```ts
- * import { Connector, incremental, runConnector, task } from 'approval-connector-kit';
+ * import { Connector, incremental, runWorker, task } from 'approval-connector-kit';
  *
  * class MyConnector extends Connector {
  *   readonly tasks = { approve: task({ input: Approve, run: ({ approval }) => source.approve(approval.id) }) };
  *   readonly source = incremental({ changes: ({ since }) => source.changedSince(since) });
  * }
- * process.exitCode = await runConnector(new MyConnector(), { service: { baseUrl, token } });
+ * await runWorker(() => new MyConnector());
  * ```
  * @module
  */
@@ -17,163 +22,49 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import './node-guard.js';
 
-// The clients, the wire types they take and return, and their errors (also `approval-connector-kit/client`).
+// The author's contract: the connector, its declarations, the contexts its code is given, its failures.
 export {
-  AddUserResult,
-  ApiError,
-  type ApiErrorCode,
-  Approval,
-  ApprovalFields,
-  type ApprovalsQuery,
-  ApprovalWrite,
-  BadRequestError,
-  ClientClosedError,
-  type ClientOptions,
-  ConflictError,
-  ConnectorRegistration,
-  ConnectorState,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  EncryptedCredentials,
-  type EndpointName,
-  GetUsersQuery,
-  IntegrationClient,
-  InvalidResponseError,
-  type IterateOptions,
-  type LeasedTask,
-  MAX_APPROVAL_ID_LENGTH,
-  MAX_JSON_DEPTH,
-  ManagementClient,
-  NetworkError,
-  NewUser,
-  NewUserMapping,
-  NotFoundError,
-  PageQuery,
-  PagingStalledError,
-  PartialAddUsersError,
-  PayloadTooLargeError,
-  ProtocolMismatchError,
-  RateLimitedError,
-  type RequestOptions,
-  type RequestTarget,
-  ResponseTooLargeError,
-  type RetryEvent,
-  type RetryReason,
-  ServerError,
-  System,
-  Task,
-  TaskResult,
-  TaskResultStatus,
-  TimeoutError,
-  type TokenSource,
-  UiTemplate,
-  UiTemplateWrite,
-  UnauthorizedError,
-  User,
-  UserMapping,
-  UserQueryField,
-} from './client/index.js';
-// The connector, what runs it, and its keys and operations side.
-export {
-  type AppStateOf,
   AuthenticationError,
   type ChangeWindow,
   type ClassifyFailureOptions,
   Connector,
-  type ConnectorFactory,
-  ConnectorMetrics,
-  type ConnectorMetricsOptions,
-  type ConnectorOptions,
   type ConnectorSource,
-  ConnectorTokenRejectedError,
-  ConnectorWorker,
   type Credentials,
   CredentialsUnreadableError,
   classifyFailure,
   type FailureClassification,
   type FailureMeta,
-  FileKeyStore,
-  generateKeyRingData,
-  type HealthReport,
   type IncrementalDeclaration,
   type IncrementalSource,
-  InvalidConnectorError,
   incremental,
-  type KeyEvent,
-  KeyRing,
-  KeyRingData,
-  KeyRingInvalidError,
-  type KeyRingOptions,
-  KeyRingUnavailableError,
-  type KeyStore,
-  KeyStoreReadOnlyError,
-  LifecycleError,
-  type LifecycleState,
   type Logger,
-  type LoggerOptions,
-  MemoryKeyStore,
-  type NewKeyReason,
-  OperationsServer,
-  OperationsServerClosedError,
-  OperationsServerListenError,
-  type OperationsServerOptions,
-  type PollerOptions,
   type PrecheckVerdict,
-  type PublicKeyInfo,
-  type ReadinessReport,
-  ReadOnlyKeyStore,
-  type ReadOnlyKeyStoreSource,
-  type RenderedMetrics,
-  type RunConnectorOptions,
-  type RunReport,
-  type RunWorkerOptions,
-  redactSecrets,
-  runConnector,
-  runWorker,
-  type Schedule,
   Secret,
-  ServiceNotFoundError,
   ServiceUnavailableError,
-  SHUTDOWN_MARGIN_MS,
-  ShutdownDeadlineError,
-  type ShutdownOptions,
-  type SignalSource,
   type SnapshotDeclaration,
   type SnapshotSource,
   type SourceApproval,
   type SourceContext,
   type StateAccess,
-  StoppingError,
   type SyncCursor,
-  type SyncMode,
-  type SyncOptions,
-  type SyncOutcome,
-  type SyncUserMappingsOptions,
   SystemError,
   snapshot,
-  syncUserMappings,
   type TaskContext,
   TaskDataInvalidError,
   type TaskDeclaration,
   type TaskDeclarations,
   type TaskOutcome,
-  type TaskReportFailure,
   task,
-  type UserMappingEntry,
-  type UserMappingFailure,
-  type UserMappingsReport,
-  WORKER_EXIT_CODES,
+} from './connector/index.js';
+// The error hierarchy every part shares, and the union that narrows by `code`.
+export { ApprovalKitError, type ErrorCode, ValidationError, type ValidationIssue } from './errors.js';
+export { isKitError, type KitError } from './kit-error.js';
+// Running it: one call for a connector's `main.ts`.
+export {
+  type ConnectorFactory,
+  InvalidConnectorError,
+  type RunWorkerOptions,
+  runWorker,
   type WorkerContext,
   type WorkerRole,
-} from './connector/index.js';
-// The error hierarchy shared by every part, and the union that narrows by `code`.
-export {
-  ApprovalKitError,
-  type ErrorCode,
-  type PortInUseDetails,
-  PortInUseError,
-  UnsupportedNodeError,
-  ValidationError,
-  type ValidationIssue,
-  type ValidationIssueCode,
-} from './errors.js';
-export { isKitError, type KitError } from './kit-error.js';
+} from './worker/index.js';

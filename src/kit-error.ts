@@ -23,19 +23,8 @@ import type {
 } from './client/index.js';
 import type {
   AuthenticationError,
-  ConnectorTokenRejectedError,
   CredentialsUnreadableError,
-  InvalidConnectorError,
-  KeyRingInvalidError,
-  KeyRingUnavailableError,
-  KeyStoreReadOnlyError,
-  LifecycleError,
-  OperationsServerClosedError,
-  OperationsServerListenError,
-  ServiceNotFoundError,
   ServiceUnavailableError,
-  ShutdownDeadlineError,
-  StoppingError,
   SystemError,
   TaskDataInvalidError,
 } from './connector/index.js';
@@ -46,6 +35,19 @@ import {
   type ValidationError,
 } from './errors.js';
 import type { HarnessTimeoutError } from './testing/index.js';
+import type {
+  ConnectorTokenRejectedError,
+  InvalidConnectorError,
+  KeyRingInvalidError,
+  KeyRingUnavailableError,
+  KeyStoreReadOnlyError,
+  LifecycleError,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  ServiceNotFoundError,
+  ShutdownDeadlineError,
+  StoppingError,
+} from './worker/index.js';
 
 /**
  * Any error the kit throws: the union of its error classes, one per {@link ErrorCode}. Each class fixes `code` to its

@@ -1,14 +1,11 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { ServiceError } from '../src/backend/index.js';
+import type { ApiError, NotFoundError, RateLimitedError, TimeoutError } from '../src/client/index.js';
 import {
-  type ApiError,
   ApprovalKitError,
   type ErrorCode,
   isKitError,
   type KitError,
-  type NotFoundError,
-  type RateLimitedError,
-  type TimeoutError,
   type ValidationError,
 } from '../src/index.js';
 import type { HarnessTimeoutError } from '../src/testing/index.js';

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildPath, sealCredentials } from '../src/api/index.js';
 import { startReferenceBackend } from '../src/backend/index.js';
-import {
-  ApprovalKitError,
-  FileKeyStore,
-  IntegrationClient,
-  isKitError,
-  NetworkError,
-  ReadOnlyKeyStore,
-  ValidationError,
-} from '../src/index.js';
+import { IntegrationClient, NetworkError } from '../src/client/index.js';
+import { ApprovalKitError, isKitError, ValidationError } from '../src/index.js';
+import { FileKeyStore, ReadOnlyKeyStore } from '../src/worker/index.js';
 
 /** What `run` threw, or `undefined`. */
 async function thrown(run: () => unknown): Promise<unknown> {

@@ -5,6 +5,9 @@ import { startReferenceBackend } from '../src/backend/index.js';
 import { backendOptionsSchema } from '../src/backend/options.js';
 import { IntegrationClient, ManagementClient } from '../src/client/index.js';
 import { clientOptionsSchema } from '../src/client/options.js';
+import { ValidationError } from '../src/errors.js';
+import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
+import { connectorOptionsSchema } from '../src/worker/connector-options.js';
 import {
   ConnectorMetrics,
   ConnectorWorker,
@@ -16,10 +19,7 @@ import {
   OperationsServer,
   ReadOnlyKeyStore,
   syncUserMappings,
-} from '../src/connector/index.js';
-import { ValidationError } from '../src/errors.js';
-import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
-import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+} from '../src/worker/index.js';
 import { keyRingOptionsSchema } from '../src/worker/keys/key-ring.js';
 import { loggerOptionsSchema } from '../src/worker/operations/logger.js';
 import { metricsOptionsShape } from '../src/worker/operations/metrics.js';

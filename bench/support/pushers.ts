@@ -5,7 +5,7 @@
  * {@link kilobyteApproval}s, and only the push itself is measured.
  */
 import { Pool } from 'undici';
-import { ConnectorWorker, MemoryKeyStore } from '../../src/index.js';
+import { ConnectorWorker, MemoryKeyStore } from '../../src/worker/index.js';
 import { kilobyteApproval, LazyConnector, lazyApprovals } from './lazy-source.js';
 import { type Measured, measure } from './measure.js';
 

@@ -6,7 +6,7 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import { Pool } from 'undici';
-import { ConnectorWorker, MemoryKeyStore } from '../../src/index.js';
+import { ConnectorWorker, MemoryKeyStore } from '../../src/worker/index.js';
 import { LazyConnector } from './lazy-source.js';
 import { type Measured, startMeasuring } from './measure.js';
 

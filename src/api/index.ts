@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { Approval } from 'approval-connector-kit';
+ * import { Approval } from 'approval-connector-kit/client';
  * const approval = Approval.parse(json); // throws on a missing required field; unknown fields pass through
  * ```
  * @module

@@ -1,4 +1,4 @@
-import { WORKER_EXIT_CODES } from '../connector/index.js';
+import { WORKER_EXIT_CODES } from '../worker/index.js';
 
 /**
  * The exit codes of every `connector` command, those of a worker for all of them, so that a script reads any

@@ -7,7 +7,18 @@ import { TaskResultStatus } from '../api/index.js';
 import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode } from '../internal/network-codes.js';
-import { CredentialsUnreadableError, redactSecrets, type Secret } from '../worker/keys/index.js';
+import { redactSecrets, type Secret } from './secret.js';
+
+/**
+ * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
+ * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`
+ * (see `docs/failure-mapping.md`).
+ */
+export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('credentials_unreadable', message, options);
+  }
+}
 
 /**
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.

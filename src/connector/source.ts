@@ -9,8 +9,8 @@ import {
   nestsDeeperThan,
 } from '../api/index.js';
 import { toIssues, ValidationError } from '../errors.js';
-import type { Logger } from '../worker/operations/index.js';
-import type { StateAccess, SyncCursor } from '../worker/state.js';
+import type { Logger } from './logger.js';
+import type { StateAccess, SyncCursor } from './state.js';
 
 /** An approval as a connector reads it from its source system. */
 export interface SourceApproval {

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Task, TaskResult } from '../api/index.js';
-import type { Credentials } from '../worker/keys/index.js';
-import type { Logger } from '../worker/operations/index.js';
-import type { StateAccess } from '../worker/state.js';
+import type { Logger } from './logger.js';
+import type { Credentials } from './secret.js';
+import type { StateAccess } from './state.js';
 
 /** What a task's `precheck` and `run` get besides its validated input. */
 export interface TaskContext<AppState extends object = Record<string, unknown>> {

@@ -4,7 +4,7 @@
  * The schema helpers here give each kind of option one wording of what it expects.
  * @module
  */
-import type { LevelWithSilent, Logger } from 'pino';
+import type { LevelWithSilent, Logger as PinoLogger } from 'pino';
 import { z } from 'zod';
 import { formatPath, ValidationError, type ValidationIssue } from '../errors.js';
 
@@ -82,8 +82,8 @@ export function host(): z.ZodString {
 }
 
 /** A pino logger, recognised by its methods. */
-export function pinoLogger(): z.ZodType<Logger> {
-  return withMethods<Logger>('a pino logger', 'child', 'info');
+export function pinoLogger(): z.ZodType<PinoLogger> {
+  return withMethods<PinoLogger>('a pino logger', 'child', 'info');
 }
 
 /** A pino level, `silent` included. */

@@ -30,13 +30,9 @@ import {
   type Tenant,
 } from '../backend/index.js';
 import type { ClientOptions } from '../client/index.js';
-import {
-  type Connector,
-  type ConnectorOptions,
-  ConnectorWorker,
-  MemoryKeyStore,
-} from '../connector/index.js';
+import type { Connector } from '../connector/index.js';
 import { sleep } from '../internal/wait.js';
+import { type ConnectorOptions, ConnectorWorker, MemoryKeyStore } from '../worker/index.js';
 import { HarnessTimeoutError } from './errors.js';
 
 export { HarnessTimeoutError } from './errors.js';

@@ -11,12 +11,12 @@ import {
 } from './keys/index.js';
 import {
   type ConnectorMetricsOptions,
-  type Logger,
   type LoggerOptions,
   loggerOptionsSchema,
   metricsOptionsShape,
   type OperationsServerOptions,
   operationsServerOptionsSchema,
+  type PinoLogger,
   registryIsFree,
 } from './operations/index.js';
 import { type Schedule, scheduleSchema } from './schedule.js';
@@ -207,7 +207,7 @@ export interface ConnectorOptions {
    * A pino logger to log through (the kit adds its redaction), or options for the one the kit creates.
    * @default {} (a new logger at level `info`, writing JSON lines to stdout)
    */
-  logger?: Logger | LoggerOptions;
+  logger?: PinoLogger | LoggerOptions;
   /**
    * Where the key pairs are kept, when the connector has `authRequired`. In a container, mount a volume there, or
    * use a `ReadOnlyKeyStore` over a mounted secret (see `docs/keys.md`).

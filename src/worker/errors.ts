@@ -1,19 +1,11 @@
 /**
- * The errors of the connector's runtime: its lifecycle, its shape, and the reasons its signals abort with when it
+ * The errors of the connector's runtime: its shape, and the reasons its signals abort with when it
  * stops. The failures a task handler throws are in `failures.ts`; those of keys and the operations port beside them.
  * @module
  */
 import type { ApiError } from '../client/index.js';
 import { ApprovalKitError } from '../errors.js';
 import { shownUrl } from '../internal/shown-url.js';
-import type { LifecycleState } from './worker.js';
-
-/** The worker was asked to do something its lifecycle state does not allow. */
-export class LifecycleError extends ApprovalKitError<'lifecycle'> {
-  constructor(action: string, state: LifecycleState) {
-    super('lifecycle', `Cannot ${action} a connector that is ${state}`);
-  }
-}
 
 /** The connector cannot run as written: it does not implement what its use needs (`lookup()` for a reconciliation). */
 export class InvalidConnectorError extends ApprovalKitError<'invalid_connector'> {

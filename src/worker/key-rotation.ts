@@ -5,7 +5,7 @@
  */
 import { type Backoff, backoffDelay } from '../internal/backoff.js';
 import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys/key-ring.js';
-import type { ConnectorMetrics, Logger } from './operations/index.js';
+import type { ConnectorMetrics, PinoLogger } from './operations/index.js';
 import type { ScheduledJob } from './schedule.js';
 
 /** What the rotation needs from the connector. */
@@ -15,7 +15,7 @@ export interface KeyRotationParts {
   registered: PublicKeyInfo | undefined;
   /** Registers the ring's current public key with the service. */
   register: () => Promise<void>;
-  logger: Logger;
+  logger: PinoLogger;
   metrics: ConnectorMetrics;
   now: () => number;
   random: () => number;
@@ -35,7 +35,7 @@ const NEW_KEY_MESSAGES: Record<NewKeyReason, string> = {
 
 /** Logs and counts each key the ring makes current: the `onNewKey` of the connector's key ring. */
 export function announceNewKey(
-  logger: Logger,
+  logger: PinoLogger,
   metrics: ConnectorMetrics,
 ): (key: PublicKeyInfo, reason: NewKeyReason) => void {
   return (key, reason) => {

@@ -9,16 +9,26 @@ import {
   RateLimitedError,
   ServerError,
 } from '../client/index.js';
-import { classifyFailure, TaskDataInvalidError } from '../connector/failures.js';
-import type { TaskContext, TaskDeclarations } from '../connector/task.js';
+import type { StateAccess, TaskContext, TaskDeclarations } from '../connector/index.js';
+import {
+  type Credentials,
+  CredentialsUnreadableError,
+  classifyFailure,
+  TaskDataInvalidError,
+} from '../connector/index.js';
+import { redactSecrets } from '../connector/internal.js';
 import { toIssues } from '../errors.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { causeChain, property } from '../internal/causes.js';
 import { abortAfter, settlesWithin, sleep, untilAborted } from '../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from './errors.js';
-import { type Credentials, CredentialsUnreadableError, type KeyRing, redactSecrets } from './keys/index.js';
-import { type ConnectorMetrics, type Logger, lazyChild, secretScrubbingLogger } from './operations/index.js';
-import type { StateAccess } from './state.js';
+import type { KeyRing } from './keys/index.js';
+import {
+  type ConnectorMetrics,
+  lazyChild,
+  type PinoLogger,
+  secretScrubbingLogger,
+} from './operations/index.js';
 
 /**
  * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in
@@ -49,7 +59,7 @@ export interface PollerParts {
   classifyFailure: ((error: unknown) => TaskResultStatus | undefined) | undefined;
   /** The author's part of connector state, as the task context gives it. */
   state: StateAccess<object>;
-  logger: Logger;
+  logger: PinoLogger;
   metrics: ConnectorMetrics | undefined;
   random: () => number;
   /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
@@ -381,7 +391,7 @@ export class TaskPoller {
    */
   async #execute(
     leased: LeasedTask,
-    logger: Logger,
+    logger: PinoLogger,
     signal: AbortSignal,
   ): Promise<{ result: TaskResult; stoppedBySignal: boolean } | undefined> {
     const { tasks, keyRing, state, classifyFailure: ownRule } = this.#parts;
@@ -441,7 +451,7 @@ export class TaskPoller {
    * `Retry-After` the service asked for. A result given up on is logged with the task's id and the service's answer,
    * and counted; it stays remembered, so a new offer of the task reports it again.
    */
-  async #report(taskId: string, result: TaskResult, logger: Logger): Promise<void> {
+  async #report(taskId: string, result: TaskResult, logger: PinoLogger): Promise<void> {
     const report = new AbortController();
     if (this.#deadline.signal.aborted) report.abort(this.#deadline.signal.reason);
     this.#reports.add(report);

@@ -5,11 +5,11 @@
  * @module
  */
 import { type LevelWithSilent, pino } from 'pino';
-import type { Connector } from '../connector/connector.js';
+import type { Connector } from '../connector/index.js';
 import { formatIssues, ValidationError } from '../errors.js';
 import { prettyLogOptions } from '../internal/pretty-logs.js';
 import type { ConnectorOptions } from './connector-options.js';
-import { createLogger, type Logger } from './operations/index.js';
+import { createLogger, type PinoLogger } from './operations/index.js';
 import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 import { type LogFormat, loadWorkerConfig, WORKER_USAGE, type WorkerRole } from './worker-config.js';
 
@@ -18,7 +18,7 @@ export interface WorkerContext {
   /** The environment the worker was started with: where the source's address and credentials are read. */
   env: Readonly<Record<string, string | undefined>>;
   /** The worker's logger, for the source's client. */
-  logger: Logger;
+  logger: PinoLogger;
   /** What this worker runs. */
   role: WorkerRole;
 }
@@ -149,7 +149,7 @@ export async function createWorkerLogger(options: {
    * @default whether stdout is a terminal
    */
   colorize?: boolean;
-}): Promise<Logger> {
+}): Promise<PinoLogger> {
   if (options.format === 'json') {
     return createLogger({ level: options.level, destination: pino.destination({ dest: 1, sync: true }) });
   }

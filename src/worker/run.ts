@@ -1,4 +1,4 @@
-import type { Connector } from '../connector/connector.js';
+import type { Connector } from '../connector/index.js';
 import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { ConnectorWorker } from './worker.js';

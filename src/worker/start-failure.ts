@@ -7,7 +7,7 @@
 import { NotFoundError, ProtocolMismatchError, UnauthorizedError } from '../client/index.js';
 import { PortInUseError } from '../errors.js';
 import { ConnectorTokenRejectedError, ServiceNotFoundError } from './errors.js';
-import { type Logger, OperationsServerListenError } from './operations/index.js';
+import { OperationsServerListenError, type PinoLogger } from './operations/index.js';
 
 /** A start failure whose message says what to change: logged without a stack, which would say nothing more. */
 export type DiagnosedStartFailure =
@@ -48,7 +48,7 @@ export function isDiagnosed(error: unknown): error is DiagnosedStartFailure {
  * Logs a failed start: one line, `the connector failed to start: <what to change>`, with the error's `code`, when
  * the failure names its fix; otherwise the error with its stack.
  */
-export function logStartFailure(logger: Logger, error: unknown): void {
+export function logStartFailure(logger: PinoLogger, error: unknown): void {
   if (isDiagnosed(error)) {
     logger.error({ code: error.code }, `the connector failed to start: ${error.message}`);
   } else {

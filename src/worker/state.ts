@@ -1,15 +1,7 @@
 import { z } from 'zod';
 import type { IntegrationClient } from '../client/index.js';
+import { SyncCursor } from '../connector/internal.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
-
-/** A position in the source's stream of changes: the last change pushed, by `(lastModified, id)`. */
-export const SyncCursor = z.object({
-  /** ISO 8601 instant of the change. */
-  lastModified: z.string(),
-  /** The approval's id, ordering changes that share `lastModified`. */
-  id: z.string(),
-});
-export type SyncCursor = z.infer<typeof SyncCursor>;
 
 /** The kit's part of connector state, under the key `kit`. Never holds a secret. */
 const KitState = z.looseObject({
@@ -22,17 +14,6 @@ const KitState = z.looseObject({
     .default({}),
 });
 type KitState = z.infer<typeof KitState>;
-
-/**
- * The author's own part of connector state (under `app`), as a connector's methods reach it through their context.
- * The kit's part (the sync cursor) is kept beside it on every write.
- */
-export interface StateAccess<AppState extends object = Record<string, unknown>> {
-  /** The author's state as last loaded or written; `undefined` before the first write. */
-  read(): AppState | undefined;
-  /** Replaces the author's state and saves it, with the kit's part, one write at a time. */
-  write(state: AppState): Promise<void>;
-}
 
 /** The key of connector state that holds the kit's part. The author's part sits beside it, under `app`. */
 export const KIT_STATE_KEY = 'kit';

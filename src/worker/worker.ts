@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
-import type { Connector } from '../connector/connector.js';
+import type { Connector, StateAccess } from '../connector/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
 import { func, parseOptions } from '../internal/options.js';
@@ -14,20 +14,22 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
-import { LifecycleError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from './keys/index.js';
+import { ShutdownDeadlineError, StoppingError } from './errors.js';
+import { announceNewKey, KeyRotation } from './key-rotation.js';
+import { KeyRing, type PublicKeyInfo } from './keys/index.js';
+import { LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
 import {
   ConnectorMetrics,
   componentLogger,
   createLogger,
-  type Logger,
   OperationsServer,
+  type PinoLogger,
   type SyncMode,
 } from './operations/index.js';
 import { TaskPoller } from './poller.js';
 import { runOnSchedule, type ScheduledJob } from './schedule.js';
 import { logStartFailure, startFailure } from './start-failure.js';
-import { type StateAccess, StateStore } from './state.js';
+import { StateStore } from './state.js';
 import { SyncAfterTasks } from './sync/after-tasks.js';
 import {
   type RunContext,
@@ -37,12 +39,6 @@ import {
   runReconcile,
   runSnapshot,
 } from './sync/runs.js';
-
-/**
- * Where a worker is in its life: `idle` → `starting` → `running` → `stopping` → `stopped`, or `failed` when
- * starting met an error that retrying cannot mend (a rejected token, an invalid registration).
- */
-export type LifecycleState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
 export type AppStateOf<C extends Connector<object>> = C extends Connector<infer AppState> ? AppState : never;
@@ -68,7 +64,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   readonly metrics: ConnectorMetrics;
   readonly #client: IntegrationClient;
   readonly #baseUrl: URL;
-  readonly #logger: Logger;
+  readonly #logger: PinoLogger;
   readonly #settings: ResolvedConnectorOptions;
   readonly #state: StateStore<AppStateOf<C>>;
   /** The author's part of the state, as the connector's methods get it in their context. */
@@ -155,14 +151,14 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    */
   start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return Promise.reject(new LifecycleError('start', this.#lifecycle));
-    this.#lifecycle = 'starting';
+    this.#transition('starting');
     // The schedules' timers do not hold the process (nor do polling or the operations port when they are off): this
     // does, until stop(), so that a worker never ends by itself.
     this.#keepAlive = setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.#started = this.#start().catch((error: unknown) => {
       if (this.#stopping.signal.aborted) return;
       clearInterval(this.#keepAlive);
-      this.#lifecycle = 'failed';
+      this.#transition('failed');
       const failure = startFailure(error, this.#baseUrl);
       logStartFailure(this.#logger, failure);
       throw failure;
@@ -178,7 +174,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;
     if (this.#lifecycle === 'idle') {
-      this.#lifecycle = 'stopped';
+      this.#transition('stopped');
       this.#stopped = this.#client.close();
       return this.#stopped;
     }
@@ -272,7 +268,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     await this.#untilReachable('publish the UI templates', () => this.#publishTemplates());
     if (signal.aborted) return;
 
-    this.#lifecycle = 'running';
+    this.#transition('running');
     this.#scheduleJobs();
     const poller = this.#settings.poller;
     if (poller.enabled) {
@@ -294,7 +290,6 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       );
       this.#poller.start();
     }
-    this.metrics.ready(true);
     logger.info(
       { taskTypes: Object.keys(connector.tasks), authRequired: connector.authRequired },
       'connector running',
@@ -302,8 +297,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   }
 
   async #stop(): Promise<void> {
-    this.#lifecycle = 'stopping';
-    this.metrics.ready(false);
+    this.#transition('stopping');
     this.#stopping.abort(new StoppingError());
     for (const job of this.#jobs) job.stop();
     this.#afterTasks?.stop();
@@ -324,8 +318,20 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     if (!(await settlesWithin(closed, left()))) await this.#client.destroy().catch(() => {});
     this.#operationsUrl = undefined;
     clearInterval(this.#keepAlive);
-    this.#lifecycle = 'stopped';
+    this.#transition('stopped');
     this.#logger.info('connector stopped');
+  }
+
+  /**
+   * The one place the worker's state changes: the move is checked against {@link LIFECYCLE_MOVES}, the ready gauge
+   * follows, and the move is logged.
+   */
+  #transition(to: LifecycleState): void {
+    const from = this.#lifecycle;
+    if (!LIFECYCLE_MOVES[from].includes(to)) throw new LifecycleError(`move to ${to}`, from);
+    this.#lifecycle = to;
+    this.metrics.ready(to === 'running');
+    this.#logger.info({ from, to }, 'lifecycle state changed');
   }
 
   /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
@@ -546,14 +552,14 @@ const DeclaredConnector = z.object({
   classifyFailure: fn.optional(),
 });
 
-function isLogger(value: ResolvedConnectorOptions['logger']): value is Logger {
-  return typeof (value as Logger | undefined)?.child === 'function';
+function isLogger(value: ResolvedConnectorOptions['logger']): value is PinoLogger {
+  return typeof (value as PinoLogger | undefined)?.child === 'function';
 }
 
 // The client does not log: the worker counts and logs each of its retries, then tells the caller's own hook.
 function retryReporter(
   metrics: ConnectorMetrics,
-  logger: Logger,
+  logger: PinoLogger,
   own: ConnectorOptions['service']['onRetry'],
 ): (event: RetryEvent) => void {
   return (event) => {

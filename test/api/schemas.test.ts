@@ -12,8 +12,8 @@ import {
   MAX_JSON_DEPTH,
   Task,
   User,
-  ValidationError,
-} from '../../src/index.js';
+} from '../../src/client/index.js';
+import { ValidationError } from '../../src/index.js';
 
 const uuid = '0b7d5a52-7d43-4c61-9a4b-6f1f2f0e6c11';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { KeyRing, KeyRingData, ReadOnlyKeyStore } from '../../src/connector/index.js';
+import { KeyRing, KeyRingData, ReadOnlyKeyStore } from '../../src/worker/index.js';
 import { killAll, spawnCli } from './support/processes.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'connector-keys-'));

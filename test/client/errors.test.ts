@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
-  ApprovalKitError,
   BadRequestError,
   ConflictError,
   IntegrationClient,
@@ -13,8 +12,8 @@ import {
   RateLimitedError,
   ServerError,
   UnauthorizedError,
-  ValidationError,
-} from '../../src/index.js';
+} from '../../src/client/index.js';
+import { ApprovalKitError, ValidationError } from '../../src/index.js';
 import { ScriptedServer } from './support/scripted-server.js';
 
 const TOKEN = 'super-secret-token-value';

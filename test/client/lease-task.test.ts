@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { IntegrationClient, InvalidResponseError } from '../../src/index.js';
+import { IntegrationClient, InvalidResponseError } from '../../src/client/index.js';
 import { ScriptedServer } from './support/scripted-server.js';
 
 const TASK_ID = '44444444-4444-4444-8444-444444444444';

@@ -12,7 +12,7 @@ import type {
   Task,
   TaskResult,
   User,
-} from '../../src/index.js';
+} from '../../src/client/index.js';
 
 describe('public types', () => {
   it('spell the user’s first name as the service does: firastName out, firstName in', () => {

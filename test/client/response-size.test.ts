@@ -4,8 +4,8 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   IntegrationClient,
   ResponseTooLargeError,
-  ValidationError,
-} from '../../src/index.js';
+} from '../../src/client/index.js';
+import { ValidationError } from '../../src/index.js';
 import { type Reply, ScriptedServer } from './support/scripted-server.js';
 
 const LIMIT = 64 * 1024;

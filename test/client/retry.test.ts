@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseRetryAfter, type RetryPolicy, withRetry } from '../../src/client/retry.js';
 import {
   ApiError,
   BadRequestError,
@@ -9,7 +8,8 @@ import {
   RateLimitedError,
   ServerError,
   TimeoutError,
-} from '../../src/index.js';
+} from '../../src/client/index.js';
+import { parseRetryAfter, type RetryPolicy, withRetry } from '../../src/client/retry.js';
 import { ScriptedServer } from './support/scripted-server.js';
 
 const target = { method: 'GET', path: '/v2/connector/state' };

@@ -1,13 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { IntegrationClient, ManagementClient, PartialAddUsersError } from '../../src/client/index.js';
 import { CLIENT_BODY_BUDGET_BYTES } from '../../src/client/management-client.js';
 import { splitByBytes } from '../../src/client/split.js';
-import {
-  IntegrationClient,
-  ManagementClient,
-  PartialAddUsersError,
-  ValidationError,
-} from '../../src/index.js';
+import { ValidationError } from '../../src/index.js';
 import { ScriptedServer } from './support/scripted-server.js';
 
 const ORG = '11111111-1111-4111-8111-111111111111';

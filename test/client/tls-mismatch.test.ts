@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IntegrationClient, NetworkError, ProtocolMismatchError } from '../../src/index.js';
+import { IntegrationClient, NetworkError, ProtocolMismatchError } from '../../src/client/index.js';
 
 // A self-signed certificate for localhost and 127.0.0.1, for tests alone: the client is told what the server speaks,
 // whatever its certificate.

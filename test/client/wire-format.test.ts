@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { IntegrationClient, ManagementClient } from '../../src/index.js';
+import { IntegrationClient, ManagementClient } from '../../src/client/index.js';
 import { type Reply, ScriptedServer } from './support/scripted-server.js';
 
 const ORG = '11111111-1111-4111-8111-111111111111';

@@ -4,7 +4,6 @@ import type { TaskResultStatus } from '../../src/api/index.js';
 import {
   type ChangeWindow,
   Connector,
-  ConnectorWorker,
   incremental,
   type Logger,
   type PrecheckVerdict,
@@ -15,6 +14,7 @@ import {
   type TaskOutcome,
   task,
 } from '../../src/connector/index.js';
+import { ConnectorWorker } from '../../src/worker/index.js';
 
 const Approve = z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() });
 // A schema whose output differs from its input: the handler and the pre-check see the output.

@@ -5,12 +5,12 @@ import {
   AuthenticationError,
   CredentialsUnreadableError,
   classifyFailure,
-  REDACTED,
   Secret,
   ServiceUnavailableError,
   SystemError,
   TaskDataInvalidError,
 } from '../../src/connector/index.js';
+import { REDACTED } from '../../src/connector/internal.js';
 import { ValidationError } from '../../src/errors.js';
 
 function withCode(code: string, message = `connect ${code} 10.0.0.7:443`): Error {

@@ -1,6 +1,7 @@
 import { format, inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactSecrets, Secret, wrapCredentials } from '../../src/connector/index.js';
+import { Secret } from '../../src/connector/index.js';
+import { REDACTED, redactSecrets, wrapCredentials } from '../../src/connector/internal.js';
 
 const value = 'hunter2-very-secret';
 

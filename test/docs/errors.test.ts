@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as backend from '../../src/backend/index.js';
+import * as client from '../../src/client/index.js';
 import { ApprovalKitError, ERROR_CODES } from '../../src/errors.js';
 import * as kit from '../../src/index.js';
 import * as testing from '../../src/testing/index.js';
+import * as worker from '../../src/worker/index.js';
 
 const catalogue = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 const rows = [...catalogue.matchAll(/^\| `([a-z_]+)` +\| `([A-Za-z]+)` +\|/gm)].map(([, code, name]) => ({
@@ -17,7 +19,7 @@ describe('docs/errors.md', () => {
   });
 
   it('names for each code a class the kit exports, which is an ApprovalKitError named after itself', () => {
-    const exported: Record<string, unknown> = { ...kit, ...backend, ...testing };
+    const exported: Record<string, unknown> = { ...kit, ...client, ...worker, ...backend, ...testing };
     for (const { code, name } of rows) {
       const found = exported[name];
       expect(typeof found, `${code}: ${name}`).toBe('function');

@@ -25,7 +25,8 @@ function importsOf(file: string): string[] {
 
 // A connector as a user would write it against the installed package, and the reference backend from it.
 const CONNECTOR_SCRIPT = `
-import { Connector, ConnectorWorker, incremental, MemoryKeyStore } from 'approval-connector-kit';
+import { Connector, incremental } from 'approval-connector-kit';
+import { ConnectorWorker, MemoryKeyStore } from 'approval-connector-kit/worker';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 
 class OneApproval extends Connector {
@@ -101,14 +102,8 @@ console.log(JSON.stringify({ renamed, printed: String(error), name: error.name }
 
 // The same connector in TypeScript, its task schemas built with the application's own zod, and a client alone.
 const TYPED_CONNECTOR = `
-import {
-  Connector,
-  ConnectorWorker,
-  incremental,
-  MemoryKeyStore,
-  type SourceApproval,
-  task,
-} from 'approval-connector-kit';
+import { Connector, incremental, type SourceApproval, task } from 'approval-connector-kit';
+import { ConnectorWorker, MemoryKeyStore } from 'approval-connector-kit/worker';
 import { startReferenceBackend } from 'approval-connector-kit/backend';
 import { IntegrationClient } from 'approval-connector-kit/client';
 import { z } from 'zod';

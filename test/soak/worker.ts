@@ -13,11 +13,11 @@ import {
   Connector,
   type IncrementalSource,
   incremental,
-  runConnector,
   type SourceApproval,
   task,
 } from '../../src/index.js';
 import { parseOptions } from '../../src/internal/options.js';
+import { runConnector } from '../../src/worker/index.js';
 import { VersionedSource } from './source.js';
 
 /** What the driver tells a worker. */

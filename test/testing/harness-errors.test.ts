@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/backend/index.js';
-import { NotFoundError, TimeoutError } from '../../src/index.js';
+import { NotFoundError, TimeoutError } from '../../src/client/index.js';
 import { createTestHarness, HarnessTimeoutError, type TestHarness } from '../../src/testing/index.js';
 import { MemoryConnector, MemorySource } from '../worker/support/memory-source.js';
 

@@ -1,8 +1,9 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import type { TaskResult } from '../../src/api/index.js';
-import { Connector, type ConnectorWorker, snapshot, task } from '../../src/connector/index.js';
+import { Connector, snapshot, task } from '../../src/connector/index.js';
 import type { CreatedTask, TestHarness } from '../../src/testing/index.js';
+import type { ConnectorWorker } from '../../src/worker/index.js';
 
 class Purchases extends Connector {
   readonly tasks = {

@@ -1,6 +1,8 @@
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientOptions } from '../../src/client/index.js';
+import { ValidationError } from '../../src/errors.js';
+import { poolConnections, resolveConnectorOptions } from '../../src/worker/connector-options.js';
 import {
   type ConnectorMetricsOptions,
   type ConnectorOptions,
@@ -12,9 +14,7 @@ import {
   type PollerOptions,
   SHUTDOWN_MARGIN_MS,
   type SyncOptions,
-} from '../../src/connector/index.js';
-import { ValidationError } from '../../src/errors.js';
-import { poolConnections, resolveConnectorOptions } from '../../src/worker/connector-options.js';
+} from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ConnectorWorker } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { DEFAULT_KEY_FILE } from '../../src/worker/connector-options.js';
+import { ConnectorWorker } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;

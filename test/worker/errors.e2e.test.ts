@@ -1,11 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  InvalidConnectorError,
-  incremental,
-  type SourceApproval,
-  StoppingError,
-} from '../../src/connector/index.js';
+import { incremental, type SourceApproval } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { InvalidConnectorError, StoppingError } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;

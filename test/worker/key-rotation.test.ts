@@ -9,7 +9,7 @@ import {
   type KeyStore,
   MemoryKeyStore,
   ReadOnlyKeyStore,
-} from '../../src/connector/index.js';
+} from '../../src/worker/index.js';
 import { announceNewKey, KeyRotation } from '../../src/worker/key-rotation.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';

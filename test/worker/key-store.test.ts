@@ -12,7 +12,7 @@ import {
   KeyStoreReadOnlyError,
   MemoryKeyStore,
   ReadOnlyKeyStore,
-} from '../../src/connector/index.js';
+} from '../../src/worker/index.js';
 
 // Lets a test make the rename of a save fail after the temporary file was written: the moment a crash would hurt.
 const crash = vi.hoisted(() => ({

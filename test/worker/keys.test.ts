@@ -2,8 +2,9 @@ import { inspect } from 'node:util';
 import nacl from 'tweetnacl';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isPublicKey, sealCredentials, toBase64 } from '../../src/api/index.js';
+import { CredentialsUnreadableError, Secret } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
 import {
-  CredentialsUnreadableError,
   generateKeyRingData,
   KeyRing,
   type KeyRingData,
@@ -13,9 +14,7 @@ import {
   KeyStoreReadOnlyError,
   MemoryKeyStore,
   ReadOnlyKeyStore,
-  Secret,
-} from '../../src/connector/index.js';
-import { ValidationError } from '../../src/errors.js';
+} from '../../src/worker/index.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const start = Date.parse('2026-03-01T00:00:00.000Z');

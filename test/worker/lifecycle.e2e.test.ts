@@ -5,17 +5,19 @@ import { UnauthorizedError } from '../../src/client/index.js';
 import {
   type ChangeWindow,
   type Connector,
-  type ConnectorOptions,
   type ConnectorSource,
-  ConnectorTokenRejectedError,
-  ConnectorWorker,
   incremental,
-  LifecycleError,
   type SourceApproval,
   type SourceContext,
 } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import {
+  type ConnectorOptions,
+  ConnectorTokenRejectedError,
+  ConnectorWorker,
+  LifecycleError,
+} from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, Secret } from '../../src/connector/index.js';
+import { Secret } from '../../src/connector/index.js';
+import { REDACTED } from '../../src/connector/internal.js';
 import { componentLogger, createLogger, secretScrubbingLogger } from '../../src/worker/operations/logger.js';
 
 function memoryStream() {

@@ -1,7 +1,7 @@
 import { register as globalRegistry, Registry } from 'prom-client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { ConnectorMetrics } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
+import { ConnectorMetrics } from '../../src/worker/index.js';
 
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
 

@@ -8,7 +8,7 @@ import {
   OperationsServer,
   type OperationsServerOptions,
   type ReadinessReport,
-} from '../../src/connector/index.js';
+} from '../../src/worker/index.js';
 
 const servers: OperationsServer[] = [];
 

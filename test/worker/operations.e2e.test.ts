@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectorWorker } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { ConnectorWorker } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;

@@ -10,13 +10,9 @@ import {
   ServerError,
   UnauthorizedError,
 } from '../../src/client/index.js';
-import {
-  ConnectorMetrics,
-  createLogger,
-  type PrecheckVerdict,
-  type TaskContext,
-} from '../../src/connector/index.js';
+import type { PrecheckVerdict, TaskContext } from '../../src/connector/index.js';
 import { connectorOptionsSchema } from '../../src/worker/connector-options.js';
+import { ConnectorMetrics, createLogger } from '../../src/worker/index.js';
 import { type PollerSettings, REPORT_RETRY_MS, TaskPoller } from '../../src/worker/poller.js';
 
 const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };

@@ -1,9 +1,9 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/client/index.js';
-import { ConnectorWorker } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { ConnectorWorker } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;

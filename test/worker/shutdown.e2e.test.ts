@@ -1,15 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type TaskContext, task } from '../../src/connector/index.js';
+import { ValidationError } from '../../src/errors.js';
+import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import {
   type ConnectorOptions,
   type ConnectorWorker,
   runConnector,
   SHUTDOWN_MARGIN_MS,
-  type TaskContext,
-  task,
-} from '../../src/connector/index.js';
-import { ValidationError } from '../../src/errors.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+} from '../../src/worker/index.js';
 import { captureLogs } from './support/logs.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Connector,
-  type ConnectorOptions,
   type ConnectorSource,
   incremental,
   type SourceApproval,
@@ -9,6 +8,7 @@ import {
   task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { ConnectorOptions } from '../../src/worker/index.js';
 import { MemorySource, taskInputs } from './support/memory-source.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);

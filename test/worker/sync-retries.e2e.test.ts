@@ -2,13 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ChangeWindow,
   Connector,
-  type ConnectorOptions,
   incremental,
   type SourceApproval,
   snapshot,
   task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { ConnectorOptions } from '../../src/worker/index.js';
 import { taskInputs } from './support/memory-source.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);

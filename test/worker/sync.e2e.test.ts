@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Connector,
-  type ConnectorOptions,
-  ConnectorWorker,
   incremental,
   type SourceApproval,
   snapshot,
@@ -10,6 +8,7 @@ import {
   task,
 } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { type ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);

@@ -1,7 +1,7 @@
 import { EventEmitter, getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ConnectorOptions, ConnectorWorker } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
 import { captureLogs, type LogLine } from './support/logs.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';

@@ -1,15 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import {
-  type ConnectorOptions,
-  type ConnectorWorker,
-  type TaskContext,
-  task,
-} from '../../src/connector/index.js';
-
+import { type TaskContext, task } from '../../src/connector/index.js';
 import { sleep } from '../../src/internal/wait.js';
-
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
 import { ManualClock } from '../backend/helpers.js';
 import { captureLogs } from './support/logs.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';

@@ -5,18 +5,19 @@ import { z } from 'zod';
 import type { TaskResultStatus } from '../../src/api/index.js';
 import {
   Connector,
-  type ConnectorOptions,
-  type ConnectorWorker,
   incremental,
-  MemoryKeyStore,
-  runConnector,
   ServiceUnavailableError,
   SystemError,
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
-
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import {
+  type ConnectorOptions,
+  type ConnectorWorker,
+  MemoryKeyStore,
+  runConnector,
+} from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';
 

@@ -1,14 +1,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { TaskResultStatus } from '../../src/api/index.js';
-import {
-  type Credentials,
-  classifyFailure,
-  KeyRing,
-  type KeyStore,
-  type PublicKeyInfo,
-  redactSecrets,
-  Secret,
-} from '../../src/connector/index.js';
+import { type Credentials, classifyFailure, Secret } from '../../src/connector/index.js';
+import { redactSecrets } from '../../src/connector/internal.js';
+import { KeyRing, type KeyStore, type PublicKeyInfo } from '../../src/worker/index.js';
 
 describe('public types', () => {
   it('keeps a Secret apart from a string', () => {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UiTemplateWrite } from '../../src/api/index.js';
 import { IntegrationClient } from '../../src/client/index.js';
-import { type ConnectorOptions, MemoryKeyStore } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { type ConnectorOptions, MemoryKeyStore } from '../../src/worker/index.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { type RecordedRequest, recordingDispatcher } from './support/recording-dispatcher.js';
 

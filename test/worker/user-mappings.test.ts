@@ -2,7 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceBackend, startReferenceBackend, type Tenant } from '../../src/backend/index.js';
 import { ManagementClient } from '../../src/client/index.js';
-import { syncUserMappings, type UserMappingEntry } from '../../src/connector/index.js';
+import { syncUserMappings, type UserMappingEntry } from '../../src/worker/index.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 
 interface Sent {

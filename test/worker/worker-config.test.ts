@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileKeyStore, ReadOnlyKeyStore } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
 import { resolveConnectorOptions } from '../../src/worker/connector-options.js';
+import { FileKeyStore, ReadOnlyKeyStore } from '../../src/worker/index.js';
 import { loadWorkerConfig, type WorkerConfig } from '../../src/worker/worker-config.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'worker-config-'));

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SHUTDOWN_MARGIN_MS } from '../../src/connector/index.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { SHUTDOWN_MARGIN_MS } from '../../src/worker/index.js';
 
 // Workers as separate processes, against the reference backend over HTTP: whether a process ends, and when, is
 // the point here, and only a process of its own shows it.
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 function startWorker(env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/connector/support/worker-process.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/worker/support/worker-process.ts'], {
     cwd: root,
     env: {
       ...process.env,

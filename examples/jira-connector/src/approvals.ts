@@ -16,7 +16,8 @@
  *   own UI template.
  * @module
  */
-import type { SourceApproval, UserMappingEntry } from 'approval-connector-kit';
+import type { SourceApproval } from 'approval-connector-kit';
+import type { UserMappingEntry } from 'approval-connector-kit/worker';
 import { JiraHttpError } from './errors.js';
 import type { ChangedIssue, JiraClient } from './jira-client.js';
 import type { JiraApproval, JiraCustomerRequest } from './schemas.js';

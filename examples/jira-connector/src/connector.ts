@@ -22,14 +22,12 @@ import {
   type Credentials,
   incremental,
   type Logger,
-  ManagementClient,
   type PrecheckVerdict,
   type SourceApproval,
-  syncUserMappings,
   task,
-  type UiTemplateWrite,
-  type UserMappingEntry,
 } from 'approval-connector-kit';
+import { ManagementClient, type UiTemplateWrite } from 'approval-connector-kit/client';
+import { syncUserMappings, type UserMappingEntry } from 'approval-connector-kit/worker';
 import { z } from 'zod';
 import {
   approverMappingEntries,

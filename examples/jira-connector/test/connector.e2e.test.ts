@@ -1,4 +1,5 @@
-import { IntegrationClient, ManagementClient, Secret, type UserMapping } from 'approval-connector-kit';
+import { Secret } from 'approval-connector-kit';
+import { IntegrationClient, ManagementClient, type UserMapping } from 'approval-connector-kit/client';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JiraSimulator, type SimulatorEvent } from '../simulator/simulator.js';

@@ -1,11 +1,6 @@
 import { EventEmitter } from 'node:events';
-import {
-  AuthenticationError,
-  type Credentials,
-  runWorker,
-  Secret,
-  WORKER_EXIT_CODES,
-} from 'approval-connector-kit';
+import { AuthenticationError, type Credentials, runWorker, Secret } from 'approval-connector-kit';
+import { WORKER_EXIT_CODES } from 'approval-connector-kit/worker';
 import { describe, expect, it } from 'vitest';
 import { toSourceApprovals } from '../src/approvals.js';
 import build, {

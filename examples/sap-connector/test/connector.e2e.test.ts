@@ -1,5 +1,6 @@
-import { type ConnectorWorker, Secret } from 'approval-connector-kit';
+import { Secret } from 'approval-connector-kit';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
+import type { ConnectorWorker } from 'approval-connector-kit/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedTask } from '../simulator/inbox.js';
 import { SapInboxSimulator, type SapInboxSimulatorOptions } from '../simulator/simulator.js';

@@ -1,5 +1,7 @@
-import { type ConnectorWorker, IntegrationClient, Secret, ValidationError } from 'approval-connector-kit';
+import { Secret, ValidationError } from 'approval-connector-kit';
+import { IntegrationClient } from 'approval-connector-kit/client';
 import { createTestHarness, type TestHarness } from 'approval-connector-kit/testing';
+import type { ConnectorWorker } from 'approval-connector-kit/worker';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SapInboxClient } from '../src/client.js';
 import { fromEnvironment, SapInboxConnector } from '../src/connector.js';

@@ -1,14 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { ApprovalKitError, ValidationError } from '../../errors.js';
+import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
 import {
   generateKeyRingData,
   type KeyRingData,
   KeyRingInvalidError,
   ReadOnlyKeyStore,
-} from '../../connector/index.js';
-import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
+} from '../../worker/index.js';
 import { EXIT_CODES } from '../exit-codes.js';
 
 const USAGE = `Usage: connector keys generate [--previous FILE] [--out FILE]

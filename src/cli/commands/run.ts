@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type Connector, type ConnectorFactory, runWorker, WORKER_USAGE } from '../../connector/index.js';
+import type { Connector } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
+import { type ConnectorFactory, runWorker } from '../../worker/index.js';
+import { WORKER_USAGE } from '../../worker/internal.js';
 import { EXIT_CODES } from '../exit-codes.js';
 
 /** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */

@@ -3,7 +3,7 @@
  * connector's system and tokens found in it, and the banner that says where everything is.
  * @module
  */
-import type { Logger } from 'pino';
+import type { Logger as PinoLogger } from 'pino';
 import {
   parseSeed,
   type ReferenceBackend,
@@ -74,7 +74,7 @@ export interface DevBackendOptions {
   /** A seed, or the path of a seed file; the development seed of the connectors by default. */
   seed?: SeedInput | string | undefined;
   adminToken?: string | undefined;
-  logger: Logger;
+  logger: PinoLogger;
   /** The connectors, each with the token of its system (by default, the seed's systems' tokens in order). */
   connectors: readonly { name: string; connectorToken?: string | undefined }[];
 }

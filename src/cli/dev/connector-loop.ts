@@ -4,7 +4,7 @@
  * @module
  */
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger as PinoLogger } from 'pino';
 import type { ConnectorBoard } from './board.js';
 import type { LogPrinter } from './logs.js';
 import { buildProject, hasBuildScript, watchFolder } from './rebuild.js';
@@ -22,7 +22,7 @@ export interface ConnectorLoopOptions {
   /** The build's environment. */
   buildEnv: NodeJS.ProcessEnv;
   /** The loop's own lines about this connector. */
-  logger: Logger;
+  logger: PinoLogger;
   /** Where the worker's lines are printed. */
   printer: LogPrinter;
   /** Fields added to each of the worker's log lines (its name, when several connectors run). */

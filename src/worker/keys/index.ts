@@ -12,16 +12,6 @@
  */
 
 export {
-  type Credentials,
-  REDACTED,
-  redactSecrets,
-  Secret,
-  secretPattern,
-  wrapCredentials,
-} from '../../connector/secret.js';
-export { announceNewKey, KeyRotation } from '../key-rotation.js';
-export {
-  CredentialsUnreadableError,
   generateKeyRingData,
   KeyRing,
   type KeyRingOptions,

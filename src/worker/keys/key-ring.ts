@@ -14,7 +14,9 @@ import {
   openCredentials,
   toBase64,
 } from '../../api/index.js';
-import { type Credentials, wrapCredentials } from '../../connector/secret.js';
+import type { Credentials } from '../../connector/index.js';
+import { CredentialsUnreadableError } from '../../connector/index.js';
+import { wrapCredentials } from '../../connector/internal.js';
 import { ApprovalKitError } from '../../errors.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
 import { crossCheck, func, integer, parseOptions } from '../../internal/options.js';
@@ -71,17 +73,6 @@ export interface PublicKeyInfo {
 export class KeyRingUnavailableError extends ApprovalKitError<'key_ring_unavailable'> {
   constructor(message: string) {
     super('key_ring_unavailable', message);
-  }
-}
-
-/**
- * A task's credentials could not be decrypted: sealed to a key this connector does not have (or no longer has),
- * tampered with, or not a JSON object. The handler was not run. Reported as `internalError`
- * (see `docs/failure-mapping.md`).
- */
-export class CredentialsUnreadableError extends ApprovalKitError<'credentials_unreadable'> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('credentials_unreadable', message, options);
   }
 }
 

@@ -14,10 +14,10 @@
 export {
   componentLogger,
   createLogger,
-  type Logger,
   type LoggerOptions,
   lazyChild,
   loggerOptionsSchema,
+  type PinoLogger,
   secretScrubbingLogger,
 } from './logger.js';
 export {

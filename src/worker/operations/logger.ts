@@ -6,16 +6,17 @@ import {
   type Bindings,
   type DestinationStream,
   type LevelWithSilent,
-  type Logger,
+  type Logger as PinoLogger,
   pino,
   stdSerializers,
   symbols,
 } from 'pino';
 import { z } from 'zod';
+import type { Secret } from '../../connector/index.js';
+import { REDACTED, redactSecrets, secretPattern } from '../../connector/internal.js';
 import { logLevel, parseOptions, pinoLogger, withMethods } from '../../internal/options.js';
-import { REDACTED, redactSecrets, type Secret, secretPattern } from '../keys/index.js';
 
-export type { Logger } from 'pino';
+export type { Logger as PinoLogger } from 'pino';
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
@@ -26,7 +27,7 @@ export interface LoggerOptions {
    * message of `logger.error(error)` is not scrubbed there; log `{ err: error }` with a message of your own.
    * @default a new pino logger writing JSON lines to stdout
    */
-  logger?: Logger;
+  logger?: PinoLogger;
   /**
    * Minimum level logged. Applies to a new logger only; an injected logger keeps its own level.
    * @default 'info'
@@ -109,7 +110,7 @@ export function redactPaths(extra: readonly string[] = []): string[] {
  * sync.info({ token }, 'pushed'); // {"component":"sync","token":"[redacted]",...}
  * ```
  */
-export function createLogger(options: LoggerOptions = {}): Logger {
+export function createLogger(options: LoggerOptions = {}): PinoLogger {
   const {
     logger,
     level,
@@ -129,7 +130,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 // `logger.error(error)` makes the error's message the line's `msg`, out of reach of `redact` and serializers.
-function scrubMessage(this: Logger, args: unknown[], method: (...args: unknown[]) => void): void {
+function scrubMessage(this: PinoLogger, args: unknown[], method: (...args: unknown[]) => void): void {
   const scrubbed = args.map((arg) => (typeof arg === 'string' ? redactSecrets(arg) : arg));
   const [first, second] = scrubbed;
   if (first instanceof Error && typeof second !== 'string' && first.message !== '') {
@@ -172,10 +173,10 @@ function isSerializedError(value: object): boolean {
  * carries over from the parent.
  */
 export function componentLogger(
-  parent: Logger,
+  parent: PinoLogger,
   component: string,
   bindings: Record<string, unknown> = {},
-): Logger {
+): PinoLogger {
   return parent.child({ ...bindings, component });
 }
 
@@ -184,8 +185,8 @@ export function componentLogger(
  * task or request then costs nothing while its lines would be dropped (pino serializes a child's bindings when it
  * is built). A line at a level `parent` drops goes to pino's own no-op.
  */
-export function lazyChild(parent: Logger, bindings: Bindings): Logger {
-  let child: Logger | undefined;
+export function lazyChild(parent: PinoLogger, bindings: Bindings): PinoLogger {
+  let child: PinoLogger | undefined;
   const built = () => {
     child ??= parent.child(bindings);
     return child;
@@ -218,9 +219,9 @@ export function lazyChild(parent: Logger, bindings: Bindings): Logger {
  * ```
  */
 export function secretScrubbingLogger(
-  logger: Logger,
+  logger: PinoLogger,
   secrets: Iterable<Secret | string | undefined>,
-): Logger {
+): PinoLogger {
   const values = [...secrets].map((secret) => (typeof secret === 'string' ? secret : secret?.reveal()));
   // A value also appears escaped twice when a field holds JSON text that quotes it (a response body, say).
   const pattern = secretPattern([

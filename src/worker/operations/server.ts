@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { ApprovalKitError } from '../../errors.js';
 import { func, host, parseOptions, pinoLogger, port, withMethods } from '../../internal/options.js';
-import type { Logger } from './logger.js';
+import type { PinoLogger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 
 /** What `/healthz` reports. */
@@ -49,7 +49,7 @@ export interface OperationsServerOptions {
    * Where a callback that throws is logged.
    * @default nothing is logged
    */
-  logger?: Logger;
+  logger?: PinoLogger;
 }
 
 /** The operations server was closed; it cannot start again. */

@@ -1,22 +1,11 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
-import {
-  type ChangeWindow,
-  parseSourceApproval,
-  type SourceApproval,
-  type SourceContext,
-} from '../../connector/source.js';
+import type { ChangeWindow, SourceApproval, SourceContext, StateAccess } from '../../connector/index.js';
+import { parseSourceApproval } from '../../connector/internal.js';
 import { InvalidConnectorError } from '../errors.js';
-import type { Logger } from '../operations/index.js';
-import {
-  type CursorKey,
-  compareKeys,
-  cursorOfKey,
-  keyOfCursor,
-  type StateAccess,
-  type StateStore,
-} from '../state.js';
+import type { PinoLogger } from '../operations/index.js';
+import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 
@@ -36,7 +25,7 @@ export interface RunContext extends SourceRetryParts {
   appState: StateAccess<object>;
   limits: PushLimits;
   signal: AbortSignal;
-  logger: Logger;
+  logger: PinoLogger;
   now: () => number;
 }
 

@@ -1,8 +1,8 @@
 import type { TaskResultStatus } from '../../api/index.js';
-import { classifyFailure } from '../../connector/failures.js';
+import { classifyFailure } from '../../connector/index.js';
 import { backoffDelay } from '../../internal/backoff.js';
 import { sleep } from '../../internal/wait.js';
-import type { Logger } from '../operations/index.js';
+import type { PinoLogger } from '../operations/index.js';
 
 /** How a run reads its source again after a failure. Every field is required here; `SyncOptions` documents the defaults. */
 export interface SourceRetryPolicy {
@@ -19,7 +19,7 @@ export interface SourceRetryParts {
   classifyFailure: ((error: unknown) => TaskResultStatus | undefined) | undefined;
   random: () => number;
   signal: AbortSignal;
-  logger: Logger;
+  logger: PinoLogger;
 }
 
 /**

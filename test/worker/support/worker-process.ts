@@ -7,7 +7,8 @@
  * - `GRACE_MS`, `FORCE_MS`: the shutdown's times.
  */
 import { z } from 'zod';
-import { Connector, incremental, runConnector, task } from '../../../src/connector/index.js';
+import { Connector, incremental, task } from '../../../src/connector/index.js';
+import { runConnector } from '../../../src/worker/index.js';
 import { MemorySource } from './memory-source.js';
 
 class Stuck extends Connector {

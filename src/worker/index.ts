@@ -1,0 +1,87 @@
+/**
+ * What runs a connector: the `ConnectorWorker` (registration and keys, the sync loop, the task poller, UI
+ * templates, connector state, a bounded shutdown), `runWorker` and `runConnector` to run one as a process, its
+ * options, its keys and key stores, and its operations side (logger, metrics, `/healthz`, `/readyz`, `/metrics`).
+ * Most connectors need only `runWorker` from the root entry; this entry is for embedding a worker in a program of
+ * one's own. See `docs/worker.md`.
+ *
+ * @example
+ * ```ts
+ * import { ConnectorWorker } from 'approval-connector-kit/worker';
+ *
+ * const worker = new ConnectorWorker(new MyConnector(), { service: { baseUrl, token } });
+ * await worker.start();
+ * // ...
+ * await worker.stop();
+ * ```
+ * @module
+ */
+
+export { PortInUseError, UnsupportedNodeError } from '../errors.js';
+export {
+  type ConnectorOptions,
+  type PollerOptions,
+  SHUTDOWN_MARGIN_MS,
+  type ShutdownOptions,
+  type SyncOptions,
+} from './connector-options.js';
+export {
+  ConnectorTokenRejectedError,
+  InvalidConnectorError,
+  ServiceNotFoundError,
+  ShutdownDeadlineError,
+  StoppingError,
+} from './errors.js';
+export {
+  FileKeyStore,
+  generateKeyRingData,
+  KeyRing,
+  KeyRingData,
+  KeyRingInvalidError,
+  type KeyRingOptions,
+  KeyRingUnavailableError,
+  type KeyStore,
+  KeyStoreReadOnlyError,
+  MemoryKeyStore,
+  type NewKeyReason,
+  type PublicKeyInfo,
+  ReadOnlyKeyStore,
+  type ReadOnlyKeyStoreSource,
+} from './keys/index.js';
+export { LifecycleError, type LifecycleState } from './lifecycle.js';
+export {
+  ConnectorMetrics,
+  type ConnectorMetricsOptions,
+  createLogger,
+  type HealthReport,
+  type KeyEvent,
+  type LoggerOptions,
+  OperationsServer,
+  OperationsServerClosedError,
+  OperationsServerListenError,
+  type OperationsServerOptions,
+  type ReadinessReport,
+  type RenderedMetrics,
+  type SyncMode,
+  type SyncOutcome,
+  type TaskReportFailure,
+} from './operations/index.js';
+export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+export {
+  type ConnectorFactory,
+  type RunWorkerOptions,
+  runWorker,
+  WORKER_EXIT_CODES,
+  type WorkerContext,
+} from './run-worker.js';
+export type { Schedule } from './schedule.js';
+export type { RunReport } from './sync/runs.js';
+export {
+  type SyncUserMappingsOptions,
+  syncUserMappings,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+} from './user-mappings.js';
+export { type AppStateOf, ConnectorWorker } from './worker.js';
+export type { WorkerRole } from './worker-config.js';
