@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { EncryptedCredentials } from '../../api/index.js';
-import { toIssues } from '../../errors.js';
 import type { ConnectorActivity } from '../activity/index.js';
 import type { AdminOperations } from '../admin/operations.js';
 import { ServiceError } from '../errors.js';
 import type { FaultInjector } from '../faults/injector.js';
+import { registerFaultRoutes } from '../faults/routes.js';
 import { isAdminToken } from '../http/auth.js';
+import { parseInput, pathParam } from '../http/request.js';
 import type { ApprovalRecord, Store, TaskInfo, UserRecord } from '../store/index.js';
 import type { PageAssets } from './assets.js';
 import { APPROVALS_PER_PAGE, MAX_COMMENT_CHARS } from './limits.js';
@@ -67,16 +68,6 @@ const Schemas = {
   leases: z.strictObject({ systemId: z.string().min(1).optional() }),
 };
 
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw ServiceError.invalid(toIssues(result.error));
-  return result.data;
-}
-
-function param(request: FastifyRequest, name: string): string {
-  return (request.params as Record<string, string>)[name] ?? '';
-}
-
 /**
  * The console: its page at `/console`, and the endpoints the page calls under `/console/api`, each refused without
  * a session cookie (401), and, when it changes something, without the session's CSRF token (403). Errors are in
@@ -110,7 +101,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
       });
 
       api.post('/session', async (request, reply) =>
-        sessions.signIn(request, reply, parse(Schemas.signIn, request.body).token),
+        sessions.signIn(request, reply, parseInput(Schemas.signIn, request.body).token),
       );
       api.get('/session', async (request) => ({ csrfToken: sessions.require(request).csrfToken }));
       api.delete('/session', async (request, reply) => {
@@ -138,7 +129,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
       );
 
       api.get('/systems/:systemId', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
+        const system = store.systems.get(pathParam(request, 'systemId'));
         return {
           system,
           organization: store.organizations.get(system.orgId),
@@ -152,8 +143,8 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
       });
 
       api.get('/systems/:systemId/approvals', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
-        const query = parse(Schemas.approvals, request.query);
+        const system = store.systems.get(pathParam(request, 'systemId'));
+        const query = parseInput(Schemas.approvals, request.query);
         const { approvals, total } = store.approvals.browse(system.id, {
           resolved: query.resolved === undefined ? undefined : query.resolved === 'true',
           search: query.search,
@@ -168,9 +159,10 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
       });
 
       api.get('/systems/:systemId/approvals/:approvalId', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
-        const approval = store.approvals.find(system.id, param(request, 'approvalId'));
-        if (approval === undefined) throw ServiceError.notFound('approvals', param(request, 'approvalId'));
+        const system = store.systems.get(pathParam(request, 'systemId'));
+        const approval = store.approvals.find(system.id, pathParam(request, 'approvalId'));
+        if (approval === undefined)
+          throw ServiceError.notFound('approvals', pathParam(request, 'approvalId'));
         return {
           approval: shown(system, approval),
           tasks: store.tasks
@@ -182,11 +174,11 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
 
       api.get('/systems/:systemId/tasks', async (request) => ({
         now: now(),
-        tasks: ops.listTasks(param(request, 'systemId')),
+        tasks: ops.listTasks(pathParam(request, 'systemId')),
       }));
       api.post('/systems/:systemId/tasks', async (request) => {
-        const systemId = param(request, 'systemId');
-        const body = parse(Schemas.task, request.body);
+        const systemId = pathParam(request, 'systemId');
+        const body = parseInput(Schemas.task, request.body);
         // An action on a resolved approval, or beside one still on its way, can only end as already answered.
         const approval = store.approvals.find(systemId, body.approvalId, 'shallow');
         if (approval?.resolved === true) {
@@ -203,22 +195,9 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
         return ops.createTask({ systemId, ...body });
       });
 
-      api.get('/faults', async () => faults.list());
-      api.post('/faults', async (request) => {
-        const rule = request.body as { systemId?: unknown } | undefined;
-        if (typeof rule?.systemId === 'string') store.systems.get(rule.systemId);
-        return faults.inject(request.body as never);
-      });
-      api.delete('/faults', async () => {
-        faults.clear();
-        return { status: 'success' };
-      });
-      api.delete('/faults/:id', async (request) => {
-        faults.clear(Number(param(request, 'id')));
-        return { status: 'success' };
-      });
+      registerFaultRoutes(api, faults, store.systems);
       api.post('/leases/expire', async (request) => ({
-        expired: ops.expireLeases(parse(Schemas.leases, request.body)),
+        expired: ops.expireLeases(parseInput(Schemas.leases, request.body)),
       }));
     },
     { prefix: `${CONSOLE_PREFIX}/api` },
