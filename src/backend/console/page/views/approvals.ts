@@ -4,7 +4,7 @@ import { badge, fill, h, time } from '../dom.js';
 import { titleOf } from '../template.js';
 import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
 import { actionForm, actionState } from './act.js';
-import type { Panel } from './system.js';
+import type { Panel } from './panel.js';
 import { approvalLink, reloadWhenLeaseEnds, taskStatus } from './tasks.js';
 
 interface Row {

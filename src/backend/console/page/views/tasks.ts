@@ -1,7 +1,7 @@
 import { api, type TaskEvent, type TaskInfo } from '../api.js';
 import { badge, type Child, fill, h, jsonTree, time } from '../dom.js';
 import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
-import type { Panel } from './system.js';
+import type { Panel } from './panel.js';
 
 /** A task's outcome: still on its way, or finished. Finished is `succeeded` only when its result is a success. */
 export type TaskOutcome = 'waiting' | 'leased' | 'succeeded' | 'failed';
