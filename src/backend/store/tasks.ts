@@ -78,13 +78,20 @@ const FIELDS = `id, system_id AS systemId, type, approval_id AS approvalId, appr
 const COLUMNS = `${FIELDS} FROM tasks`;
 
 /**
- * The oldest task of a system that can be handed out, read from the front of the partial index tasks_queue: the pick
- * passes only the tasks whose lease still runs, and sorts nothing. The WHERE repeats the index's condition word for
- * word, which is how SQLite knows the index applies; INDEXED BY keeps the planner from trading it for a sort when
- * statistics tempt it, and makes the statement fail, not slow down, should the index ever go.
+ * Returns to the queue the tasks of a system whose lease has ended, found by the lease's end through tasks_by_state:
+ * the leases still running are not read. Each ended lease is returned once, so Get task pays for it once.
  */
-const LEASE_QUERY = `SELECT ${FIELDS} FROM tasks INDEXED BY tasks_queue
-  WHERE system_id = ? AND state IN ('waiting', 'leased') AND available_at <= ? ORDER BY seq LIMIT 1`;
+const RETURN_ENDED_LEASES = `UPDATE tasks INDEXED BY tasks_by_state SET state = 'waiting'
+  WHERE system_id = ? AND state = 'leased' AND available_at <= ?`;
+
+/**
+ * The oldest task of a system that can be handed out, read from the front of the partial index tasks_waiting: the
+ * pick passes no leased task and sorts nothing. The WHERE repeats the index's condition word for word, which is how
+ * SQLite knows the index applies; INDEXED BY keeps the planner from trading it for a sort when statistics tempt it,
+ * and makes the statement fail, not slow down, should the index ever go.
+ */
+const LEASE_QUERY = `SELECT ${FIELDS} FROM tasks INDEXED BY tasks_waiting
+  WHERE system_id = ? AND state = 'waiting' AND available_at <= ? ORDER BY seq LIMIT 1`;
 
 export class Tasks {
   constructor(
@@ -165,6 +172,7 @@ export class Tasks {
    */
   lease(systemId: string, leaseMs: number, hold = true): WireTask | null {
     const now = this.ctx.now();
+    this.ctx.db.run(RETURN_ENDED_LEASES, systemId, now);
     const row = this.ctx.db.get<Row>(LEASE_QUERY, systemId, now);
     if (row === undefined) return null;
     this.ctx.db.run(
@@ -281,7 +289,7 @@ export class Tasks {
   listByApproval(systemId: string, approvalId: string): TaskInfo[] {
     return this.ctx.db
       .all<{ id: string }>(
-        'SELECT id FROM tasks WHERE system_id = ? AND approval_id = ? ORDER BY seq',
+        'SELECT id FROM tasks INDEXED BY tasks_by_approval WHERE system_id = ? AND approval_id = ? ORDER BY seq',
         systemId,
         approvalId,
       )
