@@ -3,7 +3,7 @@ import { EncryptedCredentials, isPublicKey, sealCredentials, type TaskResult } f
 import { toIssues, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Approvals } from './approvals.js';
-import type { Connectors } from './connectors.js';
+import type { ConnectorRecord, Connectors } from './connectors.js';
 import { iso, type StoreContext } from './context.js';
 
 /** Where a task is in its life: waiting to be handed out, leased to a connector, or completed by a result. */
@@ -112,38 +112,7 @@ export class Tasks {
       throw ServiceError.notFound('approvals', input.approvalId);
     }
     const now = this.ctx.now();
-    let sealed: EncryptedCredentials | undefined;
-    if (connector.authRequired) {
-      const expiresAt =
-        connector.publicKeyExpiredAt === undefined ? 0 : Date.parse(connector.publicKeyExpiredAt);
-      if (connector.publicKey === undefined || expiresAt <= now) {
-        throw ServiceError.conflict(
-          `the public key of the connector of system ${input.systemId} has expired`,
-        );
-      }
-      if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
-        throw ServiceError.invalid([
-          {
-            path: ['sealedCredentials'],
-            message: 'comes instead of credentials, not with them',
-            code: 'custom',
-          },
-        ]);
-      }
-      if (input.sealedCredentials !== undefined) {
-        sealed = checkSealed(input.sealedCredentials, connector.publicKey);
-      } else if (input.credentials !== undefined) {
-        sealed = sealCredentials(input.credentials, connector.publicKey);
-      } else {
-        throw ServiceError.invalid([
-          {
-            path: ['credentials'],
-            message: 'is required: the connector registered authRequired',
-            code: 'invalid_type',
-          },
-        ]);
-      }
-    }
+    const sealed = connector.authRequired ? sealedFor(connector, input, now) : undefined;
     const id = randomUUID();
     this.ctx.db.run(
       `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, credentials, state, available_at, created_at)
@@ -299,6 +268,32 @@ export class Tasks {
   #row(taskId: string): Row | undefined {
     return this.ctx.db.get<Row>(`SELECT ${COLUMNS} WHERE id = ?`, taskId);
   }
+}
+
+/**
+ * The credentials a task for a connector that registered `authRequired` carries, sealed to its current key: sealed
+ * here from plain ones, or sealed by the caller and checked. Refuses a task when the key has expired, and a task
+ * with neither or both.
+ */
+function sealedFor(connector: ConnectorRecord, input: NewTask, now: number): EncryptedCredentials {
+  const expiresAt = connector.publicKeyExpiredAt === undefined ? 0 : Date.parse(connector.publicKeyExpiredAt);
+  if (connector.publicKey === undefined || expiresAt <= now) {
+    throw ServiceError.conflict(`the public key of the connector of system ${input.systemId} has expired`);
+  }
+  if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
+    throw ServiceError.invalid([
+      { path: ['sealedCredentials'], message: 'comes instead of credentials, not with them', code: 'custom' },
+    ]);
+  }
+  if (input.sealedCredentials !== undefined) return checkSealed(input.sealedCredentials, connector.publicKey);
+  if (input.credentials !== undefined) return sealCredentials(input.credentials, connector.publicKey);
+  throw ServiceError.invalid([
+    {
+      path: ['credentials'],
+      message: 'is required: the connector registered authRequired',
+      code: 'invalid_type',
+    },
+  ]);
 }
 
 /**
