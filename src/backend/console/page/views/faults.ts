@@ -1,5 +1,5 @@
 import { api, type FaultInfo, type FaultRuleInput } from '../api.js';
-import { badge, fill, h } from '../dom.js';
+import { badge, type Child, fill, h } from '../dom.js';
 import { announce, errorMessage, pageTitle, touches, type View } from '../view.js';
 
 /** A fault that stays on until switched off (in practice: it never runs out). */
@@ -76,7 +76,6 @@ export function faultsView(): View {
   const active = h('div', {});
   const systems = new Map<string, string>();
   const switches = PRESETS.map((preset) => faultSwitch(preset, systems));
-  const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
   const element = h(
     'section',
     { 'aria-labelledby': 'faults-title' },
@@ -97,33 +96,7 @@ export function faultsView(): View {
       { class: 'switches' },
       switches.map((item) => item.element),
     ),
-    h(
-      'article',
-      { class: 'panel' },
-      h('h2', {}, 'Lease expiry'),
-      h(
-        'p',
-        {},
-        'Ends every running lease now, so each leased task is offered again, as if its connector had died.',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          onclick: () => {
-            api.expireLeases().then(
-              ({ expired }) => {
-                expire.textContent = `${expired} lease${expired === 1 ? '' : 's'} ended.`;
-                announce(expire.textContent);
-              },
-              (error: unknown) => fill(expire, errorMessage(error)),
-            );
-          },
-        },
-        'Expire every lease now',
-      ),
-      expire,
-    ),
+    leaseExpiry(),
     h('h2', {}, 'In force'),
     active,
   );
@@ -140,55 +113,7 @@ export function faultsView(): View {
         }
       }
       for (const item of switches) item.show(faults);
-      fill(
-        active,
-        faults.length === 0
-          ? h('p', { class: 'muted' }, 'No fault: every request is served normally.')
-          : [
-              h(
-                'ul',
-                { class: 'faults' },
-                faults.map((fault) =>
-                  h(
-                    'li',
-                    {},
-                    badge(describeFault(fault.fault), 'warn'),
-                    ' ',
-                    h(
-                      'span',
-                      { class: 'mono' },
-                      `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`,
-                    ),
-                    ' ',
-                    scopeOf(fault, systems),
-                    ' ',
-                    h(
-                      'span',
-                      { class: 'muted fault-count' },
-                      `applied ${fault.hits} time${fault.hits === 1 ? '' : 's'}, `,
-                      fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
-                    ),
-                    ' ',
-                    h(
-                      'button',
-                      {
-                        type: 'button',
-                        class: 'small',
-                        'aria-label': `Remove fault ${fault.id}`,
-                        onclick: () => void api.clearFault(fault.id).then(refresh),
-                      },
-                      'Remove',
-                    ),
-                  ),
-                ),
-              ),
-              h(
-                'button',
-                { type: 'button', onclick: () => void api.clearFaults().then(refresh) },
-                'Remove every fault',
-              ),
-            ],
-      );
+      fill(active, faultsInForce(faults, systems, refresh));
     } catch (error) {
       fill(active, errorMessage(error));
     }
@@ -203,6 +128,83 @@ export function faultsView(): View {
       if (touches(changes, ['faults', 'directory'])) await refresh();
     },
   };
+}
+
+/** The button that ends every lease now, and what it did. */
+function leaseExpiry(): HTMLElement {
+  const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
+  return h(
+    'article',
+    { class: 'panel' },
+    h('h2', {}, 'Lease expiry'),
+    h(
+      'p',
+      {},
+      'Ends every running lease now, so each leased task is offered again, as if its connector had died.',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          api.expireLeases().then(
+            ({ expired }) => {
+              expire.textContent = `${expired} lease${expired === 1 ? '' : 's'} ended.`;
+              announce(expire.textContent);
+            },
+            (error: unknown) => fill(expire, errorMessage(error)),
+          );
+        },
+      },
+      'Expire every lease now',
+    ),
+    expire,
+  );
+}
+
+/** The faults in force, each with what it does, to which requests, how often so far, and a button to remove it. */
+function faultsInForce(
+  faults: readonly FaultInfo[],
+  systems: ReadonlyMap<string, string>,
+  refresh: () => Promise<void>,
+): Child {
+  if (faults.length === 0) return h('p', { class: 'muted' }, 'No fault: every request is served normally.');
+  const item = (fault: FaultInfo) =>
+    h(
+      'li',
+      {},
+      badge(describeFault(fault.fault), 'warn'),
+      ' ',
+      h('span', { class: 'mono' }, `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`),
+      ' ',
+      scopeOf(fault, systems),
+      ' ',
+      h(
+        'span',
+        { class: 'muted fault-count' },
+        `applied ${fault.hits} time${fault.hits === 1 ? '' : 's'}, `,
+        fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
+      ),
+      ' ',
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          'aria-label': `Remove fault ${fault.id}`,
+          onclick: () => void api.clearFault(fault.id).then(refresh),
+        },
+        'Remove',
+      ),
+    );
+  return [
+    h('ul', { class: 'faults' }, faults.map(item)),
+    h(
+      'button',
+      { type: 'button', onclick: () => void api.clearFaults().then(refresh) },
+      'Remove every fault',
+    ),
+  ];
 }
 
 /** Which requests a fault applies to: one system's connector's, or everyone's. */
