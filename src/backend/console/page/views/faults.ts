@@ -237,14 +237,16 @@ function matches(preset: Preset, fault: FaultInfo, method: string, path: string,
   );
 }
 
-function faultSwitch(
-  preset: Preset,
-  systems: ReadonlyMap<string, string>,
-): {
-  element: HTMLElement;
-  show(faults: FaultInfo[]): void;
-  changed: () => Promise<void>;
-} {
+/** The fields of a fault switch: which requests, how many times, and the preset's number when it has one. */
+interface SwitchFields {
+  method: HTMLSelectElement;
+  path: HTMLInputElement;
+  times: HTMLInputElement;
+  system: HTMLSelectElement;
+  number: HTMLInputElement | undefined;
+}
+
+function switchFields(preset: Preset): SwitchFields {
   const id = (name: string) => `${preset.id}-${name}`;
   const method = h(
     'select',
@@ -273,6 +275,32 @@ function faultSwitch(
           value: String((preset.fault as Record<string, unknown>)[preset.number.key]),
           required: true,
         });
+  return { method, path, times, system, number };
+}
+
+/** The rule a switch adds: the preset's fault, on the requests and as many times as its fields say. */
+function ruleOf(preset: Preset, { method, path, times, system, number }: SwitchFields): FaultRuleInput {
+  const fault = { ...preset.fault } as Record<string, unknown>;
+  if (number !== undefined && preset.number !== undefined) fault[preset.number.key] = Number(number.value);
+  return {
+    ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
+    ...(system.value === '' ? {} : { systemId: system.value }),
+    path: path.value,
+    times: times.value === '' ? UNTIL_OFF : Number(times.value),
+    fault: fault as FaultRuleInput['fault'],
+  };
+}
+
+function faultSwitch(
+  preset: Preset,
+  systems: ReadonlyMap<string, string>,
+): {
+  element: HTMLElement;
+  show(faults: FaultInfo[]): void;
+  changed: () => Promise<void>;
+} {
+  const id = (name: string) => `${preset.id}-${name}`;
+  const { method, path, times, system, number } = switchFields(preset);
   const toggle = h(
     'button',
     { type: 'button', class: 'switch', 'aria-pressed': 'false', id: id('switch') },
@@ -340,17 +368,9 @@ function faultSwitch(
     event.preventDefault();
     problem.textContent = '';
     const on = mine.length > 0;
-    const fault = { ...preset.fault } as Record<string, unknown>;
-    if (number !== undefined && preset.number !== undefined) fault[preset.number.key] = Number(number.value);
     const action = on
       ? Promise.all(mine.map((fault) => api.clearFault(fault.id)))
-      : api.injectFault({
-          ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
-          ...(system.value === '' ? {} : { systemId: system.value }),
-          path: path.value,
-          times: times.value === '' ? UNTIL_OFF : Number(times.value),
-          fault: fault as FaultRuleInput['fault'],
-        });
+      : api.injectFault(ruleOf(preset, { method, path, times, system, number }));
     action.then(
       () => {
         announce(`${preset.name} switched ${on ? 'off' : 'on'}.`);
