@@ -30,69 +30,72 @@ function requireTask(ops: AdminOperations, taskId: string): TaskInfo {
  * Opened only by the admin token; service tokens get a 401 here, and the admin token gets one on v1 and v2.
  */
 export function registerAdminRoutes(app: FastifyInstance, ctx: AdminRouteContext): void {
-  const { operations: ops, faults } = ctx;
   void app.register(
     async (admin) => {
       admin.addHook('onRequest', async (request) => {
         if (!isAdminToken(request.headers.authorization, ctx.adminToken)) throw ServiceError.unauthorized();
       });
-
-      admin.post('/organizations', async (request) =>
-        ops.createOrganization(parseInput(AdminSchemas.organization, request.body)),
-      );
-      admin.post('/organizations/:orgId/tokens', async (request) => ({
-        token: ops.createManagementToken(
-          pathParam(request, 'orgId'),
-          parseInput(AdminSchemas.token, request.body),
-        ),
-      }));
-      admin.post('/organizations/:orgId/users', async (request) =>
-        ops.createUser(pathParam(request, 'orgId'), parseInput(AdminSchemas.user, request.body)),
-      );
-      admin.post('/organizations/:orgId/systems', async (request) =>
-        ops.createSystem(pathParam(request, 'orgId'), parseInput(AdminSchemas.system, request.body)),
-      );
-      admin.post('/systems/:systemId/tokens', async (request) => ({
-        token: ops.createConnectorToken(
-          pathParam(request, 'systemId'),
-          parseInput(AdminSchemas.token, request.body),
-        ),
-      }));
-      admin.post('/tenants', async (request) =>
-        ops.createTenant(parseInput(AdminSchemas.tenant, request.body)),
-      );
-
-      admin.post('/tasks', async (request) => ops.createTask(parseInput(AdminSchemas.task, request.body)));
-      admin.get('/tasks/:taskId', async (request) => requireTask(ops, pathParam(request, 'taskId')));
-      admin.post('/tasks/:taskId/expire-lease', async (request) => {
-        const taskId = requireTask(ops, pathParam(request, 'taskId')).id;
-        return { expired: ops.expireLeases({ taskId }) };
-      });
-      admin.post('/leases/expire', async (request) => ({
-        expired: ops.expireLeases(parseInput(AdminSchemas.leases, request.body)),
-      }));
-
-      admin.get('/systems/:systemId/tasks', async (request) => ops.listTasks(pathParam(request, 'systemId')));
-      admin.get('/systems/:systemId/approvals', async (request) =>
-        ops.listApprovals(pathParam(request, 'systemId')),
-      );
-      admin.get('/systems/:systemId/connector', async (request) =>
-        ops.getConnector(pathParam(request, 'systemId')),
-      );
-      admin.get('/systems/:systemId/state', async (request) => ops.getState(pathParam(request, 'systemId')));
-
-      admin.post('/seed', async (request) => {
-        try {
-          ops.seed(request.body as never);
-        } catch (error) {
-          if (error instanceof ValidationError) throw ServiceError.invalid(error.issues);
-          throw error;
-        }
-        return { status: 'success' };
-      });
-
-      registerFaultRoutes(admin, faults, ctx.store.systems);
+      registerDirectoryRoutes(admin, ctx.operations);
+      registerTaskRoutes(admin, ctx.operations);
+      registerFaultRoutes(admin, ctx.faults, ctx.store.systems);
     },
     { prefix: ADMIN_PREFIX },
   );
+}
+
+/** Organizations, their users, systems and tokens, tenants at once, a seed, and what a system holds. */
+function registerDirectoryRoutes(admin: FastifyInstance, ops: AdminOperations): void {
+  admin.post('/organizations', async (request) =>
+    ops.createOrganization(parseInput(AdminSchemas.organization, request.body)),
+  );
+  admin.post('/organizations/:orgId/tokens', async (request) => ({
+    token: ops.createManagementToken(
+      pathParam(request, 'orgId'),
+      parseInput(AdminSchemas.token, request.body),
+    ),
+  }));
+  admin.post('/organizations/:orgId/users', async (request) =>
+    ops.createUser(pathParam(request, 'orgId'), parseInput(AdminSchemas.user, request.body)),
+  );
+  admin.post('/organizations/:orgId/systems', async (request) =>
+    ops.createSystem(pathParam(request, 'orgId'), parseInput(AdminSchemas.system, request.body)),
+  );
+  admin.post('/systems/:systemId/tokens', async (request) => ({
+    token: ops.createConnectorToken(
+      pathParam(request, 'systemId'),
+      parseInput(AdminSchemas.token, request.body),
+    ),
+  }));
+  admin.post('/tenants', async (request) => ops.createTenant(parseInput(AdminSchemas.tenant, request.body)));
+  admin.post('/seed', async (request) => {
+    try {
+      ops.seed(request.body as never);
+    } catch (error) {
+      if (error instanceof ValidationError) throw ServiceError.invalid(error.issues);
+      throw error;
+    }
+    return { status: 'success' };
+  });
+
+  admin.get('/systems/:systemId/approvals', async (request) =>
+    ops.listApprovals(pathParam(request, 'systemId')),
+  );
+  admin.get('/systems/:systemId/connector', async (request) =>
+    ops.getConnector(pathParam(request, 'systemId')),
+  );
+  admin.get('/systems/:systemId/state', async (request) => ops.getState(pathParam(request, 'systemId')));
+}
+
+/** Tasks as an approver creates them, and leases ended early. */
+function registerTaskRoutes(admin: FastifyInstance, ops: AdminOperations): void {
+  admin.post('/tasks', async (request) => ops.createTask(parseInput(AdminSchemas.task, request.body)));
+  admin.get('/tasks/:taskId', async (request) => requireTask(ops, pathParam(request, 'taskId')));
+  admin.get('/systems/:systemId/tasks', async (request) => ops.listTasks(pathParam(request, 'systemId')));
+  admin.post('/tasks/:taskId/expire-lease', async (request) => {
+    const taskId = requireTask(ops, pathParam(request, 'taskId')).id;
+    return { expired: ops.expireLeases({ taskId }) };
+  });
+  admin.post('/leases/expire', async (request) => ({
+    expired: ops.expireLeases(parseInput(AdminSchemas.leases, request.body)),
+  }));
 }
