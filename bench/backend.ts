@@ -166,8 +166,8 @@ function queue(depth: number, leasedAhead: number): { lease: () => number; close
 }
 
 /**
- * Microseconds per Get task lease at each depth, and with the deepest as many leased tasks ahead of 100 waiting;
- * rounds interleave the queues, and the first one warms up.
+ * Microseconds per Get task lease at each depth, and with the deepest as many leased tasks ahead of the shallowest
+ * queue, against the shallowest queue with nothing ahead; rounds interleave the queues, and the first one warms up.
  */
 function leaseRows(options: BackendBenchOptions): Row[] {
   const deepest = Math.max(...options.leaseDepths);
@@ -194,16 +194,17 @@ function leaseRows(options: BackendBenchOptions): Row[] {
   const baseline = median(queues[0]!.micros);
   return queues.map((q, index) => {
     const grown = median(q.micros) / baseline;
-    const deepestRow = q.depth === deepest || q.leasedAhead > 0;
+    const why =
+      q.leasedAhead > 0
+        ? 'the lease reads the tasks leased ahead of the first waiting one'
+        : 'the lease reads more of the queue than its front';
     return {
       name:
         `backend: one Get task lease, ${whole(q.depth)} waiting` +
         (q.leasedAhead > 0 ? ` behind ${whole(q.leasedAhead)} leased` : ''),
       measurement: `${range(spread(q.micros), (value) => value.toFixed(1))} µs`,
       ratio: index === 0 ? '1.00x (baseline)' : `${ratio(grown)} time`,
-      ...(deepestRow
-        ? { goal: 'flat (≤ 1.5x)', met: grown <= 1.5, why: 'the lease query passes over the tasks ahead' }
-        : {}),
+      ...(q.depth === deepest || q.leasedAhead > 0 ? { goal: 'flat (≤ 1.5x)', met: grown <= 1.5, why } : {}),
     };
   });
 }
@@ -341,7 +342,8 @@ export async function benchBackend(options: BackendBenchOptions): Promise<Row[]>
           `search=${SHORT_TERM}&searchableFields=firstName,lastName,email&page=1&limit=10`,
         ),
         pools,
-        options,
+        // A tenth of the requests: each reads the whole organization, and the row should not hold up the run.
+        { ...options, requests: Math.ceil(options.requests / 10) },
         searchGoal('a term under 3 characters has no trigram to look up, so every user is tested'),
       )),
       ...leaseRows(options),

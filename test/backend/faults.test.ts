@@ -221,4 +221,22 @@ describe('faults', () => {
     });
     expect(invalid).toMatchObject({ status: 400, body: { error: { code: 'bad_request' } } });
   });
+
+  it('are refused through the admin API, as through the console, when scoped to a system that does not exist', async () => {
+    const admin = { token: backend.adminToken };
+    const answer = await call(backend, 'POST', '/admin/faults', {
+      ...admin,
+      body: { systemId: 'no-such-system', fault: { type: 'drop' } },
+    });
+    expect(answer).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(backend.faults.list()).toEqual([]);
+    const scoped = await call(backend, 'POST', '/admin/faults', {
+      ...admin,
+      body: { systemId: tenant.system.id, fault: { type: 'drop' } },
+    });
+    expect(scoped.status).toBe(200);
+    const one = await call(backend, 'DELETE', `/admin/faults/${scoped.body.id}`, admin);
+    expect(one.status).toBe(200);
+    expect(backend.faults.list()).toEqual([]);
+  });
 });

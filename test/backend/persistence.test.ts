@@ -204,6 +204,74 @@ describe('a data file of an earlier schema', () => {
     expect(migrated).toEqual(schemaOf(freshFile));
   });
 
+  /**
+   * A file as a backend of schema version 2 left it, with three tasks of one system: the first leased for an hour
+   * still, the second leased until a minute ago, the third waiting.
+   */
+  function versionTwoFile(file: string, at: number): string[] {
+    const db = new DatabaseSync(file);
+    db.exec(readFileSync(new URL('./fixtures/schema-v2.sql', import.meta.url), 'utf8'));
+    const insert = (sql: string, ...values: (string | number | null)[]) => db.prepare(sql).run(...values);
+    insert('INSERT INTO organizations VALUES (?, ?, ?)', ORG, 'Acme', at);
+    insert('INSERT INTO systems VALUES (?, ?, ?, ?)', SYSTEM, ORG, 'Jira', at);
+    insert(
+      'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
+      hashToken('v2-connector'),
+      'connector',
+      ORG,
+      SYSTEM,
+      at,
+    );
+    insert('INSERT INTO connectors VALUES (?, ?, 0, NULL, NULL, ?)', SYSTEM, '["approve"]', at);
+    insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
+    const tasks: [string, string, number][] = [
+      ['6f1c2a4e-0000-4000-8000-000000000011', 'leased', at + 60 * 60_000],
+      ['6f1c2a4e-0000-4000-8000-000000000012', 'leased', at - 60_000],
+      ['6f1c2a4e-0000-4000-8000-000000000013', 'waiting', at - 30_000],
+    ];
+    for (const [id, state, availableAt] of tasks) {
+      insert(
+        `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, deliveries, created_at)
+         VALUES (?, ?, 'approve', 'PO-1', '', ?, ?, ?, ?)`,
+        id,
+        SYSTEM,
+        state,
+        availableAt,
+        state === 'leased' ? 1 : 0,
+        at - 120_000,
+      );
+    }
+    db.exec('PRAGMA user_version = 2');
+    db.close();
+    return tasks.map(([id]) => id);
+  }
+
+  it('moves a version 2 file to the current schema, and leases from it in order, leases still running left alone', async () => {
+    const dataFile = join(dir, 'version-2.sqlite');
+    const at = Date.parse('2026-06-01T00:00:00.000Z');
+    const [running, ended, waiting] = versionTwoFile(dataFile, at);
+    const backend = await startReferenceBackend({ dataFile, now: () => at });
+    const getTask = async () =>
+      (await call(backend, 'GET', '/v2/connector/tasks', { token: 'v2-connector' })).body.data.task?.id ??
+      null;
+    try {
+      expect(backend.getTask(running as string)).toMatchObject({ status: 'leased', deliveries: 1 });
+      expect(backend.getTask(ended as string)).toMatchObject({ status: 'waiting', deliveries: 1 });
+      expect([await getTask(), await getTask(), await getTask()]).toEqual([ended, waiting, null]);
+      expect(backend.listTasks(SYSTEM).map((task) => [task.status, task.deliveries])).toEqual([
+        ['leased', 1],
+        ['leased', 2],
+        ['leased', 1],
+      ]);
+    } finally {
+      await backend.close();
+    }
+
+    const freshFile = join(dir, 'fresh-for-2.sqlite');
+    await (await startReferenceBackend({ dataFile: freshFile })).close();
+    expect(schemaOf(dataFile)).toEqual(schemaOf(freshFile));
+  });
+
   it('refuses a file of a newer schema with a ValidationError naming the file, and leaves it as it was', async () => {
     const dataFile = join(dir, 'version-99.sqlite');
     const db = new DatabaseSync(dataFile);

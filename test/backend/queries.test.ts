@@ -18,25 +18,35 @@ function newStore(): Store {
   return store;
 }
 
-/** The query plan of every statement `action` reads with, one array of plan lines each. */
-function plansOf(store: Store, action: () => unknown): string[][] {
-  const get = vi.spyOn(store.db, 'get');
-  const all = vi.spyOn(store.db, 'all');
+/** The query plan of every statement `action` reads with (and, given `writes`, writes with), one array each. */
+function plansOf(store: Store, action: () => unknown, { writes = false } = {}): string[][] {
+  const spies = [vi.spyOn(store.db, 'get'), vi.spyOn(store.db, 'all'), vi.spyOn(store.db, 'run')];
   let calls: Parameters<Store['db']['all']>[];
   try {
     action();
   } finally {
-    calls = [...get.mock.calls, ...all.mock.calls];
-    get.mockRestore();
-    all.mockRestore();
+    calls = spies.flatMap((spy, i) => (i < 2 || writes ? spy.mock.calls : []));
+    for (const spy of spies) spy.mockRestore();
   }
   return calls.map(([sql, ...params]) =>
     store.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, ...params).map((row) => row.detail),
   );
 }
 
-/** A system whose connector takes `approve` tasks, with `depth` tasks waiting and 50 already completed. */
-function queue(depth: number): { store: Store; systemId: string } {
+/** The condition of a partial index: which rows it holds. */
+function indexCondition(store: Store, name: string): string | undefined {
+  const row = store.db.get<{ sql: string }>(
+    "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?",
+    name,
+  );
+  return row === undefined ? undefined : / WHERE (.*)$/s.exec(row.sql)?.[1];
+}
+
+/**
+ * A system whose connector takes `approve` tasks, with `depth` tasks waiting and 50 already completed; the first
+ * `leasedAhead` of those waiting are then leased, their leases running for a minute.
+ */
+function queue(depth: number, leasedAhead = 0): { store: Store; systemId: string } {
   const store = newStore();
   const systemId = store.transaction(() => {
     const org = store.organizations.create({});
@@ -49,25 +59,68 @@ function queue(depth: number): { store: Store; systemId: string } {
     for (const task of store.tasks.list(system.id).slice(0, 50)) {
       store.tasks.complete(system.id, task.id, { status: 'success' });
     }
+    // As many Get tasks would leave them; written at once, as leasing them one by one is what is measured.
+    store.db.run(
+      `UPDATE tasks SET state = 'leased', available_at = ?, deliveries = 1 WHERE seq IN (
+         SELECT seq FROM tasks WHERE system_id = ? AND state = 'waiting' ORDER BY seq LIMIT ?)`,
+      Date.parse('2026-05-01T00:01:00.000Z'),
+      system.id,
+      leasedAhead,
+    );
     return system.id;
   });
   return { store, systemId };
 }
 
 describe('the Get task lease', () => {
-  it('picks the next task from the queue index instead of sorting every waiting task, at any depth', () => {
+  it('picks the next task from the index of waiting tasks instead of sorting every waiting task, at any depth', () => {
     for (const depth of [100, 1_000, 10_000]) {
       const { store, systemId } = queue(depth);
       const plans = plansOf(store, () => store.tasks.lease(systemId, 60_000));
       expect(plans.flat().join('\n')).not.toMatch(/TEMP B-TREE|\bSCAN\b/);
       expect(plans.filter((plan) => plan.some((line) => / tasks /.test(line)))).toEqual([
-        ['SEARCH tasks USING INDEX tasks_queue (system_id=?)'],
+        ['SEARCH tasks USING INDEX tasks_waiting (system_id=?)'],
       ]);
       // With statistics of the deep queue in hand, the planner still reads the index from the front.
       store.db.run('ANALYZE');
       const analyzed = plansOf(store, () => store.tasks.lease(systemId, 60_000));
-      expect(analyzed.flat()).toContain('SEARCH tasks USING INDEX tasks_queue (system_id=?)');
+      expect(analyzed.flat()).toContain('SEARCH tasks USING INDEX tasks_waiting (system_id=?)');
       expect(analyzed.flat().join('\n')).not.toMatch(/TEMP B-TREE|\bSCAN\b/);
+    }
+  });
+
+  it('reads none of the tasks leased ahead of the first waiting one, however many they are', () => {
+    for (const analyze of [false, true]) {
+      const { store, systemId } = queue(10_010, 10_000);
+      if (analyze) store.db.run('ANALYZE');
+      const firstWaiting = store.tasks.list(systemId).find((task) => task.status === 'waiting');
+      let leased: ReturnType<Store['tasks']['lease']> = null;
+      const plans = plansOf(store, () => (leased = store.tasks.lease(systemId, 60_000)), { writes: true });
+      expect(leased).toMatchObject({ id: firstWaiting?.id });
+      const lines = plans.flat();
+      expect(lines.join('\n')).not.toMatch(/TEMP B-TREE|\bSCAN\b/);
+      // The pick reads an index that holds waiting tasks only; the leases that ended are found by their end, so
+      // a lease still running is never read.
+      expect(lines).toContain('SEARCH tasks USING INDEX tasks_waiting (system_id=?)');
+      expect(indexCondition(store, 'tasks_waiting')).toBe("state = 'waiting'");
+      const searches = lines.filter((line) => /^SEARCH tasks USING INDEX /.test(line));
+      for (const line of searches) {
+        expect(line).toMatch(
+          /tasks_waiting \(system_id=\?\)|\(system_id=\? AND state=\? AND available_at<\?\)|\(id=\?\)/,
+        );
+      }
+    }
+  });
+});
+
+describe('the tasks of an approval', () => {
+  it('are read through their own index, in creation order, not by testing every task of the system', () => {
+    const { store, systemId } = queue(1_000);
+    for (const prepare of [() => {}, () => store.db.run('ANALYZE')]) {
+      prepare();
+      const lines = plansOf(store, () => store.tasks.listByApproval(systemId, 'PO-1')).flat();
+      expect(lines.join('\n')).not.toMatch(/TEMP B-TREE|\bSCAN\b/);
+      expect(lines).toContain('SEARCH tasks USING INDEX tasks_by_approval (system_id=? AND approval_id=?)');
     }
   });
 });

@@ -103,6 +103,29 @@ describe('Get task (13)', () => {
     expect((await getTask(tenant)).body.data.task.id).toBe(task.id);
     expect(backend.getTask(task.id)).toMatchObject({ status: 'leased', deliveries: 2 });
   });
+
+  it('hands out a task whose lease ended before the tasks created after it, past a lease still running', async () => {
+    const tenant = await registeredTenant();
+    const [first, second, third] = ['PO-1', 'PO-2', 'PO-1'].map(
+      (approvalId) => backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId }).id,
+    );
+    const next = async () => (await getTask(tenant)).body.data.task?.id ?? null;
+    expect(await next()).toBe(first);
+    clock.advance(LEASE / 2);
+    expect(await next()).toBe(second);
+    clock.advance(LEASE / 2);
+    // The first lease has ended, the second runs: the first comes again, before the third.
+    expect(await next()).toBe(first);
+    clock.advance(LEASE / 2);
+    expect(await next()).toBe(second);
+    expect(await next()).toBe(third);
+    expect(await next()).toBeNull();
+    expect(backend.listTasks(tenant.system.id).map((task) => [task.status, task.deliveries])).toEqual([
+      ['leased', 2],
+      ['leased', 2],
+      ['leased', 1],
+    ]);
+  });
 });
 
 describe('Update task result (14)', () => {

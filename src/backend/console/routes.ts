@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { EncryptedCredentials } from '../../api/index.js';
-import { toIssues } from '../../errors.js';
 import type { ConnectorActivity } from '../activity/index.js';
 import type { AdminOperations } from '../admin/operations.js';
 import { ServiceError } from '../errors.js';
 import type { FaultInjector } from '../faults/injector.js';
+import { registerFaultRoutes } from '../faults/routes.js';
 import { isAdminToken } from '../http/auth.js';
-import type { ApprovalRecord, Store, TaskInfo, UserRecord } from '../store/index.js';
+import { parseInput, pathParam } from '../http/request.js';
+import type { ApprovalRecord, Store, TaskInfo } from '../store/index.js';
 import type { PageAssets } from './assets.js';
 import { APPROVALS_PER_PAGE, MAX_COMMENT_CHARS } from './limits.js';
 import type { ConsoleLive } from './live.js';
@@ -67,26 +68,13 @@ const Schemas = {
   leases: z.strictObject({ systemId: z.string().min(1).optional() }),
 };
 
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw ServiceError.invalid(toIssues(result.error));
-  return result.data;
-}
-
-function param(request: FastifyRequest, name: string): string {
-  return (request.params as Record<string, string>)[name] ?? '';
-}
-
 /**
  * The console: its page at `/console`, and the endpoints the page calls under `/console/api`, each refused without
  * a session cookie (401), and, when it changes something, without the session's CSRF token (403). Errors are in
  * the admin API's shape.
  */
 export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteContext): void {
-  const { store, operations: ops, faults, activity, sessions, live, assets } = ctx;
-  const now = () => new Date(ctx.now()).toISOString();
-  const sessionOf = new WeakMap<FastifyRequest, string>();
-
+  const { assets, sessions } = ctx;
   app.get(CONSOLE_PREFIX, async (_request, reply) => assets.sendHtml(reply));
   app.get(`${CONSOLE_PREFIX}/`, async (_request, reply) => assets.sendHtml(reply));
   app.get(`${CONSOLE_PREFIX}/app.js`, async (_request, reply) => assets.send(reply, 'app.js'));
@@ -100,6 +88,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
 
   void app.register(
     async (api) => {
+      const sessionOf = new WeakMap<FastifyRequest, string>();
       api.addHook('onRequest', async (request, reply) => {
         void reply.header('cache-control', 'no-store');
         if (request.method === 'POST' && request.routeOptions.url === `${CONSOLE_PREFIX}/api/session`) {
@@ -108,136 +97,147 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: ConsoleRouteCon
         }
         sessionOf.set(request, sessions.require(request).id);
       });
-
-      api.post('/session', async (request, reply) =>
-        sessions.signIn(request, reply, parse(Schemas.signIn, request.body).token),
-      );
-      api.get('/session', async (request) => ({ csrfToken: sessions.require(request).csrfToken }));
-      api.delete('/session', async (request, reply) => {
-        const session = sessionOf.get(request);
-        sessions.signOut(request, reply);
-        if (session !== undefined) live.endSession(session);
-        return { status: 'success' };
-      });
-
-      api.get('/events', async (request, reply) => {
-        reply.hijack();
-        live.open(reply.raw, sessionOf.get(request) ?? '');
-        return reply;
-      });
-
-      api.get('/organizations', async () =>
-        store.organizations.list().map((organization) => ({
-          ...organization,
-          users: store.users.list(organization.id),
-          systems: store.systems.listByOrg(organization.id).map((system) => ({
-            ...system,
-            mappings: store.mappings.listBySystem(system.id),
-          })),
-        })),
-      );
-
-      api.get('/systems/:systemId', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
-        return {
-          system,
-          organization: store.organizations.get(system.orgId),
-          connector: store.connectors.get(system.id),
-          templates: store.templates.list(system.id),
-          state: store.states.get(system.id),
-          health: activity.health(system.id),
-          demoSignIns: ctx.demoSignIns.get(system.id) ?? [],
-          now: now(),
-        };
-      });
-
-      api.get('/systems/:systemId/approvals', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
-        const query = parse(Schemas.approvals, request.query);
-        const { approvals, total } = store.approvals.browse(system.id, {
-          resolved: query.resolved === undefined ? undefined : query.resolved === 'true',
-          search: query.search,
-          limit: query.limit,
-          offset: query.offset,
-        });
-        return {
-          total,
-          offset: query.offset,
-          approvals: approvals.map((approval) => shown(system, approval)),
-        };
-      });
-
-      api.get('/systems/:systemId/approvals/:approvalId', async (request) => {
-        const system = store.systems.get(param(request, 'systemId'));
-        const approval = store.approvals.find(system.id, param(request, 'approvalId'));
-        if (approval === undefined) throw ServiceError.notFound('approvals', param(request, 'approvalId'));
-        return {
-          approval: shown(system, approval),
-          tasks: store.tasks
-            .listByApproval(system.id, approval.id)
-            .map((task) => ({ ...task, timeline: live.timeline(task.id) })),
-          now: now(),
-        };
-      });
-
-      api.get('/systems/:systemId/tasks', async (request) => ({
-        now: now(),
-        tasks: ops.listTasks(param(request, 'systemId')),
-      }));
-      api.post('/systems/:systemId/tasks', async (request) => {
-        const systemId = param(request, 'systemId');
-        const body = parse(Schemas.task, request.body);
-        // An action on a resolved approval, or beside one still on its way, can only end as already answered.
-        const approval = store.approvals.find(systemId, body.approvalId, 'shallow');
-        if (approval?.resolved === true) {
-          throw ServiceError.conflict(
-            `approval ${body.approvalId} is resolved already: there is nothing to act on`,
-          );
-        }
-        const inFlight = store.tasks.listByApproval(systemId, body.approvalId).find(isInFlight);
-        if (inFlight !== undefined) {
-          throw ServiceError.conflict(
-            `approval ${body.approvalId} has a task on its way (${inFlight.type}, ${inFlight.status}): wait for its result`,
-          );
-        }
-        return ops.createTask({ systemId, ...body });
-      });
-
-      api.get('/faults', async () => faults.list());
-      api.post('/faults', async (request) => {
-        const rule = request.body as { systemId?: unknown } | undefined;
-        if (typeof rule?.systemId === 'string') store.systems.get(rule.systemId);
-        return faults.inject(request.body as never);
-      });
-      api.delete('/faults', async () => {
-        faults.clear();
-        return { status: 'success' };
-      });
-      api.delete('/faults/:id', async (request) => {
-        faults.clear(Number(param(request, 'id')));
-        return { status: 'success' };
-      });
-      api.post('/leases/expire', async (request) => ({
-        expired: ops.expireLeases(parse(Schemas.leases, request.body)),
-      }));
+      registerSessionRoutes(api, ctx, sessionOf);
+      registerViewRoutes(api, ctx);
+      registerActionRoutes(api, ctx);
     },
     { prefix: `${CONSOLE_PREFIX}/api` },
   );
+}
 
-  /** An approval as the console shows it: with its recent writes, and its approver as the organization knows them. */
-  function shown(system: { id: string; orgId: string }, approval: ApprovalRecord) {
+/** Signing in and out, and the live event stream of a session. */
+function registerSessionRoutes(
+  api: FastifyInstance,
+  { sessions, live }: ConsoleRouteContext,
+  sessionOf: WeakMap<FastifyRequest, string>,
+): void {
+  api.post('/session', async (request, reply) =>
+    sessions.signIn(request, reply, parseInput(Schemas.signIn, request.body).token),
+  );
+  api.get('/session', async (request) => ({ csrfToken: sessions.require(request).csrfToken }));
+  api.delete('/session', async (request, reply) => {
+    const session = sessionOf.get(request);
+    sessions.signOut(request, reply);
+    if (session !== undefined) live.endSession(session);
+    return { status: 'success' };
+  });
+
+  api.get('/events', async (request, reply) => {
+    reply.hijack();
+    live.open(reply.raw, sessionOf.get(request) ?? '');
+    return reply;
+  });
+}
+
+/** What the page's views read: the organizations, a system's overview, its approvals and its tasks. */
+function registerViewRoutes(api: FastifyInstance, ctx: ConsoleRouteContext): void {
+  const { store, live } = ctx;
+  const now = () => new Date(ctx.now()).toISOString();
+
+  api.get('/organizations', async () =>
+    store.organizations.list().map((organization) => ({
+      ...organization,
+      users: store.users.list(organization.id),
+      systems: store.systems.listByOrg(organization.id).map((system) => ({
+        ...system,
+        mappings: store.mappings.listBySystem(system.id),
+      })),
+    })),
+  );
+
+  api.get('/systems/:systemId', async (request) => {
+    const system = store.systems.get(pathParam(request, 'systemId'));
     return {
-      ...approval,
-      history: live.history(system.id, approval.id),
-      approverUser: approverOf(system, approval.approver),
+      system,
+      organization: store.organizations.get(system.orgId),
+      connector: store.connectors.get(system.id),
+      templates: store.templates.list(system.id),
+      state: store.states.get(system.id),
+      health: ctx.activity.health(system.id),
+      demoSignIns: ctx.demoSignIns.get(system.id) ?? [],
+      now: now(),
     };
-  }
+  });
 
-  function approverOf(system: { id: string; orgId: string }, approver: string): UserRecord | undefined {
-    const mapping = store.mappings.findBySystemUser(system.id, approver);
-    const user = store.users.find(mapping?.userId ?? approver);
-    return user?.orgId === system.orgId ? user : undefined;
-  }
+  api.get('/systems/:systemId/approvals', async (request) => {
+    const system = store.systems.get(pathParam(request, 'systemId'));
+    const query = parseInput(Schemas.approvals, request.query);
+    const { approvals, total } = store.approvals.browse(system.id, {
+      resolved: query.resolved === undefined ? undefined : query.resolved === 'true',
+      search: query.search,
+      limit: query.limit,
+      offset: query.offset,
+    });
+    return {
+      total,
+      offset: query.offset,
+      approvals: approvals.map((approval) => shown(ctx, system, approval)),
+    };
+  });
+
+  api.get('/systems/:systemId/approvals/:approvalId', async (request) => {
+    const system = store.systems.get(pathParam(request, 'systemId'));
+    const approvalId = pathParam(request, 'approvalId');
+    const approval = store.approvals.find(system.id, approvalId);
+    if (approval === undefined) throw ServiceError.notFound('approvals', approvalId);
+    return {
+      approval: shown(ctx, system, approval),
+      tasks: store.tasks
+        .listByApproval(system.id, approval.id)
+        .map((task) => ({ ...task, timeline: live.timeline(task.id) })),
+      now: now(),
+    };
+  });
+
+  api.get('/systems/:systemId/tasks', async (request) => ({
+    now: now(),
+    tasks: ctx.operations.listTasks(pathParam(request, 'systemId')),
+  }));
+}
+
+/** What a developer does from the page: act as an approver, switch faults, end leases. */
+function registerActionRoutes(
+  api: FastifyInstance,
+  { store, operations: ops, faults }: ConsoleRouteContext,
+): void {
+  api.post('/systems/:systemId/tasks', async (request) => {
+    const systemId = pathParam(request, 'systemId');
+    const body = parseInput(Schemas.task, request.body);
+    // An action on a resolved approval, or beside one still on its way, can only end as already answered.
+    const approval = store.approvals.find(systemId, body.approvalId, 'shallow');
+    if (approval?.resolved === true) {
+      throw ServiceError.conflict(
+        `approval ${body.approvalId} is resolved already: there is nothing to act on`,
+      );
+    }
+    const inFlight = store.tasks.listByApproval(systemId, body.approvalId).find(isInFlight);
+    if (inFlight !== undefined) {
+      throw ServiceError.conflict(
+        `approval ${body.approvalId} has a task on its way (${inFlight.type}, ${inFlight.status}): wait for its result`,
+      );
+    }
+    return ops.createTask({ systemId, ...body });
+  });
+
+  registerFaultRoutes(api, faults, store.systems);
+  api.post('/leases/expire', async (request) => ({
+    expired: ops.expireLeases(parseInput(Schemas.leases, request.body)),
+  }));
+}
+
+/** An approval as the console shows it: with its recent writes, and its approver as the organization knows them. */
+function shown(
+  { store, live }: ConsoleRouteContext,
+  system: { id: string; orgId: string },
+  approval: ApprovalRecord,
+) {
+  const mapping = store.mappings.findBySystemUser(system.id, approval.approver);
+  const user = store.users.find(mapping?.userId ?? approval.approver);
+  return {
+    ...approval,
+    history: live.history(system.id, approval.id),
+    approverUser: user?.orgId === system.orgId ? user : undefined,
+  };
 }
 
 function isInFlight(task: TaskInfo): boolean {

@@ -2,7 +2,7 @@
  * The store's tables. Times are integers (milliseconds since the epoch) so that comparisons are exact and indexes
  * order them; JSON values are text. `PRAGMA user_version` records the version of this schema.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 // users.seq is an explicit INTEGER PRIMARY KEY because users_search refers to users by rowid, and VACUUM may renumber
 // the implicit rowids of a table without one.
@@ -43,10 +43,13 @@ CREATE TRIGGER users_search_delete AFTER DELETE ON users BEGIN
   DELETE FROM users_search WHERE rowid = old.seq;
 END;`;
 
-// Get task's queue: the tasks that can still be handed out, in creation order. Leasing reads it from the front, so
-// neither the waiting tasks behind the pick nor the completed ones ever cost anything.
-const TASKS_QUEUE = `
-CREATE INDEX tasks_queue ON tasks (system_id, seq) WHERE state IN ('waiting', 'leased');`;
+// Get task's queue: the waiting tasks, in creation order. Leasing reads it from the front, so that neither the tasks
+// behind the pick, nor the completed ones, nor those leased ahead of it ever cost anything. A lease that has ended
+// returns its task to this queue (found through tasks_by_state, by the lease's end) before the pick. The tasks of
+// one approval are read by the console, in creation order.
+const TASKS_INDEXES = `
+CREATE INDEX tasks_waiting ON tasks (system_id, seq) WHERE state = 'waiting';
+CREATE INDEX tasks_by_approval ON tasks (system_id, approval_id, seq);`;
 
 export const SCHEMA = `
 CREATE TABLE organizations (
@@ -134,7 +137,8 @@ CREATE TABLE ui_templates (
 );
 
 -- seq orders tasks by creation; state is waiting, leased or completed, and available_at is when a waiting task
--- may be handed out or a leased one's lease ends.
+-- may be handed out or a leased one's lease ends. A leased task whose lease has ended is waiting for every reader;
+-- Get task writes it back as waiting.
 CREATE TABLE tasks (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
@@ -151,7 +155,7 @@ CREATE TABLE tasks (
   completed_at INTEGER
 );
 CREATE INDEX tasks_by_state ON tasks (system_id, state, available_at);
-${TASKS_QUEUE}
+${TASKS_INDEXES}
 `;
 
 /**
@@ -169,6 +173,12 @@ ALTER TABLE users_v2 RENAME TO users;
 ${USERS_INDEXES}
 INSERT INTO users_search (rowid, first_name, last_name, email)
   SELECT seq, fold_case(first_name), fold_case(last_name), fold_case(email) FROM users;
-${TASKS_QUEUE}
+CREATE INDEX tasks_queue ON tasks (system_id, seq) WHERE state IN ('waiting', 'leased');
+`,
+  // Version 3: the queue holds waiting tasks only, so that the tasks leased ahead of the pick are never read (the
+  // leases that have ended return their tasks to it when Get task runs); the tasks of an approval get an index.
+  3: `
+DROP INDEX tasks_queue;
+${TASKS_INDEXES}
 `,
 };

@@ -3,7 +3,7 @@ import { EncryptedCredentials, isPublicKey, sealCredentials, type TaskResult } f
 import { toIssues, type ValidationIssue } from '../../errors.js';
 import { ServiceError } from '../errors.js';
 import type { Approvals } from './approvals.js';
-import type { Connectors } from './connectors.js';
+import type { ConnectorRecord, Connectors } from './connectors.js';
 import { iso, type StoreContext } from './context.js';
 
 /** Where a task is in its life: waiting to be handed out, leased to a connector, or completed by a result. */
@@ -78,13 +78,20 @@ const FIELDS = `id, system_id AS systemId, type, approval_id AS approvalId, appr
 const COLUMNS = `${FIELDS} FROM tasks`;
 
 /**
- * The oldest task of a system that can be handed out, read from the front of the partial index tasks_queue: the pick
- * passes only the tasks whose lease still runs, and sorts nothing. The WHERE repeats the index's condition word for
- * word, which is how SQLite knows the index applies; INDEXED BY keeps the planner from trading it for a sort when
- * statistics tempt it, and makes the statement fail, not slow down, should the index ever go.
+ * Returns to the queue the tasks of a system whose lease has ended, found by the lease's end through tasks_by_state:
+ * the leases still running are not read. Each ended lease is returned once, so Get task pays for it once.
  */
-const LEASE_QUERY = `SELECT ${FIELDS} FROM tasks INDEXED BY tasks_queue
-  WHERE system_id = ? AND state IN ('waiting', 'leased') AND available_at <= ? ORDER BY seq LIMIT 1`;
+const RETURN_ENDED_LEASES = `UPDATE tasks INDEXED BY tasks_by_state SET state = 'waiting'
+  WHERE system_id = ? AND state = 'leased' AND available_at <= ?`;
+
+/**
+ * The oldest task of a system that can be handed out, read from the front of the partial index tasks_waiting: the
+ * pick passes no leased task and sorts nothing. The WHERE repeats the index's condition word for word, which is how
+ * SQLite knows the index applies; INDEXED BY keeps the planner from trading it for a sort when statistics tempt it,
+ * and makes the statement fail, not slow down, should the index ever go.
+ */
+const LEASE_QUERY = `SELECT ${FIELDS} FROM tasks INDEXED BY tasks_waiting
+  WHERE system_id = ? AND state = 'waiting' AND available_at <= ? ORDER BY seq LIMIT 1`;
 
 export class Tasks {
   constructor(
@@ -105,38 +112,7 @@ export class Tasks {
       throw ServiceError.notFound('approvals', input.approvalId);
     }
     const now = this.ctx.now();
-    let sealed: EncryptedCredentials | undefined;
-    if (connector.authRequired) {
-      const expiresAt =
-        connector.publicKeyExpiredAt === undefined ? 0 : Date.parse(connector.publicKeyExpiredAt);
-      if (connector.publicKey === undefined || expiresAt <= now) {
-        throw ServiceError.conflict(
-          `the public key of the connector of system ${input.systemId} has expired`,
-        );
-      }
-      if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
-        throw ServiceError.invalid([
-          {
-            path: ['sealedCredentials'],
-            message: 'comes instead of credentials, not with them',
-            code: 'custom',
-          },
-        ]);
-      }
-      if (input.sealedCredentials !== undefined) {
-        sealed = checkSealed(input.sealedCredentials, connector.publicKey);
-      } else if (input.credentials !== undefined) {
-        sealed = sealCredentials(input.credentials, connector.publicKey);
-      } else {
-        throw ServiceError.invalid([
-          {
-            path: ['credentials'],
-            message: 'is required: the connector registered authRequired',
-            code: 'invalid_type',
-          },
-        ]);
-      }
-    }
+    const sealed = connector.authRequired ? sealedFor(connector, input, now) : undefined;
     const id = randomUUID();
     this.ctx.db.run(
       `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, credentials, state, available_at, created_at)
@@ -165,6 +141,7 @@ export class Tasks {
    */
   lease(systemId: string, leaseMs: number, hold = true): WireTask | null {
     const now = this.ctx.now();
+    this.ctx.db.run(RETURN_ENDED_LEASES, systemId, now);
     const row = this.ctx.db.get<Row>(LEASE_QUERY, systemId, now);
     if (row === undefined) return null;
     this.ctx.db.run(
@@ -281,7 +258,7 @@ export class Tasks {
   listByApproval(systemId: string, approvalId: string): TaskInfo[] {
     return this.ctx.db
       .all<{ id: string }>(
-        'SELECT id FROM tasks WHERE system_id = ? AND approval_id = ? ORDER BY seq',
+        'SELECT id FROM tasks INDEXED BY tasks_by_approval WHERE system_id = ? AND approval_id = ? ORDER BY seq',
         systemId,
         approvalId,
       )
@@ -291,6 +268,32 @@ export class Tasks {
   #row(taskId: string): Row | undefined {
     return this.ctx.db.get<Row>(`SELECT ${COLUMNS} WHERE id = ?`, taskId);
   }
+}
+
+/**
+ * The credentials a task for a connector that registered `authRequired` carries, sealed to its current key: sealed
+ * here from plain ones, or sealed by the caller and checked. Refuses a task when the key has expired, and a task
+ * with neither or both.
+ */
+function sealedFor(connector: ConnectorRecord, input: NewTask, now: number): EncryptedCredentials {
+  const expiresAt = connector.publicKeyExpiredAt === undefined ? 0 : Date.parse(connector.publicKeyExpiredAt);
+  if (connector.publicKey === undefined || expiresAt <= now) {
+    throw ServiceError.conflict(`the public key of the connector of system ${input.systemId} has expired`);
+  }
+  if (input.credentials !== undefined && input.sealedCredentials !== undefined) {
+    throw ServiceError.invalid([
+      { path: ['sealedCredentials'], message: 'comes instead of credentials, not with them', code: 'custom' },
+    ]);
+  }
+  if (input.sealedCredentials !== undefined) return checkSealed(input.sealedCredentials, connector.publicKey);
+  if (input.credentials !== undefined) return sealCredentials(input.credentials, connector.publicKey);
+  throw ServiceError.invalid([
+    {
+      path: ['credentials'],
+      message: 'is required: the connector registered authRequired',
+      code: 'invalid_type',
+    },
+  ]);
 }
 
 /**

@@ -418,6 +418,8 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await screenshots(page, 'health');
 
     await page.getByRole('link', { name: 'Faults' }).click();
+    // Until the page has loaded the faults in force, the switch shows off, and a click would add a second fault.
+    await page.locator('#server-error-switch[aria-pressed="true"]').waitFor();
     await page.getByRole('button', { name: 'Server error (5xx): switch' }).click();
     await banner.waitFor({ state: 'hidden' });
 

@@ -27,6 +27,14 @@ export function actionState(
 
 let forms = 0;
 
+/** The fields of an action form: comments with their count, and the approver's sign-in in the source. */
+interface Fields {
+  comments: HTMLTextAreaElement;
+  count: HTMLElement;
+  username: HTMLInputElement;
+  password: HTMLInputElement;
+}
+
 /**
  * The form to act on one approval: comments, credentials sealed here to the connector's current key when it needs
  * them, and a button per task type. It stays in place across live updates (what is typed survives); `update`
@@ -45,7 +53,7 @@ export function actionForm(
   const outcome = h('p', { class: 'form-status', role: 'status', tabindex: -1 });
   const demo = h('p', { class: 'demo' });
   let built = '';
-  let fillDemo: ((username: string, password: string) => void) | undefined;
+  let fields: Fields | undefined;
   let buttons: HTMLButtonElement[] = [];
   let blocked: string | undefined;
   let busy = false;
@@ -57,10 +65,35 @@ export function actionForm(
     }
   };
 
+  const onSubmit = (event: Event, form: Fields, authRequired: boolean, defaultType: string) => {
+    event.preventDefault();
+    const submitter = (event as SubmitEvent).submitter as HTMLButtonElement | null;
+    const type = submitter?.value ?? defaultType;
+    busy = true;
+    setEnabled();
+    outcome.textContent = '';
+    createTask(systemId, approvalId, type, form, authRequired)
+      .then((task) => {
+        form.password.value = '';
+        outcome.textContent = `Created the ${type} task; its progress shows below.`;
+        announce(`Created the ${type} task for ${approvalId} (${task.id}).`);
+      })
+      .catch((error: unknown) => {
+        outcome.textContent = error instanceof Error ? error.message : String(error);
+      })
+      .finally(() => {
+        busy = false;
+        setEnabled();
+        // The buttons were disabled while the task was created: the focus goes to what happened.
+        outcome.focus();
+      });
+  };
+
   const build = (overview: SystemView) => {
     const { taskTypes, authRequired } = overview.connector;
     if (taskTypes.length === 0) {
       buttons = [];
+      fields = undefined;
       fill(
         element,
         h(
@@ -71,60 +104,11 @@ export function actionForm(
       );
       return;
     }
-    const comments = h('textarea', {
-      id: `comments-${n}`,
-      name: 'comments',
-      rows: 2,
-      maxlength: MAX_COMMENT_CHARS,
-    });
-    const count = h(
-      'p',
-      { class: 'muted small', id: `comments-${n}-count` },
-      `Up to ${MAX_COMMENT_CHARS} characters.`,
-    );
-    comments.setAttribute('aria-describedby', count.id);
-    comments.addEventListener('input', () => {
-      count.textContent = `${comments.value.length} of ${MAX_COMMENT_CHARS} characters.`;
-    });
-    const username = h('input', {
-      id: `username-${n}`,
-      name: 'username',
-      autocomplete: 'off',
-      required: true,
-    });
-    const password = h('input', {
-      id: `password-${n}`,
-      name: 'password',
-      type: 'password',
-      autocomplete: 'off',
-      required: true,
-    });
+    const form = formFields(n);
+    fields = form;
     buttons = taskTypes.map((type) =>
       h('button', { type: 'submit', name: 'type', value: type }, label(type)),
     );
-    fillDemo = (name, secret) => {
-      username.value = name;
-      password.value = secret;
-    };
-
-    const submit = async (type: string) => {
-      const body: Parameters<typeof api.createTask>[1] = {
-        type,
-        approvalId,
-        approveComments: comments.value,
-      };
-      if (authRequired) {
-        // Read now, not when the page loaded: the key the connector holds at this moment is the one it opens with.
-        const { connector } = await api.system(systemId);
-        if (connector.publicKey === undefined) throw new Error('The connector has registered no public key.');
-        body.sealedCredentials = sealCredentials(
-          { username: username.value, password: password.value },
-          connector.publicKey,
-        );
-      }
-      return api.createTask(systemId, body);
-    };
-
     fill(
       element,
       h(
@@ -132,51 +116,12 @@ export function actionForm(
         {
           class: 'actions',
           'aria-label': `Act on ${approvalId}`,
-          onsubmit: (event: Event) => {
-            event.preventDefault();
-            const submitter = (event as SubmitEvent).submitter as HTMLButtonElement | null;
-            const type = submitter?.value ?? taskTypes[0] ?? '';
-            busy = true;
-            setEnabled();
-            outcome.textContent = '';
-            submit(type)
-              .then((task) => {
-                password.value = '';
-                outcome.textContent = `Created the ${type} task; its progress shows below.`;
-                announce(`Created the ${type} task for ${approvalId} (${task.id}).`);
-              })
-              .catch((error: unknown) => {
-                outcome.textContent = error instanceof Error ? error.message : String(error);
-              })
-              .finally(() => {
-                busy = false;
-                setEnabled();
-                // The buttons were disabled while the task was created: the focus goes to what happened.
-                outcome.focus();
-              });
-          },
+          onsubmit: (event: Event) => onSubmit(event, form, authRequired, taskTypes[0] ?? ''),
         },
-        h('label', { for: comments.id }, 'Comments'),
-        comments,
-        count,
-        authRequired
-          ? h(
-              'fieldset',
-              {},
-              h('legend', {}, 'The approver’s credentials in the source system'),
-              h(
-                'p',
-                { class: 'muted small' },
-                'The connector registered authRequired: it signs in to the source as the approver. ',
-                'They are sealed in this browser to the connector’s key; the backend never sees them.',
-              ),
-              demo,
-              h('label', { for: username.id }, 'Username'),
-              username,
-              h('label', { for: password.id }, 'Password'),
-              password,
-            )
-          : null,
+        h('label', { for: form.comments.id }, 'Comments'),
+        form.comments,
+        form.count,
+        authRequired ? credentialsFieldset(form, demo) : null,
         state,
         h('div', { class: 'buttons' }, buttons),
         outcome,
@@ -196,23 +141,7 @@ export function actionForm(
       const shownDemo = signIn === undefined ? '' : `${signIn.username}\n${signIn.password}`;
       if (demo.dataset.shown !== shownDemo) {
         demo.dataset.shown = shownDemo;
-        fill(
-          demo,
-          signIn === undefined
-            ? null
-            : h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'secondary',
-                  onclick: () => {
-                    fillDemo?.(signIn.username, signIn.password);
-                    announce(`Filled in the demo sign-in of ${signIn.username}.`);
-                  },
-                },
-                `Fill in ${signIn.username}’s demo sign-in`,
-              ),
-        );
+        fill(demo, signIn === undefined ? null : demoButton(signIn, () => fields));
       }
       const guard = actionState(approval, tasks);
       blocked = guard.blocked;
@@ -221,6 +150,101 @@ export function actionForm(
       setEnabled();
     },
   };
+}
+
+function formFields(n: number): Fields {
+  const comments = h('textarea', {
+    id: `comments-${n}`,
+    name: 'comments',
+    rows: 2,
+    maxlength: MAX_COMMENT_CHARS,
+  });
+  const count = h(
+    'p',
+    { class: 'muted small', id: `comments-${n}-count` },
+    `Up to ${MAX_COMMENT_CHARS} characters.`,
+  );
+  comments.setAttribute('aria-describedby', count.id);
+  comments.addEventListener('input', () => {
+    count.textContent = `${comments.value.length} of ${MAX_COMMENT_CHARS} characters.`;
+  });
+  const username = h('input', {
+    id: `username-${n}`,
+    name: 'username',
+    autocomplete: 'off',
+    required: true,
+  });
+  const password = h('input', {
+    id: `password-${n}`,
+    name: 'password',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+  });
+  return { comments, count, username, password };
+}
+
+function credentialsFieldset({ username, password }: Fields, demo: HTMLElement): HTMLElement {
+  return h(
+    'fieldset',
+    {},
+    h('legend', {}, 'The approver’s credentials in the source system'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'The connector registered authRequired: it signs in to the source as the approver. ',
+      'They are sealed in this browser to the connector’s key; the backend never sees them.',
+    ),
+    demo,
+    h('label', { for: username.id }, 'Username'),
+    username,
+    h('label', { for: password.id }, 'Password'),
+    password,
+  );
+}
+
+/** The button that fills in an approver's demo sign-in, in the fields the form has when it is pressed. */
+function demoButton(
+  signIn: { username: string; password: string },
+  fields: () => Fields | undefined,
+): HTMLElement {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      onclick: () => {
+        const form = fields();
+        if (form !== undefined) {
+          form.username.value = signIn.username;
+          form.password.value = signIn.password;
+        }
+        announce(`Filled in the demo sign-in of ${signIn.username}.`);
+      },
+    },
+    `Fill in ${signIn.username}’s demo sign-in`,
+  );
+}
+
+/** Creates the task, its credentials sealed in this browser when the connector registered `authRequired`. */
+async function createTask(
+  systemId: string,
+  approvalId: string,
+  type: string,
+  { comments, username, password }: Fields,
+  authRequired: boolean,
+): Promise<TaskInfo> {
+  const body: Parameters<typeof api.createTask>[1] = { type, approvalId, approveComments: comments.value };
+  if (authRequired) {
+    // Read now, not when the page loaded: the key the connector holds at this moment is the one it opens with.
+    const { connector } = await api.system(systemId);
+    if (connector.publicKey === undefined) throw new Error('The connector has registered no public key.');
+    body.sealedCredentials = sealCredentials(
+      { username: username.value, password: password.value },
+      connector.publicKey,
+    );
+  }
+  return api.createTask(systemId, body);
 }
 
 export function label(type: string): string {

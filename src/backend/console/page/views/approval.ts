@@ -1,5 +1,5 @@
 import { type ApprovalDetail, api, type SystemView } from '../api.js';
-import { badge, fill, h, jsonTree, time } from '../dom.js';
+import { badge, type Child, fill, h, jsonTree, time } from '../dom.js';
 import { renderTemplate, templateFor, titleOf } from '../template.js';
 import { errorMessage, pageTitle, touches, type View } from '../view.js';
 import { actionForm, actionState } from './act.js';
@@ -48,71 +48,15 @@ export function approvalView(systemId: string, approvalId: string): View {
     if (key === shownKey) return;
     shownKey = key;
     heading.textContent = title;
-    fill(
-      meta,
-      approval.resolved ? badge('resolved', 'good') : badge('waiting for an action', 'warn'),
-      ' ',
-      h('span', { class: 'mono wrap' }, approval.id),
-      ' · for ',
-      approverName(approval),
-      ' · schema ',
-      h('span', { class: 'mono' }, approval.schemaId),
-      ' · modified ',
-      time(approval.lastModified),
-    );
+    fill(meta, metaOf(approval));
     const { note: said } = actionState(approval, detail.tasks);
     fill(note, said === undefined ? null : h('p', { class: 'notice', role: 'status' }, said));
-    const template = templateFor(current.templates, approval.schemaId);
-    const rendered = template === undefined ? undefined : renderTemplate(template.template, approval);
-    fill(
-      details,
-      h(
-        'section',
-        { class: 'panel', 'aria-labelledby': 'data-title' },
-        h('h2', { id: 'data-title' }, 'The approval'),
-        rendered === undefined
-          ? h(
-              'p',
-              { class: 'muted small' },
-              'The connector published no template the console can render for this schema.',
-            )
-          : [h('p', { class: 'muted small' }, `As its “${template?.type}” template shows it`), rendered],
-        jsonTree(approval.data ?? {}, rendered === undefined ? 1 : 0, 'data'),
-        history(detail),
-      ),
-    );
+    fill(details, dataPanel(detail, current));
     fill(
       tasks,
       detail.tasks.length === 0
         ? h('p', { class: 'muted' }, 'No task yet.')
-        : [...detail.tasks].reverse().map((task) =>
-            h(
-              'article',
-              {
-                class: 'panel task',
-                'data-task-id': task.id,
-                'aria-label': `Task ${task.type} ${task.id}`,
-              },
-              h(
-                'h3',
-                {},
-                h('span', { class: 'task-status' }, taskStatus(task)),
-                ' ',
-                task.type,
-                ' ',
-                h('span', { class: 'mono muted small wrap' }, task.id),
-              ),
-              h(
-                'p',
-                { class: 'small' },
-                `${task.deliveries} deliver${task.deliveries === 1 ? 'y' : 'ies'}`,
-                task.encrypted ? ' · credentials sealed' : '',
-                ' · result ',
-                h('span', { class: 'task-result' }, taskResult(task)),
-              ),
-              timeline(task),
-            ),
-          ),
+        : [...detail.tasks].reverse().map(taskArticle),
     );
   };
 
@@ -142,6 +86,68 @@ export function approvalView(systemId: string, approvalId: string): View {
     },
     dispose: () => window.clearTimeout(timer),
   };
+}
+
+/** The approval's state, id, approver, schema and last modification, on one line. */
+function metaOf(approval: ApprovalDetail['approval']): Child[] {
+  return [
+    approval.resolved ? badge('resolved', 'good') : badge('waiting for an action', 'warn'),
+    ' ',
+    h('span', { class: 'mono wrap' }, approval.id),
+    ' · for ',
+    approverName(approval),
+    ' · schema ',
+    h('span', { class: 'mono' }, approval.schemaId),
+    ' · modified ',
+    time(approval.lastModified),
+  ];
+}
+
+/** The approval as the connector's template renders it (when it published one), its data, and its history. */
+function dataPanel(detail: ApprovalDetail, current: SystemView): HTMLElement {
+  const { approval } = detail;
+  const template = templateFor(current.templates, approval.schemaId);
+  const rendered = template === undefined ? undefined : renderTemplate(template.template, approval);
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'data-title' },
+    h('h2', { id: 'data-title' }, 'The approval'),
+    rendered === undefined
+      ? h(
+          'p',
+          { class: 'muted small' },
+          'The connector published no template the console can render for this schema.',
+        )
+      : [h('p', { class: 'muted small' }, `As its “${template?.type}” template shows it`), rendered],
+    jsonTree(approval.data ?? {}, rendered === undefined ? 1 : 0, 'data'),
+    history(detail),
+  );
+}
+
+/** One task of the approval: its status, type and id, its deliveries and result, and its timeline. */
+function taskArticle(task: ApprovalDetail['tasks'][number]): HTMLElement {
+  return h(
+    'article',
+    { class: 'panel task', 'data-task-id': task.id, 'aria-label': `Task ${task.type} ${task.id}` },
+    h(
+      'h3',
+      {},
+      h('span', { class: 'task-status' }, taskStatus(task)),
+      ' ',
+      task.type,
+      ' ',
+      h('span', { class: 'mono muted small wrap' }, task.id),
+    ),
+    h(
+      'p',
+      { class: 'small' },
+      `${task.deliveries} deliver${task.deliveries === 1 ? 'y' : 'ies'}`,
+      task.encrypted ? ' · credentials sealed' : '',
+      ' · result ',
+      h('span', { class: 'task-result' }, taskResult(task)),
+    ),
+    timeline(task),
+  );
 }
 
 function history({ approval }: ApprovalDetail): HTMLElement {

@@ -4,7 +4,7 @@ import { badge, fill, h, time } from '../dom.js';
 import { titleOf } from '../template.js';
 import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
 import { actionForm, actionState } from './act.js';
-import type { Panel } from './system.js';
+import type { Panel } from './panel.js';
 import { approvalLink, reloadWhenLeaseEnds, taskStatus } from './tasks.js';
 
 interface Row {
@@ -88,33 +88,10 @@ export function approvalsPanel(systemId: string, query: URLSearchParams): Panel 
         api.tasks(systemId),
       ]);
       timer = reloadWhenLeaseEnds(tasks, now, () => void load());
-      const last = Math.min(total, offset + approvals.length);
-      summary.textContent =
-        total === 0
-          ? 'No approval matches.'
-          : `${total} approval${total === 1 ? '' : 's'}${total > approvals.length ? `, ${offset + 1} to ${last} shown` : ''}, newest first.`;
+      summary.textContent = summaryOf(total, offset, approvals.length);
       const byApproval = Map.groupBy(tasks, (task) => task.approvalId);
-      const missing = [...actedOn].filter((id) => !approvals.some((approval) => approval.id === id));
-      const kept = await Promise.all(
-        missing.map((id) =>
-          api.approval(systemId, id).then(
-            ({ approval }) => approval,
-            () => undefined,
-          ),
-        ),
-      );
-      const keptShown = kept.filter((approval) => approval !== undefined);
-      fill(
-        hidden,
-        keptShown.length === 0
-          ? null
-          : h(
-              'p',
-              { class: 'notice' },
-              `The filter no longer matches ${keptShown.map((approval) => approval.id).join(', ')}; `,
-              'shown here because you acted on it.',
-            ),
-      );
+      const keptShown = await actedOnOutside(systemId, actedOn, approvals);
+      fill(hidden, keptNotice(keptShown));
       const shown = [...keptShown, ...approvals].map((approval) => {
         const row = rows.get(approval.id) ?? newRow(systemId, approval.id, () => actedOn.add(approval.id));
         rows.set(approval.id, row);
@@ -173,6 +150,41 @@ export function approvalsPanel(systemId: string, query: URLSearchParams): Panel 
       window.clearTimeout(typing);
     },
   };
+}
+
+/** What the list shows, in words: how many approvals match, and which of them this page holds. */
+function summaryOf(total: number, offset: number, count: number): string {
+  if (total === 0) return 'No approval matches.';
+  const last = Math.min(total, offset + count);
+  return `${total} approval${total === 1 ? '' : 's'}${total > count ? `, ${offset + 1} to ${last} shown` : ''}, newest first.`;
+}
+
+/** The approvals acted on from the list that the page no longer holds, as they are now (gone ones left out). */
+async function actedOnOutside(
+  systemId: string,
+  actedOn: ReadonlySet<string>,
+  approvals: readonly ApprovalView[],
+): Promise<ApprovalView[]> {
+  const missing = [...actedOn].filter((id) => !approvals.some((approval) => approval.id === id));
+  const kept = await Promise.all(
+    missing.map((id) =>
+      api.approval(systemId, id).then(
+        ({ approval }) => approval,
+        () => undefined,
+      ),
+    ),
+  );
+  return kept.filter((approval) => approval !== undefined);
+}
+
+function keptNotice(kept: readonly ApprovalView[]): HTMLElement | null {
+  if (kept.length === 0) return null;
+  return h(
+    'p',
+    { class: 'notice' },
+    `The filter no longer matches ${kept.map((approval) => approval.id).join(', ')}; `,
+    'shown here because you acted on it.',
+  );
 }
 
 let rowIds = 0;

@@ -1,5 +1,5 @@
 import { api, type FaultInfo, type FaultRuleInput } from '../api.js';
-import { badge, fill, h } from '../dom.js';
+import { badge, type Child, fill, h } from '../dom.js';
 import { announce, errorMessage, pageTitle, touches, type View } from '../view.js';
 
 /** A fault that stays on until switched off (in practice: it never runs out). */
@@ -76,7 +76,6 @@ export function faultsView(): View {
   const active = h('div', {});
   const systems = new Map<string, string>();
   const switches = PRESETS.map((preset) => faultSwitch(preset, systems));
-  const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
   const element = h(
     'section',
     { 'aria-labelledby': 'faults-title' },
@@ -97,33 +96,7 @@ export function faultsView(): View {
       { class: 'switches' },
       switches.map((item) => item.element),
     ),
-    h(
-      'article',
-      { class: 'panel' },
-      h('h2', {}, 'Lease expiry'),
-      h(
-        'p',
-        {},
-        'Ends every running lease now, so each leased task is offered again, as if its connector had died.',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          onclick: () => {
-            api.expireLeases().then(
-              ({ expired }) => {
-                expire.textContent = `${expired} lease${expired === 1 ? '' : 's'} ended.`;
-                announce(expire.textContent);
-              },
-              (error: unknown) => fill(expire, errorMessage(error)),
-            );
-          },
-        },
-        'Expire every lease now',
-      ),
-      expire,
-    ),
+    leaseExpiry(),
     h('h2', {}, 'In force'),
     active,
   );
@@ -140,55 +113,7 @@ export function faultsView(): View {
         }
       }
       for (const item of switches) item.show(faults);
-      fill(
-        active,
-        faults.length === 0
-          ? h('p', { class: 'muted' }, 'No fault: every request is served normally.')
-          : [
-              h(
-                'ul',
-                { class: 'faults' },
-                faults.map((fault) =>
-                  h(
-                    'li',
-                    {},
-                    badge(describeFault(fault.fault), 'warn'),
-                    ' ',
-                    h(
-                      'span',
-                      { class: 'mono' },
-                      `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`,
-                    ),
-                    ' ',
-                    scopeOf(fault, systems),
-                    ' ',
-                    h(
-                      'span',
-                      { class: 'muted fault-count' },
-                      `applied ${fault.hits} time${fault.hits === 1 ? '' : 's'}, `,
-                      fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
-                    ),
-                    ' ',
-                    h(
-                      'button',
-                      {
-                        type: 'button',
-                        class: 'small',
-                        'aria-label': `Remove fault ${fault.id}`,
-                        onclick: () => void api.clearFault(fault.id).then(refresh),
-                      },
-                      'Remove',
-                    ),
-                  ),
-                ),
-              ),
-              h(
-                'button',
-                { type: 'button', onclick: () => void api.clearFaults().then(refresh) },
-                'Remove every fault',
-              ),
-            ],
-      );
+      fill(active, faultsInForce(faults, systems, refresh));
     } catch (error) {
       fill(active, errorMessage(error));
     }
@@ -203,6 +128,83 @@ export function faultsView(): View {
       if (touches(changes, ['faults', 'directory'])) await refresh();
     },
   };
+}
+
+/** The button that ends every lease now, and what it did. */
+function leaseExpiry(): HTMLElement {
+  const expire = h('p', { class: 'form-status', 'aria-live': 'polite' });
+  return h(
+    'article',
+    { class: 'panel' },
+    h('h2', {}, 'Lease expiry'),
+    h(
+      'p',
+      {},
+      'Ends every running lease now, so each leased task is offered again, as if its connector had died.',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          api.expireLeases().then(
+            ({ expired }) => {
+              expire.textContent = `${expired} lease${expired === 1 ? '' : 's'} ended.`;
+              announce(expire.textContent);
+            },
+            (error: unknown) => fill(expire, errorMessage(error)),
+          );
+        },
+      },
+      'Expire every lease now',
+    ),
+    expire,
+  );
+}
+
+/** The faults in force, each with what it does, to which requests, how often so far, and a button to remove it. */
+function faultsInForce(
+  faults: readonly FaultInfo[],
+  systems: ReadonlyMap<string, string>,
+  refresh: () => Promise<void>,
+): Child {
+  if (faults.length === 0) return h('p', { class: 'muted' }, 'No fault: every request is served normally.');
+  const item = (fault: FaultInfo) =>
+    h(
+      'li',
+      {},
+      badge(describeFault(fault.fault), 'warn'),
+      ' ',
+      h('span', { class: 'mono' }, `${fault.method ?? 'any method'} ${fault.path ?? 'any path'}`),
+      ' ',
+      scopeOf(fault, systems),
+      ' ',
+      h(
+        'span',
+        { class: 'muted fault-count' },
+        `applied ${fault.hits} time${fault.hits === 1 ? '' : 's'}, `,
+        fault.remaining >= UNTIL_OFF / 2 ? 'until switched off' : `${fault.remaining} more`,
+      ),
+      ' ',
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          'aria-label': `Remove fault ${fault.id}`,
+          onclick: () => void api.clearFault(fault.id).then(refresh),
+        },
+        'Remove',
+      ),
+    );
+  return [
+    h('ul', { class: 'faults' }, faults.map(item)),
+    h(
+      'button',
+      { type: 'button', onclick: () => void api.clearFaults().then(refresh) },
+      'Remove every fault',
+    ),
+  ];
 }
 
 /** Which requests a fault applies to: one system's connector's, or everyone's. */
@@ -235,14 +237,16 @@ function matches(preset: Preset, fault: FaultInfo, method: string, path: string,
   );
 }
 
-function faultSwitch(
-  preset: Preset,
-  systems: ReadonlyMap<string, string>,
-): {
-  element: HTMLElement;
-  show(faults: FaultInfo[]): void;
-  changed: () => Promise<void>;
-} {
+/** The fields of a fault switch: which requests, how many times, and the preset's number when it has one. */
+interface SwitchFields {
+  method: HTMLSelectElement;
+  path: HTMLInputElement;
+  times: HTMLInputElement;
+  system: HTMLSelectElement;
+  number: HTMLInputElement | undefined;
+}
+
+function switchFields(preset: Preset): SwitchFields {
   const id = (name: string) => `${preset.id}-${name}`;
   const method = h(
     'select',
@@ -271,6 +275,32 @@ function faultSwitch(
           value: String((preset.fault as Record<string, unknown>)[preset.number.key]),
           required: true,
         });
+  return { method, path, times, system, number };
+}
+
+/** The rule a switch adds: the preset's fault, on the requests and as many times as its fields say. */
+function ruleOf(preset: Preset, { method, path, times, system, number }: SwitchFields): FaultRuleInput {
+  const fault = { ...preset.fault } as Record<string, unknown>;
+  if (number !== undefined && preset.number !== undefined) fault[preset.number.key] = Number(number.value);
+  return {
+    ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
+    ...(system.value === '' ? {} : { systemId: system.value }),
+    path: path.value,
+    times: times.value === '' ? UNTIL_OFF : Number(times.value),
+    fault: fault as FaultRuleInput['fault'],
+  };
+}
+
+function faultSwitch(
+  preset: Preset,
+  systems: ReadonlyMap<string, string>,
+): {
+  element: HTMLElement;
+  show(faults: FaultInfo[]): void;
+  changed: () => Promise<void>;
+} {
+  const id = (name: string) => `${preset.id}-${name}`;
+  const { method, path, times, system, number } = switchFields(preset);
   const toggle = h(
     'button',
     { type: 'button', class: 'switch', 'aria-pressed': 'false', id: id('switch') },
@@ -338,17 +368,9 @@ function faultSwitch(
     event.preventDefault();
     problem.textContent = '';
     const on = mine.length > 0;
-    const fault = { ...preset.fault } as Record<string, unknown>;
-    if (number !== undefined && preset.number !== undefined) fault[preset.number.key] = Number(number.value);
     const action = on
       ? Promise.all(mine.map((fault) => api.clearFault(fault.id)))
-      : api.injectFault({
-          ...(method.value === '' ? {} : { method: method.value as NonNullable<FaultRuleInput['method']> }),
-          ...(system.value === '' ? {} : { systemId: system.value }),
-          path: path.value,
-          times: times.value === '' ? UNTIL_OFF : Number(times.value),
-          fault: fault as FaultRuleInput['fault'],
-        });
+      : api.injectFault(ruleOf(preset, { method, path, times, system, number }));
     action.then(
       () => {
         announce(`${preset.name} switched ${on ? 'off' : 'on'}.`);

@@ -1,8 +1,9 @@
-import { api, type ConnectorCall, type SystemView } from '../api.js';
-import { badge, fill, h, jsonTree, time } from '../dom.js';
+import { api, type SystemView } from '../api.js';
+import { fill, h, jsonTree, time } from '../dom.js';
 import { errorMessage, type LiveChange, pageTitle, touches, type View } from '../view.js';
 import { approvalsPanel } from './approvals.js';
-import { table } from './organizations.js';
+import { connectorPanel } from './connector.js';
+import type { Panel } from './panel.js';
 import { tasksPanel } from './tasks.js';
 
 export const TABS = ['approvals', 'tasks', 'connector', 'state'] as const;
@@ -16,13 +17,6 @@ const TAB_NAMES: Record<Tab, string> = {
 
 /** A connector rotates its key this long before it expires by default (`keys.rotationMarginMs`, 7 days). */
 export const ROTATION_MARGIN_MS = 7 * 24 * 60 * 60 * 1000;
-
-/** A panel of the system page, fed the system's overview (connector, templates, state) as it changes. */
-export interface Panel {
-  readonly element: HTMLElement;
-  update(overview: SystemView, changes?: readonly LiveChange[]): Promise<void>;
-  dispose?(): void;
-}
 
 /** One system: its name, a warning about its connector's key, and one of its tabs. */
 export function systemView(systemId: string, tab: Tab, query: URLSearchParams): View {
@@ -113,170 +107,6 @@ function duration(ms: number): string {
   const hours = Math.round(minutes / 60);
   if (hours < 48) return `${hours} hours`;
   return `${Math.round(hours / 24)} days`;
-}
-
-function connectorPanel(): Panel {
-  const element = h('div', {});
-  const health = h('section', { class: 'panel', 'aria-labelledby': 'health-title' });
-  const registration = h('section', { class: 'panel', 'aria-labelledby': 'registration-title' });
-  element.append(health, registration);
-  return {
-    element,
-    async update(overview) {
-      const { connector, now } = overview;
-      pageTitle(`Connector · ${overview.system.name}`);
-      fill(health, healthOf(overview));
-      if (connector.updatedAt === undefined) {
-        fill(
-          registration,
-          h(
-            'p',
-            { class: 'notice' },
-            'The connector has not registered yet: start it with this system’s token.',
-          ),
-        );
-        return;
-      }
-      fill(
-        registration,
-        h('h2', { id: 'registration-title' }, 'Registration'),
-        h(
-          'dl',
-          { class: 'fields' },
-          h('dt', {}, 'Registered'),
-          h('dd', {}, time(connector.updatedAt)),
-          h('dt', {}, 'Task types'),
-          h(
-            'dd',
-            {},
-            connector.taskTypes.length === 0
-              ? 'none'
-              : h(
-                  'ul',
-                  { class: 'inline-list' },
-                  connector.taskTypes.map((type) => h('li', {}, badge(type))),
-                ),
-          ),
-          h('dt', {}, 'authRequired'),
-          h('dd', {}, connector.authRequired ? 'yes: tasks carry the approver’s sealed credentials' : 'no'),
-          h('dt', {}, 'Public key'),
-          h('dd', { class: 'mono wrap' }, connector.publicKey ?? 'none'),
-          h('dt', {}, 'Key expires'),
-          h(
-            'dd',
-            {},
-            time(connector.publicKeyExpiredAt),
-            connector.publicKeyExpiredAt !== undefined &&
-              Date.parse(connector.publicKeyExpiredAt) <= Date.parse(now)
-              ? [' ', badge('expired', 'bad')]
-              : null,
-          ),
-        ),
-        connector.keys.length > 1
-          ? [
-              h('h2', {}, 'Keys still accepted'),
-              h(
-                'p',
-                { class: 'muted' },
-                'Tasks sealed to an earlier key are delivered until that key expires.',
-              ),
-              table(
-                ['Public key', 'Expires'],
-                connector.keys.map((key) => [
-                  h('span', { class: 'mono wrap' }, key.publicKey),
-                  time(key.expiresAt),
-                ]),
-              ),
-            ]
-          : null,
-      );
-    },
-  };
-}
-
-/** What the backend saw of the connector's requests: its last poll, push and sync, and its failures by status. */
-function healthOf({ health, connector, now }: SystemView): (HTMLElement | null)[] {
-  const call = (seen: ConnectorCall | undefined, what: string) =>
-    seen === undefined
-      ? h('span', { class: 'muted' }, `no ${what} since the backend started`)
-      : [
-          time(seen.at),
-          ' ',
-          seen.status === 200
-            ? badge('ok', 'good')
-            : badge(seen.status === 'dropped' ? 'dropped' : `failed ${seen.status}`, 'bad'),
-          seen.injected ? h('span', { class: 'muted' }, ' (an injected fault)') : null,
-        ];
-  const failures = Object.entries(health.failuresByStatus);
-  const keyLeft =
-    connector.publicKeyExpiredAt === undefined
-      ? undefined
-      : Date.parse(connector.publicKeyExpiredAt) - Date.parse(now);
-  return [
-    h('h2', { id: 'health-title' }, 'Health'),
-    h(
-      'p',
-      { class: 'muted small' },
-      'What the backend saw of this connector’s requests since it started: a sync run pushes approvals, then saves ',
-      'the connector’s state.',
-    ),
-    h(
-      'dl',
-      { class: 'fields health' },
-      h('dt', {}, 'Last poll for tasks'),
-      h('dd', { 'data-health': 'poll' }, call(health.lastPoll, 'poll')),
-      h('dt', {}, 'Last push of approvals'),
-      h('dd', { 'data-health': 'push' }, call(health.lastPush, 'push')),
-      h('dt', {}, 'Last sync run (state saved)'),
-      h('dd', { 'data-health': 'sync' }, call(health.lastSync, 'sync run')),
-      h('dt', {}, 'Failed requests'),
-      h(
-        'dd',
-        { 'data-health': 'failures' },
-        failures.length === 0
-          ? 'none'
-          : h(
-              'ul',
-              { class: 'inline-list' },
-              failures.map(([status, count]) =>
-                h('li', {}, badge(`${status === 'dropped' ? 'dropped' : status}: ${count}`, 'bad')),
-              ),
-            ),
-      ),
-      h('dt', {}, 'Key expires'),
-      h(
-        'dd',
-        {},
-        connector.authRequired
-          ? time(connector.publicKeyExpiredAt)
-          : 'no key: the connector takes no credentials',
-        keyLeft !== undefined && keyLeft <= 0 ? [' ', badge('expired', 'bad')] : null,
-      ),
-    ),
-    health.recentFailures.length === 0
-      ? null
-      : h(
-          'details',
-          {},
-          h('summary', {}, `The last ${health.recentFailures.length} failed requests`),
-          h(
-            'ul',
-            { class: 'failures' },
-            health.recentFailures.map((failure) =>
-              h(
-                'li',
-                {},
-                time(failure.at),
-                ' ',
-                h('span', { class: 'mono' }, `${failure.method} ${failure.path}`),
-                ' ',
-                badge(String(failure.status), 'bad'),
-                failure.injected ? ' injected' : '',
-              ),
-            ),
-          ),
-        ),
-  ];
 }
 
 function statePanel(): Panel {

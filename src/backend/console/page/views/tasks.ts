@@ -1,7 +1,7 @@
 import { api, type TaskEvent, type TaskInfo } from '../api.js';
 import { badge, type Child, fill, h, jsonTree, time } from '../dom.js';
 import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
-import type { Panel } from './system.js';
+import type { Panel } from './panel.js';
 
 /** A task's outcome: still on its way, or finished. Finished is `succeeded` only when its result is a success. */
 export type TaskOutcome = 'waiting' | 'leased' | 'succeeded' | 'failed';
@@ -145,54 +145,7 @@ export function tasksPanel(systemId: string, query: URLSearchParams): Panel {
         ? h('p', { class: 'notice' }, 'No task yet: act on an approval to create one.')
         : tasks.length === 0
           ? h('p', { class: 'notice' }, `No task is ${FILTERS[chosen].toLowerCase()}.`)
-          : h(
-              'table',
-              { class: 'stack' },
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  ['Created', 'Task', 'Approval', 'Status', 'Deliveries', 'Result', 'Lease ends / done'].map(
-                    (heading) => h('th', { scope: 'col' }, heading),
-                  ),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                tasks.map((task) =>
-                  h(
-                    'tr',
-                    { 'data-task-id': task.id, class: `task-${outcomeOf(task)}` },
-                    cell('Created', time(task.createdAt)),
-                    cell(
-                      'Task',
-                      h('strong', {}, task.type),
-                      task.encrypted ? h('span', { class: 'muted' }, ' (credentials sealed)') : null,
-                      h('br', {}),
-                      h('span', { class: 'mono muted small wrap' }, task.id),
-                      task.approveComments === ''
-                        ? null
-                        : [h('br', {}), h('q', { class: 'small' }, task.approveComments)],
-                    ),
-                    cell(
-                      'Approval',
-                      approvalLink(
-                        systemId,
-                        task.approvalId,
-                        h('span', { class: 'mono wrap' }, task.approvalId),
-                      ),
-                    ),
-                    namedCell('task-status', 'Status', taskStatus(task)),
-                    namedCell('task-deliveries', 'Deliveries', String(task.deliveries)),
-                    namedCell('task-result', 'Result', taskResult(task)),
-                    cell('Lease ends / done', time(task.completedAt ?? task.leaseExpiresAt)),
-                  ),
-                ),
-              ),
-            ),
+          : taskTable(systemId, tasks),
     );
   };
 
@@ -219,6 +172,53 @@ export function tasksPanel(systemId: string, query: URLSearchParams): Panel {
     dispose: () => window.clearTimeout(timer),
   };
   return panel;
+}
+
+/** The tasks as a table, a row each, that stacks its cells at a phone's width. */
+function taskTable(systemId: string, tasks: readonly TaskInfo[]): HTMLElement {
+  const headings = ['Created', 'Task', 'Approval', 'Status', 'Deliveries', 'Result', 'Lease ends / done'];
+  return h(
+    'table',
+    { class: 'stack' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headings.map((heading) => h('th', { scope: 'col' }, heading)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      tasks.map((task) => taskRow(systemId, task)),
+    ),
+  );
+}
+
+function taskRow(systemId: string, task: TaskInfo): HTMLElement {
+  return h(
+    'tr',
+    { 'data-task-id': task.id, class: `task-${outcomeOf(task)}` },
+    cell('Created', time(task.createdAt)),
+    cell(
+      'Task',
+      h('strong', {}, task.type),
+      task.encrypted ? h('span', { class: 'muted' }, ' (credentials sealed)') : null,
+      h('br', {}),
+      h('span', { class: 'mono muted small wrap' }, task.id),
+      task.approveComments === '' ? null : [h('br', {}), h('q', { class: 'small' }, task.approveComments)],
+    ),
+    cell(
+      'Approval',
+      approvalLink(systemId, task.approvalId, h('span', { class: 'mono wrap' }, task.approvalId)),
+    ),
+    namedCell('task-status', 'Status', taskStatus(task)),
+    namedCell('task-deliveries', 'Deliveries', String(task.deliveries)),
+    namedCell('task-result', 'Result', taskResult(task)),
+    cell('Lease ends / done', time(task.completedAt ?? task.leaseExpiresAt)),
+  );
 }
 
 /** A table cell that names its column, so that a row stacked at a phone's width still says what each value is. */
