@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -334,5 +335,56 @@ describe('the names of each entry', () => {
     expect(['type ClientOptions', 'type ReferenceBackendOptions', 'runWorker'].filter(isPlumbing)).toEqual(
       [],
     );
+  });
+});
+
+describe('the imports of the package that the docs, examples and templates show', () => {
+  // Every file a user reads or copies, and the TSDoc of the source (its `@example` blocks).
+  const files = ['README.md'].concat(
+    ...['docs', 'examples', 'templates', 'packages', 'src'].map((folder) =>
+      readdirSync(`${root}${folder}`, { recursive: true, encoding: 'utf8' })
+        .filter((file) => /\.(md|ts|js|mjs)$/.test(file) && !/(^|\/)(node_modules|dist)\//.test(file))
+        .map((file) => `${folder}/${file}`),
+    ),
+  );
+  const imports = files.flatMap((file) =>
+    [
+      ...readFileSync(`${root}${file}`, 'utf8').matchAll(
+        /import\s+(type\s+)?\{([^}]*)\}\s+from\s+'(approval-connector-kit(?:\/[a-z-]+)?)'/g,
+      ),
+    ].flatMap(([, , list, entry]) =>
+      (list as string)
+        .split(',')
+        .map((name) =>
+          name
+            .replace(/^\s*type\s+/, '')
+            .replace(/\s+as\s+\w+/, '')
+            .trim(),
+        )
+        .filter((name) => name !== '' && !name.startsWith('//'))
+        .map((name) => ({ file, entry: entry as string, name })),
+    ),
+  );
+
+  it('are found', () => {
+    expect(imports.length).toBeGreaterThan(50);
+    expect(new Set(imports.map(({ entry }) => entry))).toEqual(
+      new Set([
+        'approval-connector-kit',
+        'approval-connector-kit/client',
+        'approval-connector-kit/worker',
+        'approval-connector-kit/testing',
+        'approval-connector-kit/backend',
+      ]),
+    );
+  });
+
+  it('each name a name its entry exports', () => {
+    const missing = imports.filter(
+      ({ entry, name }) =>
+        !(entry in exported) ||
+        !exported[entry as keyof typeof entries].some((held) => held.replace(/^type /, '') === name),
+    );
+    expect(missing.map(({ file, entry, name }) => `${file}: ${name} from '${entry}'`)).toEqual([]);
   });
 });
