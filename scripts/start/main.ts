@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { backendOptionsSchema } from '../../src/backend/index.js';
+import { backendOptionsSchema } from '../../src/backend/internal.js';
 import { startDev } from '../../src/cli/dev/index.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { PortInUseError, ValidationError } from '../../src/errors.js';

@@ -18,16 +18,15 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import '../node-guard.js';
 
+export { PortInUseError } from '../errors.js';
 export type { NewTenant, Tenant } from './admin/operations.js';
-export { ADMIN_PREFIX } from './admin/routes.js';
 export { ReferenceBackend, startReferenceBackend } from './backend.js';
 export type { DemoSignIn } from './console/index.js';
 export { type Collection, ServiceError, type ServiceErrorKind } from './errors.js';
 export type { FaultEvent, FaultInjector, FaultListener } from './faults/injector.js';
 export { FaultAction, type FaultInfo, FaultRule, type FaultRuleInput } from './faults/schema.js';
 export { buildOpenApiDocument, type OpenApiOptions } from './openapi/document.js';
-// The schema too, so that the `connector backend` command checks its admin token by the same rule.
-export { backendOptionsSchema, type ReferenceBackendOptions } from './options.js';
+export type { ReferenceBackendOptions } from './options.js';
 export { parseSeed, readSeedFile } from './seed/load.js';
 export {
   Seed,

@@ -51,7 +51,6 @@ export {
 export {
   ApprovalKitError,
   type ErrorCode,
-  PortInUseError,
   ValidationError,
   type ValidationIssue,
   type ValidationIssueCode,
@@ -80,13 +79,9 @@ export {
 export { type ApprovalsQuery, IntegrationClient, type LeasedTask } from './integration-client.js';
 export { type IterateOptions, ManagementClient } from './management-client.js';
 export {
-  CLIENT_SECRET_OPTIONS,
   type ClientOptions,
-  clientOptionsSchema,
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestOptions,
-  type ResolvedClientOptions,
-  resolveClientOptions,
   type TokenSource,
 } from './options.js';
 export { isRetryable, type Repeatability, type RetryEvent, type RetryReason } from './retry.js';

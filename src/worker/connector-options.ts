@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, type ClientOptions, clientOptionsSchema } from '../client/index.js';
+import type { ClientOptions } from '../client/index.js';
+import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/internal.js';
 import { func, integer, parseOptions, pinoLogger, withMethods } from '../internal/options.js';
 import {
   FileKeyStore,

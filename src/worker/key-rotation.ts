@@ -4,7 +4,7 @@
  * @module
  */
 import { type Backoff, backoffDelay } from '../internal/backoff.js';
-import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys/key-ring.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys/index.js';
 import type { ConnectorMetrics, PinoLogger } from './operations/index.js';
 import type { ScheduledJob } from './schedule.js';
 

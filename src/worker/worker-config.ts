@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/index.js';
+import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/internal.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema } from './connector-options.js';

@@ -2,12 +2,12 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import {
-  backendOptionsSchema,
   type ReferenceBackend,
   readSeedFile,
   type Seed,
   startReferenceBackend,
 } from '../../backend/index.js';
+import { backendOptionsSchema } from '../../backend/internal.js';
 import { PortInUseError, ValidationError } from '../../errors.js';
 import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';

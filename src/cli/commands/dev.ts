@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { backendOptionsSchema } from '../../backend/index.js';
+import { backendOptionsSchema } from '../../backend/internal.js';
 import { PortInUseError, ValidationError } from '../../errors.js';
 import { asFlags, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';

@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import pino, { type LevelWithSilent } from 'pino';
 import { z } from 'zod';
-import { backendOptionsSchema, type ReferenceBackend, type SeedInput } from '../../backend/index.js';
+import type { ReferenceBackend, SeedInput } from '../../backend/index.js';
+import { backendOptionsSchema } from '../../backend/internal.js';
 import {
   crossCheck,
   integer,

@@ -1,4 +1,4 @@
-// biome-ignore lint/style/noRestrictedImports: the browser's bundle takes the sealing code alone, not the whole wire contract and zod behind the api's entry.
+// The sealing code alone, past the api's entry, so that no zod reaches the browser: docs/architecture.md allows it.
 import { sealCredentials } from '../../../../api/credentials.js';
 import { MAX_COMMENT_CHARS } from '../../limits.js';
 import { type ApprovalView, api, type SystemView, type TaskInfo } from '../api.js';

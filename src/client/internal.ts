@@ -1,0 +1,13 @@
+/**
+ * What the kit's other parts use of the clients beyond their public face: the schema of the client options (which
+ * the worker's options and configuration embed), the options that hold secrets, and how options resolve to their
+ * defaults. Not exported from any entry of the package.
+ * @module
+ */
+
+export {
+  CLIENT_SECRET_OPTIONS,
+  clientOptionsSchema,
+  type ResolvedClientOptions,
+  resolveClientOptions,
+} from './options.js';
