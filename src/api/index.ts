@@ -3,7 +3,7 @@
  * with the TypeScript types inferred from them.
  *
  * @example
- * <!-- example: typecheck, because the JSON is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { Approval } from 'approval-connector-kit/client';
  *

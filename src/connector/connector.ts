@@ -14,7 +14,7 @@ import type { TaskDeclaration, TaskDeclarations } from './task.js';
  * `AppState` is the type of the author's own part of connector state, as `context.state` reads and writes it.
  *
  * @example
- * <!-- example: typecheck, because the connector is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { Connector, incremental, task } from 'approval-connector-kit';
  * import { z } from 'zod';
@@ -58,7 +58,7 @@ export abstract class Connector<AppState extends object = Record<string, unknown
  * pre-check, and the handler. Both get the schema's output, inferred from `input`, and the same task context.
  *
  * @example
- * <!-- example: typecheck, because its source system is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { task } from 'approval-connector-kit';
  * import { z } from 'zod';
@@ -96,7 +96,7 @@ export interface IncrementalDeclaration<AppState extends object = Record<string,
  * given, enables reconciliation.
  *
  * @example
- * <!-- example: typecheck, because its Jira client is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { incremental } from 'approval-connector-kit';
  *

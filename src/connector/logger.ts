@@ -17,7 +17,7 @@ export interface LogFn {
  * The logger in a task's and a source's context.
  *
  * @example
- * <!-- example: typecheck, because the handler it stands in is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import type { TaskContext } from 'approval-connector-kit';
  *

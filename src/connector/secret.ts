@@ -17,7 +17,7 @@ const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
  * an own property either: spreading, `Object.keys` and `structuredClone` do not copy it.
  *
  * @example
- * <!-- example: typecheck, because the SAP client is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { Secret } from 'approval-connector-kit';
  *

@@ -3,7 +3,7 @@
  * running against it, and helpers to create tasks, await their results, read what was synced and inject faults.
  *
  * @example
- * <!-- example: typecheck, because the connector is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { createTestHarness } from 'approval-connector-kit/testing';
  * import { expect } from 'vitest';

@@ -6,7 +6,7 @@
  * one's own. See `docs/worker.md`.
  *
  * @example
- * <!-- example: typecheck, because the connector is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { ConnectorWorker } from 'approval-connector-kit/worker';
  *

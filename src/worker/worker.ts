@@ -50,7 +50,7 @@ export type AppStateOf<C extends Connector<object>> = C extends Connector<infer 
  * SIGTERM or SIGINT.
  *
  * @example
- * <!-- example: typecheck, because the connector is the reader's -->
+ * <!-- example: run -->
  * ```ts
  * import { ConnectorWorker } from 'approval-connector-kit/worker';
  *

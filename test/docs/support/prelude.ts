@@ -5,9 +5,10 @@
  * (the test checks), and an example that forgets to import a kit name still fails.
  * @module
  */
+import { z } from 'zod';
 import type { ReferenceBackend, Tenant } from '../../../src/backend/index.js';
 import { IntegrationClient } from '../../../src/client/index.js';
-import type { Logger } from '../../../src/index.js';
+import { Connector, incremental, type Logger, type SourceApproval, task } from '../../../src/index.js';
 
 /** The declarations every type-checked example compiles with, as a global script. */
 export const EXAMPLE_PRELUDE = `
@@ -103,6 +104,50 @@ export declare class JiraClient {
 `,
 };
 
+/** The reader's source system, in memory: three open approvals, PO-1 to PO-3, for `ada`. */
+class MemorySystem {
+  readonly decided = new Map<string, string>();
+
+  async approve(id: string): Promise<void> {
+    this.decided.set(id, 'approved');
+  }
+
+  async reject(id: string, comments: string): Promise<void> {
+    this.decided.set(id, `rejected: ${comments}`);
+  }
+
+  async isOpen(id: string): Promise<boolean> {
+    return !this.decided.has(id);
+  }
+
+  async *changedSince(since: Date | undefined): AsyncIterable<SourceApproval> {
+    for (const n of [1, 2, 3]) {
+      const lastModified = new Date(Date.UTC(2026, 4, 1, 10, n));
+      if (since !== undefined && lastModified < since) continue;
+      const id = `PO-${n}`;
+      yield { id, schemaId: 'po', approver: 'ada', resolved: this.decided.has(id), lastModified, data: {} };
+    }
+  }
+
+  users(): Iterable<{ systemUserId: string; email: string }> {
+    return [{ systemUserId: 'ada', email: 'ada@example.com' }];
+  }
+}
+
+const Approve = z.object({ approval: z.object({ id: z.string() }) });
+
+/** The reader's connector over a {@link MemorySystem}. */
+class MyConnector extends Connector {
+  readonly tasks = {
+    approve: task({ input: Approve, run: ({ approval }) => this.system.approve(approval.id) }),
+  };
+  readonly source = incremental({ changes: ({ since }) => this.system.changedSince(since) });
+
+  constructor(private readonly system: MemorySystem = new MemorySystem()) {
+    super();
+  }
+}
+
 const silent: Logger = {
   trace: () => {},
   debug: () => {},
@@ -113,7 +158,10 @@ const silent: Logger = {
   child: () => silent,
 };
 
-/** The values of the prelude's names that an example which runs may use: a tenant of the backend, and its client. */
+/**
+ * The values of the prelude's names, for an example that runs: a tenant of the backend, clients of it, and the
+ * reader's connector over a source system in memory.
+ */
 export function runtimeGivens(backend: ReferenceBackend, tenant: Tenant): Record<string, unknown> {
   const baseUrl = backend.url;
   return {
@@ -131,7 +179,24 @@ export function runtimeGivens(backend: ReferenceBackend, tenant: Tenant): Record
       { id: 'PO-1', schemaId: 'po', approver: 'ada', resolved: false, lastModified: new Date(), data: {} },
     ],
     state: { cursor: '2026-05-01T10:00:00.000Z' },
-    jira: { users: () => [{ systemUserId: 'ada', email: 'ada@example.com' }] },
+    jira: new MemorySystem(),
     logger: silent,
+    source: new MemorySystem(),
+    sourceClient: new MemorySystem(),
+    MySourceClient: MemorySystem,
+    MyConnector,
+    Approve,
+    alreadyDecided: (id: string) => ({
+      status: 'systemError',
+      meta: { code: 'already_decided', message: id },
+    }),
+    sap: { login: async () => {} },
+    json: {
+      id: 'PO-1',
+      schemaId: 'po',
+      approver: 'ada',
+      resolved: false,
+      lastModified: '2026-05-01T10:00:00.000Z',
+    },
   };
 }
