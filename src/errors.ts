@@ -62,7 +62,10 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  * `code` to that one literal, so that checking `code` on a `KitError` narrows it to the class.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { isKitError } from 'approval-connector-kit';
+ *
  * try {
  *   await client.putState(state);
  * } catch (error) {

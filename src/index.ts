@@ -7,6 +7,7 @@
  * options, keys and operations), `/testing` (a test harness), `/backend` (the reference backend).
  *
  * @example
+ * <!-- example: typecheck, because it runs until the process is signalled -->
  * ```ts
  * import { Connector, incremental, runWorker, task } from 'approval-connector-kit';
  *

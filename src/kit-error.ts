@@ -55,18 +55,25 @@ import type {
  * a caught `unknown` into a `KitError`.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * try {
- *   await client.putApprovals(approvals);
- * } catch (error) {
- *   if (!isKitError(error)) throw error;
- *   switch (error.code) {
- *     case 'rate_limited': // error is a RateLimitedError
- *       return error.retryAfterMs;
- *     case 'validation': // error is a ValidationError
- *       return error.issues;
+ * import { isKitError } from 'approval-connector-kit';
+ *
+ * async function send() {
+ *   try {
+ *     await client.putApprovals(approvals);
+ *   } catch (error) {
+ *     if (!isKitError(error)) throw error;
+ *     switch (error.code) {
+ *       case 'rate_limited': // error is a RateLimitedError
+ *         return error.retryAfterMs;
+ *       case 'validation': // error is a ValidationError
+ *         return error.issues;
+ *     }
+ *     throw error;
  *   }
  * }
+ * await send();
  * ```
  */
 export type KitError =

@@ -3,8 +3,10 @@
  * with the TypeScript types inferred from them.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { Approval } from 'approval-connector-kit/client';
+ *
  * const approval = Approval.parse(json); // throws on a missing required field; unknown fields pass through
  * ```
  * @module

@@ -90,7 +90,10 @@ export class ReferenceBackend extends AdminOperations {
  * `PortInUseError`; bad options or a bad seed with a `ValidationError`.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { startReferenceBackend } from 'approval-connector-kit/backend';
+ *
  * const backend = await startReferenceBackend();
  * const { connectorToken, system } = backend.createTenant();
  * // ... drive `${backend.url}/v2/...` with `Authorization: Bearer ${connectorToken}`

@@ -3,6 +3,7 @@
  * SQLite store, with an admin API, fault injection, seeding and an OpenAPI document. Start one per test file.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { startReferenceBackend } from 'approval-connector-kit/backend';
  *

@@ -5,10 +5,11 @@
  * needs the clients without the connector.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { IntegrationClient, isRetryable } from 'approval-connector-kit/client';
  *
- * const client = new IntegrationClient({ baseUrl: 'https://approvals.example.com', token });
+ * const client = new IntegrationClient({ baseUrl, token });
  * try {
  *   await client.putState({ cursor: '2026-05-01T10:00:00.000Z' });
  * } catch (error) {

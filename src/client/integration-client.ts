@@ -73,8 +73,11 @@ const leaseTaskEndpoint = {
  * system.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * const client = new IntegrationClient({ baseUrl, token: process.env.CONNECTOR_TOKEN! });
+ * import { IntegrationClient } from 'approval-connector-kit/client';
+ *
+ * const client = new IntegrationClient({ baseUrl, token: connectorToken });
  * await client.registerConnector({ taskTypes: ['approve', 'reject'], authRequired: false });
  * const task = await client.getTask(); // null when none waits
  * if (task) await client.reportTaskResult(task.id, { status: 'success' });

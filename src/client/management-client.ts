@@ -36,8 +36,11 @@ export interface IterateOptions extends RequestOptions {
  * Client of the Management API (v1), endpoints 1 to 7, authenticated with a management token of one organization.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * const management = new ManagementClient({ baseUrl, token: process.env.MANAGEMENT_TOKEN! });
+ * import { ManagementClient } from 'approval-connector-kit/client';
+ *
+ * const management = new ManagementClient({ baseUrl, token: managementToken });
  * const results = await management.addUsers(orgId, [{ email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' }]);
  * ```
  */

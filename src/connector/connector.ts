@@ -14,7 +14,11 @@ import type { TaskDeclaration, TaskDeclarations } from './task.js';
  * `AppState` is the type of the author's own part of connector state, as `context.state` reads and writes it.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { Connector, incremental, task } from 'approval-connector-kit';
+ * import { z } from 'zod';
+ *
  * class MyConnector extends Connector {
  *   readonly tasks = {
  *     approve: task({
@@ -54,12 +58,18 @@ export abstract class Connector<AppState extends object = Record<string, unknown
  * pre-check, and the handler. Both get the schema's output, inferred from `input`, and the same task context.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * reject: task({
- *   input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
- *   precheck: async ({ approval }) => (await source.isOpen(approval.id)) || alreadyDecided(approval.id),
- *   run: ({ approval, approveComments }, { signal }) => source.reject(approval.id, approveComments, { signal }),
- * }),
+ * import { task } from 'approval-connector-kit';
+ * import { z } from 'zod';
+ *
+ * const tasks = {
+ *   reject: task({
+ *     input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
+ *     precheck: async ({ approval }) => (await source.isOpen(approval.id)) || alreadyDecided(approval.id),
+ *     run: ({ approval, approveComments }, { signal }) => source.reject(approval.id, approveComments, { signal }),
+ *   }),
+ * };
  * ```
  */
 export function task<Input extends z.ZodType, AppState extends object = Record<string, unknown>>(
@@ -86,8 +96,11 @@ export interface IncrementalDeclaration<AppState extends object = Record<string,
  * given, enables reconciliation.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * readonly source = incremental({ ordered: true, changes: ({ since }, { signal }) => jira.issuesSince(since, signal) });
+ * import { incremental } from 'approval-connector-kit';
+ *
+ * const changes = incremental({ ordered: true, changes: ({ since }, { signal }) => jira.issuesUpdatedSince(since, signal) });
  * ```
  */
 export function incremental<AppState extends object = Record<string, unknown>>(

@@ -107,7 +107,10 @@ interface Decision {
  * `internalError`. See `docs/failure-mapping.md`.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { classifyFailure } from 'approval-connector-kit';
+ *
  * classifyFailure(Object.assign(new Error('Forbidden'), { status: 403 }));
  * // { status: 'authenticationError', meta: { code: 'HTTP_403', message: 'Forbidden' } }
  * ```

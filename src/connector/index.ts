@@ -4,6 +4,7 @@
  * statuses, and `Secret`, in which decrypted credentials reach a handler. What runs a connector is in `src/worker/`.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { Connector, incremental, task } from 'approval-connector-kit';
  *

@@ -17,9 +17,14 @@ export interface LogFn {
  * The logger in a task's and a source's context.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * const log = context.logger.child({ issue: key });
- * log.info({ transition }, 'transitioned the issue');
+ * import type { TaskContext } from 'approval-connector-kit';
+ *
+ * function transitioned(context: TaskContext, key: string, transition: string): void {
+ *   const log = context.logger.child({ issue: key });
+ *   log.info({ transition }, 'transitioned the issue');
+ * }
  * ```
  */
 export interface Logger {

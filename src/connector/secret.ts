@@ -17,10 +17,13 @@ const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
  * an own property either: spreading, `Object.keys` and `structuredClone` do not copy it.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { Secret } from 'approval-connector-kit';
+ *
  * const password = new Secret(process.env.SAP_PASSWORD ?? '');
  * logger.info({ password }, 'logging in'); // {"password":"[redacted]",...}
- * await sap.login(user, password.reveal());
+ * await sap.login('APPROVAL_SYNC', password.reveal());
  * ```
  */
 export class Secret {
@@ -68,7 +71,10 @@ export type Credentials = Readonly<Record<string, Secret>>;
  * A string is wrapped as it is; any other JSON value (a number, a nested object) as its JSON text.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { wrapCredentials } from './secret.js';
+ *
  * const credentials = wrapCredentials({ username: 'ada', password: 's3cret' });
  * `${credentials.password}`; // '[redacted]'
  * ```
@@ -101,8 +107,11 @@ const GENERIC_PATTERNS: ReadonlyArray<[RegExp, string]> = [
  * authorization header and the password in a URL are redacted whatever their value.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
- * redactSecrets('login failed for s3cret', [password]); // 'login failed for [redacted]'
+ * import { redactSecrets, Secret } from './secret.js';
+ *
+ * redactSecrets('login failed for s3cret', [new Secret('s3cret')]); // 'login failed for [redacted]'
  * ```
  */
 export function redactSecrets(text: string, secrets: Iterable<Secret | string | undefined> = []): string {

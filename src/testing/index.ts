@@ -3,8 +3,10 @@
  * running against it, and helpers to create tasks, await their results, read what was synced and inject faults.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { createTestHarness } from 'approval-connector-kit/testing';
+ * import { expect } from 'vitest';
  *
  * const harness = await createTestHarness();
  * const worker = await harness.start(new MyConnector(source));

@@ -6,6 +6,7 @@
  * one's own. See `docs/worker.md`.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
  * import { ConnectorWorker } from 'approval-connector-kit/worker';
  *

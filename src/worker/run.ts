@@ -38,8 +38,11 @@ export interface RunConnectorOptions {
  * Given a worker instead (one a test harness started, say), it runs that one as it is.
  *
  * @example
+ * <!-- example: typecheck, because it runs until the process is signalled -->
  * ```ts
- * process.exitCode = await runConnector(new JiraConnector(jira), { service: { baseUrl, token } });
+ * import { runConnector } from 'approval-connector-kit/worker';
+ *
+ * process.exitCode = await runConnector(new MyConnector(sourceClient), { service: { baseUrl, token } });
  * ```
  */
 export function runConnector(

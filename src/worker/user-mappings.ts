@@ -85,7 +85,11 @@ interface Pending {
  * unavailable after the client's retries) rejects, and what was written before it stays written.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { ManagementClient } from 'approval-connector-kit/client';
+ * import { syncUserMappings } from 'approval-connector-kit/worker';
+ *
  * const management = new ManagementClient({ baseUrl, token: managementToken });
  * const report = await syncUserMappings(management, systemId, jira.users());
  * logger.info(report, 'user mappings synced');

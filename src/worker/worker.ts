@@ -50,7 +50,10 @@ export type AppStateOf<C extends Connector<object>> = C extends Connector<infer 
  * SIGTERM or SIGINT.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { ConnectorWorker } from 'approval-connector-kit/worker';
+ *
  * const worker = new ConnectorWorker(new MyConnector(sourceClient), { service: { baseUrl, token } });
  * await worker.start();
  * await worker.syncNow();

@@ -2,9 +2,10 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { DEFAULT_KEY_FILE } from '../../src/worker/connector-options.js';
 import { ConnectorWorker } from '../../src/worker/index.js';
+import { openHarness } from './support/harness.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;
@@ -12,13 +13,12 @@ let directory: string;
 const home = process.cwd();
 
 beforeEach(async () => {
-  harness = await createTestHarness();
+  ({ harness } = await openHarness());
   directory = await mkdtemp(join(tmpdir(), 'connector-keys-'));
   process.chdir(directory);
 });
 afterEach(async () => {
   process.chdir(home);
-  await harness.close();
   await rm(directory, { recursive: true, force: true });
 });
 

@@ -1,20 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { incremental, type SourceApproval } from '../../src/connector/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { InvalidConnectorError, StoppingError } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness({ approvals: ['PO-1'] })));
 
 describe('the errors a running connector throws', () => {
   it('aborts a sync run at stop() with a StoppingError of its own class, not a bare ApprovalKitError', async () => {

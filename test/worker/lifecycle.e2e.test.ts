@@ -11,14 +11,15 @@ import {
   type SourceContext,
 } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import {
   type ConnectorOptions,
   ConnectorTokenRejectedError,
   ConnectorWorker,
   LifecycleError,
 } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 
 let harness: TestHarness;
@@ -27,14 +28,12 @@ let recorder: ReturnType<typeof recordingDispatcher>;
 const ownWorkers: ConnectorWorker<Connector<object>>[] = [];
 
 beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
+  ({ harness, source } = await openHarness({ approvals: ['PO-1'] }));
   recorder = recordingDispatcher();
 });
 afterEach(async () => {
   await Promise.all(ownWorkers.splice(0).map((worker) => worker.stop()));
-  await harness.close();
+  await harness.close(); // before the dispatcher its workers may send through
   await recorder.close();
 });
 

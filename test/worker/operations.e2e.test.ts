@@ -1,32 +1,17 @@
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { TestHarness } from '../../src/testing/index.js';
 import { ConnectorWorker } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness({ approvals: ['PO-1'] })));
 
 async function get(url: string): Promise<{ status: number; text: string }> {
   const answer = await request(url, { reset: true });
   return { status: answer.statusCode, text: await answer.body.text() };
-}
-
-function deferred() {
-  let resolve = () => {};
-  const promise = new Promise<void>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
 }
 
 describe('the operations port of a connector', () => {
@@ -84,7 +69,7 @@ describe('the operations port of a connector', () => {
     });
     const url = worker.operationsUrl as string;
     await worker.syncNow();
-    const gate = deferred();
+    const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));

@@ -27,6 +27,19 @@ function deferred<T = void>() {
   return { promise, resolve, reject };
 }
 
+/** A handler's work that only its signal's abort ends, rejected with the reason, which `told` hears first. */
+const untilAborted = (signal: AbortSignal, told: (reason: unknown) => void) =>
+  new Promise<never>((_resolve, reject) =>
+    signal.addEventListener(
+      'abort',
+      () => {
+        told(signal.reason);
+        reject(signal.reason);
+      },
+      { once: true },
+    ),
+  );
+
 const taskNumbered = (n: number): Task => ({
   id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
   type: 'approve',
@@ -637,17 +650,7 @@ describe('stopping', () => {
     const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
     const { poller, reports, handled } = startPoller({
       getTask: async () => answers.shift() ?? null,
-      handler: (_, { signal }) =>
-        new Promise((_resolve, reject) =>
-          signal.addEventListener(
-            'abort',
-            () => {
-              reasons.push(signal.reason);
-              reject(signal.reason);
-            },
-            { once: true },
-          ),
-        ),
+      handler: (_, { signal }) => untilAborted(signal, (reason) => reasons.push(reason)),
     });
     await vi.advanceTimersByTimeAsync(0);
     expect(handled).toEqual(['PO-1', 'PO-2']);
@@ -737,16 +740,9 @@ describe('task deadline', () => {
       settings: { timeoutMs: 5_000 },
       getTask: async () => answers.shift() ?? null,
       handler: (_, { signal }) =>
-        new Promise((_resolve, reject) =>
-          signal.addEventListener(
-            'abort',
-            () => {
-              aborted = signal.reason;
-              reject(signal.reason);
-            },
-            { once: true },
-          ),
-        ),
+        untilAborted(signal, (reason) => {
+          aborted = reason;
+        }),
     });
     await vi.advanceTimersByTimeAsync(4_999);
     expect(aborted).toBeUndefined();

@@ -1,22 +1,15 @@
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/client/index.js';
 import { ValidationError } from '../../src/errors.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { ConnectorWorker } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness({ approvals: ['PO-1'] })));
 
 async function scrape(url: string): Promise<string> {
   const answer = await request(`${url}/metrics`, { reset: true });

@@ -1,28 +1,21 @@
 import { EventEmitter } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { type TaskContext, task } from '../../src/connector/index.js';
 import { ValidationError } from '../../src/errors.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import {
   type ConnectorOptions,
   type ConnectorWorker,
   runConnector,
   SHUTDOWN_MARGIN_MS,
 } from '../../src/worker/index.js';
+import { openHarness } from './support/harness.js';
 import { captureLogs } from './support/logs.js';
-import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
+import { MemoryConnector, type MemorySource, taskInputs } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness({ approvals: ['PO-1'] })));
 
 /** A connector whose `approve` handler is the one given. */
 class Scripted extends MemoryConnector {

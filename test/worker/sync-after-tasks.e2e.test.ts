@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   Connector,
   type ConnectorSource,
@@ -7,24 +7,16 @@ import {
   snapshot,
   task,
 } from '../../src/connector/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions } from '../../src/worker/index.js';
-import { MemorySource, taskInputs } from './support/memory-source.js';
-
-const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+import { at, openHarness } from './support/harness.js';
+import { type MemorySource, taskInputs } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
 beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  source.put('PO-1', at(0));
+  ({ harness, source } = await openHarness({ approvals: ['PO-1'] }));
   source.put('PO-2', at(1));
-});
-afterEach(async () => {
-  await harness.close();
 });
 
 /**

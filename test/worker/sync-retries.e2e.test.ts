@@ -7,12 +7,10 @@ import {
   snapshot,
   task,
 } from '../../src/connector/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions } from '../../src/worker/index.js';
+import { at, openHarness } from './support/harness.js';
 import { taskInputs } from './support/memory-source.js';
-
-const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
 
 /** What a source's HTTP client throws for a `429 Too Many Requests` with `Retry-After` (as the examples' do). */
 function tooManyRequests(retryAfterMs: number): Error {
@@ -88,13 +86,9 @@ class SourceConnector extends Connector {
 }
 
 let harness: TestHarness;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-});
-afterEach(async () => {
+beforeEach(async () => ({ harness } = await openHarness()));
+afterEach(() => {
   vi.useRealTimers();
-  await harness.close();
 });
 
 /** Options of a worker that only syncs when asked: no task polling, whose waits would run on the fake clock too. */

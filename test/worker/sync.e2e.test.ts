@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Connector,
   incremental,
@@ -7,23 +7,14 @@ import {
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { type ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
-
-const T0 = Date.UTC(2026, 4, 1, 10, 0, 0);
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+import { at, openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource, taskInputs } from './support/memory-source.js';
 
 let harness: TestHarness;
 let source: MemorySource;
-
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness()));
 
 /** Starts a worker of a {@link MemoryConnector} over the test's source; `ordered` is the source's declaration. */
 const start = (overrides: Partial<ConnectorOptions> = {}, declared: { ordered?: boolean } = {}) =>

@@ -1,21 +1,19 @@
 import { EventEmitter, getEventListeners } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
+import { openHarness } from './support/harness.js';
 import { captureLogs, type LogLine } from './support/logs.js';
-import { MemoryConnector, MemorySource } from './support/memory-source.js';
+import { MemoryConnector, type MemorySource } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';
 
 let harness: TestHarness;
 let source: MemorySource;
 
 beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  for (let n = 1; n <= 12; n += 1) source.put(`PO-${n}`, '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
+  ({ harness, source } = await openHarness({
+    approvals: Array.from({ length: 12 }, (_, n) => `PO-${n + 1}`),
+  }));
 });
 
 async function startSynced(overrides: Partial<ConnectorOptions> = {}): Promise<{

@@ -1,12 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { type TaskContext, task } from '../../src/connector/index.js';
 import { sleep } from '../../src/internal/wait.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
 import { ManualClock } from '../backend/helpers.js';
+import { openHarness } from './support/harness.js';
 import { captureLogs } from './support/logs.js';
-import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
+import { MemoryConnector, type MemorySource, taskInputs } from './support/memory-source.js';
 import { recordingDispatcher } from './support/recording-dispatcher.js';
 
 let harness: TestHarness;
@@ -16,12 +17,7 @@ let serviceClock: ManualClock;
 
 beforeEach(async () => {
   serviceClock = new ManualClock(Date.now());
-  harness = await createTestHarness({ backend: { now: serviceClock.now } });
-  source = new MemorySource();
-  source.put('PO-1', '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
+  ({ harness, source } = await openHarness({ approvals: ['PO-1'], backend: { now: serviceClock.now } }));
 });
 
 /** A connector whose `approve` handler is the one given; `started` lists each start of a handler. */

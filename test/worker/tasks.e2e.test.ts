@@ -11,27 +11,21 @@ import {
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import {
   type ConnectorOptions,
   type ConnectorWorker,
   MemoryKeyStore,
   runConnector,
 } from '../../src/worker/index.js';
-import { MemoryConnector, MemorySource, taskInputs } from './support/memory-source.js';
+import { openHarness } from './support/harness.js';
+import { MemoryConnector, type MemorySource, taskInputs } from './support/memory-source.js';
 import { RewritingProxy } from './support/rewriting-proxy.js';
 
 let harness: TestHarness;
 let source: MemorySource;
 
-beforeEach(async () => {
-  harness = await createTestHarness();
-  source = new MemorySource();
-  for (const id of ['PO-1', 'PO-2', 'locked']) source.put(id, '2026-05-01T10:00:00.000Z');
-});
-afterEach(async () => {
-  await harness.close();
-});
+beforeEach(async () => ({ harness, source } = await openHarness({ approvals: ['PO-1', 'PO-2', 'locked'] })));
 
 async function startSynced(
   overrides: Partial<ConnectorOptions> = {},
@@ -39,14 +33,6 @@ async function startSynced(
   const worker = await harness.start(new MemoryConnector(source), overrides);
   await worker.syncNow();
   return worker;
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = () => {};
-  const promise = new Promise<void>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
 }
 
 describe('running tasks', () => {
@@ -231,13 +217,13 @@ describe('lease depth, over HTTP', () => {
     const ids = ['PO-1', 'PO-2', 'PO-3', 'PO-4', 'PO-5'];
     for (const id of ids) source.put(id, '2026-05-01T10:00:00.000Z');
     let getTasks = 0;
-    const released = deferred();
+    const released = Promise.withResolvers<void>();
     proxy.hold = ({ method, path }) => {
       if (method !== 'GET' || path !== '/v2/connector/tasks') return;
       getTasks += 1;
       return released.promise;
     };
-    const gate = deferred();
+    const gate = Promise.withResolvers<void>();
     const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
       poller: { concurrency: 4 },
@@ -276,7 +262,7 @@ describe('the connection pool, over HTTP', () => {
     'has a connection for each of %i tasks at once, so that the pool does not hold the poller back',
     async (concurrency) => {
       let getTasks = 0;
-      const released = deferred();
+      const released = Promise.withResolvers<void>();
       proxy.hold = ({ method, path }) => {
         if (method !== 'GET' || path !== '/v2/connector/tasks') return;
         getTasks += 1;
@@ -370,7 +356,7 @@ describe('tasks that break the contract', () => {
 describe('never running an action twice', () => {
   it('does not run a task delivered twice while it runs', async () => {
     const worker = await startSynced({ poller: { concurrency: 4 } });
-    const gate = deferred();
+    const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     harness.faults.inject({ method: 'GET', path: '/v2/connector/tasks', fault: { type: 'duplicateTask' } });
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
@@ -382,7 +368,7 @@ describe('never running an action twice', () => {
 
   it('does not run a task again when its lease runs out while it runs', async () => {
     const worker = await startSynced();
-    const gate = deferred();
+    const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
@@ -511,7 +497,7 @@ describe('shutdown', () => {
 
   it('on SIGTERM stops polling, lets a running task finish and report, and exits 0', async () => {
     const worker = await startSynced();
-    const gate = deferred();
+    const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
     await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UiTemplateWrite } from '../../src/api/index.js';
 import { IntegrationClient } from '../../src/client/index.js';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { type ConnectorOptions, MemoryKeyStore } from '../../src/worker/index.js';
+import { openHarness } from './support/harness.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 import { type RecordedRequest, recordingDispatcher } from './support/recording-dispatcher.js';
 
@@ -13,11 +14,9 @@ const WRITE_PATH = '/v2/connector/uitemplates';
 let harness: TestHarness;
 const recorders: ReturnType<typeof recordingDispatcher>[] = [];
 
-beforeEach(async () => {
-  harness = await createTestHarness();
-});
+beforeEach(async () => ({ harness } = await openHarness()));
 afterEach(async () => {
-  await harness.close();
+  await harness.close(); // before the dispatchers its workers may send through
   await Promise.all(recorders.splice(0).map((recorder) => recorder.close()));
 });
 

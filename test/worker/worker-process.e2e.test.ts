@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
 import { SHUTDOWN_MARGIN_MS } from '../../src/worker/index.js';
+import { openHarness } from './support/harness.js';
 
 // Workers as separate processes, against the reference backend over HTTP: whether a process ends, and when, is
 // the point here, and only a process of its own shows it.
@@ -20,12 +21,9 @@ interface Worker {
 let harness: TestHarness;
 const children: ChildProcess[] = [];
 
-beforeEach(async () => {
-  harness = await createTestHarness();
-});
-afterEach(async () => {
+beforeEach(async () => ({ harness } = await openHarness()));
+afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  await harness.close();
 });
 
 function startWorker(env: Record<string, string>): Worker {

@@ -4,8 +4,10 @@
  * connector's worker in a child process, rebuilt and restarted on every change, and a status line per connector.
  *
  * @example
+ * <!-- example: typecheck, because it runs until the process is signalled -->
  * ```ts
- * import { startDev } from './dev/index.js';
+ * import { onShutdownSignal } from '../../internal/signals.js';
+ * import { startDev } from './index.js';
  *
  * const session = await startDev({
  *   connectors: [

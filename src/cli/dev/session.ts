@@ -190,7 +190,11 @@ const STATUS_INTERVAL_MS = 250;
  * `ValidationError`, nothing left running.
  *
  * @example
+ * <!-- example: typecheck, because it runs until the process is signalled -->
  * ```ts
+ * import { onShutdownSignal } from '../../internal/signals.js';
+ * import { startDev } from './session.js';
+ *
  * const session = await startDev({
  *   connectors: [
  *     { name: 'jira', project: 'examples/jira-connector' },

@@ -4,9 +4,13 @@
  * that does not print, in which decrypted credentials reach a handler. See `docs/keys.md`.
  *
  * @example
+ * <!-- example: typecheck, because the task is the service's -->
  * ```ts
+ * import { FileKeyStore, KeyRing } from 'approval-connector-kit/worker';
+ *
  * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
- * const credentials = await ring.open(task.data.credentials); // every field a Secret
+ * // A leased task's credentials, sealed when the connector registered `authRequired`: every field a Secret.
+ * const credentials = await ring.open(leased.data.credentials!);
  * ```
  * @module
  */

@@ -133,8 +133,12 @@ class RingKey {
  * store. The new key is the current one from then on.
  *
  * @example
+ * <!-- example: typecheck, because it writes a file of keys -->
  * ```ts
- * const next = generateKeyRingData(await store.load());
+ * import { writeFile } from 'node:fs/promises';
+ * import { FileKeyStore, generateKeyRingData } from 'approval-connector-kit/worker';
+ *
+ * const next = generateKeyRingData(await new FileKeyStore('keys.json').load());
  * await writeFile('keys.json', JSON.stringify(next), { mode: 0o600 });
  * ```
  */
@@ -164,11 +168,14 @@ export function generateKeyRingData(
  * even if the store no longer lists it.
  *
  * @example
+ * <!-- example: typecheck, because the task is the service's -->
  * ```ts
+ * import { FileKeyStore, KeyRing } from 'approval-connector-kit/worker';
+ *
  * const ring = await KeyRing.load(new FileKeyStore('.connector/keys.json'));
  * await client.registerConnector({ authRequired: true, publicKey: ring.current.publicKey,
  *   publicKeyExpiredAt: ring.current.expiresAt });
- * const credentials = await ring.open(task.data.credentials);
+ * const credentials = await ring.open(leased.data.credentials!); // sealed, with authRequired
  * ```
  */
 export class KeyRing {

@@ -3,9 +3,13 @@
  * metrics, and the operations server that answers `/healthz`, `/readyz` and `/metrics`. See `docs/operations.md`.
  *
  * @example
+ * <!-- example: typecheck, because it listens on the port of a worker's operations -->
  * ```ts
+ * import { ConnectorMetrics, OperationsServer } from './index.js';
+ *
  * const metrics = new ConnectorMetrics();
- * const server = new OperationsServer({ port: 9464, health, isReady, metrics });
+ * const health = () => ({ healthy: true, state: 'running' });
+ * const server = new OperationsServer({ port: 9464, health, isReady: () => ({ ready: true }), metrics });
  * const { url } = await server.start();
  * ```
  * @module

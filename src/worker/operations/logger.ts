@@ -104,7 +104,10 @@ export function redactPaths(extra: readonly string[] = []): string[] {
  * print as `[redacted]` on their own; this covers plain strings under a known name.
  *
  * @example
+ * <!-- example: typecheck, because it writes to standard output -->
  * ```ts
+ * import { componentLogger, createLogger } from './logger.js';
+ *
  * const logger = createLogger({ level: 'debug' });
  * const sync = componentLogger(logger, 'sync');
  * sync.info({ token }, 'pushed'); // {"component":"sync","token":"[redacted]",...}
@@ -213,9 +216,12 @@ export function lazyChild(parent: PinoLogger, bindings: Bindings): PinoLogger {
  * it returns `logger` itself, so that tasks without credentials pay nothing.
  *
  * @example
+ * <!-- example: typecheck, because it writes to standard output -->
  * ```ts
- * const log = secretScrubbingLogger(logger, Object.values(credentials));
- * log.error({ err }, 'login failed'); // "login failed for [redacted]" in err.message and err.stack
+ * import { createLogger, secretScrubbingLogger } from './logger.js';
+ *
+ * const log = secretScrubbingLogger(createLogger(), Object.values(credentials));
+ * log.error({ err: new Error(`login failed for ${credentials.password?.reveal()}`) }, 'login failed'); // "login failed for [redacted]" in err.message and err.stack
  * ```
  */
 export function secretScrubbingLogger(

@@ -77,11 +77,14 @@ export interface RenderedMetrics {
  * or a run. A value that would corrupt a metric (a negative count or duration, an invalid `Date`) is dropped.
  *
  * @example
+ * <!-- example: run -->
  * ```ts
+ * import { ConnectorMetrics } from './metrics.js';
+ *
  * const metrics = new ConnectorMetrics();
  * metrics.approvalsPushed(50);
  * metrics.syncRun('incremental', 'success');
- * metrics.syncCursor(new Date(cursor.lastModified));
+ * metrics.syncCursor(new Date('2026-05-01T10:00:00.000Z'));
  * const { contentType, body } = await metrics.render();
  * ```
  */

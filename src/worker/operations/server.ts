@@ -87,12 +87,15 @@ const ALLOWED_METHODS = 'GET, HEAD';
  * A small HTTP server for orchestrators and Prometheus: `GET /healthz`, `GET /readyz` and `GET /metrics`.
  *
  * @example
+ * <!-- example: typecheck, because the connector is a worker's -->
  * ```ts
+ * import { OperationsServer } from './server.js';
+ *
  * const server = new OperationsServer({
  *   port: 9464,
- *   health: () => ({ healthy: connector.lifecycle !== 'failed', state: connector.lifecycle }),
- *   isReady: () => ({ ready: connector.ready, reason: `the connector is ${connector.lifecycle}` }),
- *   metrics,
+ *   health: () => ({ healthy: worker.lifecycle !== 'failed', state: worker.lifecycle }),
+ *   isReady: () => ({ ready: worker.ready, reason: `the connector is ${worker.lifecycle}` }),
+ *   metrics: worker.metrics,
  * });
  * const { url } = await server.start();
  * // ... later
