@@ -1,7 +1,7 @@
 /**
- * The connector's keys: the key ring of x25519 key pairs that tasks' credentials are sealed to, where it is kept
- * between runs (key stores), how a running connector keeps it current (rotation), and {@link Secret}, the string
- * that does not print, in which decrypted credentials reach a handler. See `docs/keys.md`.
+ * The connector's keys: the key ring of x25519 key pairs that tasks' credentials are sealed to, and where it is kept
+ * between runs (key stores). The running worker keeps it current with `../key-rotation.ts`; decrypted credentials
+ * reach a handler as `Secret`s (`src/connector/secret.ts`). See `docs/keys.md`.
  *
  * @example
  * <!-- example: typecheck, because the task is the service's -->
