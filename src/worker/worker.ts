@@ -14,7 +14,7 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
-import { ShutdownDeadlineError, StoppingError } from './errors.js';
+import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from './errors.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { KeyRing, type PublicKeyInfo } from './keys/index.js';
 import { LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
@@ -32,6 +32,7 @@ import { logStartFailure, startFailure } from './start-failure.js';
 import { StateStore } from './state.js';
 import { SyncAfterTasks } from './sync/after-tasks.js';
 import {
+  hasLookup,
   type RunContext,
   type RunReport,
   runIncremental,
@@ -188,7 +189,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * {@link LifecycleError}.
    */
   syncNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(this.connector.source.kind, false));
+    return this.#exclusive(() => this.#sync(false));
   }
 
   /**
@@ -196,15 +197,21 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * backwards). For a snapshot source, the same as {@link syncNow}.
    */
   resync(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(this.connector.source.kind, true));
+    return this.#exclusive(() => this.#sync(true));
   }
 
   /**
    * Runs a reconciliation now (the source's `lookup()` asked about every approval the service holds as open), after
-   * any run in progress, and resolves with what it did.
+   * any run in progress, and resolves with what it did. A connector whose source has no `lookup()` cannot be
+   * reconciled: it rejects with an `InvalidConnectorError`, and no run starts.
    */
   reconcileNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync('reconcile', false));
+    return this.#exclusive(async () => {
+      const { source } = this.connector;
+      if (!hasLookup(source)) throw new InvalidConnectorError('The connector does not implement lookup()');
+      const { reconcileChunkSize: chunkSize } = this.#settings.sync;
+      return this.#run('reconcile', (context) => runReconcile(context, source, { chunkSize }));
+    });
   }
 
   /** The author's own part of connector state, as last loaded or written. */
@@ -366,7 +373,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         tick(() => this.syncNow()),
       ),
     );
-    if (sync.reconcileSchedule !== false && this.connector.source.lookup !== undefined) {
+    if (sync.reconcileSchedule !== false && hasLookup(this.connector.source)) {
       this.#jobs.push(
         runOnSchedule(
           sync.reconcileSchedule,
@@ -383,56 +390,40 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
    */
   #syncAfterTasks(): SyncAfterTasks | undefined {
-    const { afterTaskMs, enabled, reconcileChunkSize } = this.#settings.sync;
+    const { afterTaskMs, enabled, reconcileChunkSize: chunkSize } = this.#settings.sync;
     if (afterTaskMs === false) return undefined;
-    if (this.connector.source.lookup !== undefined) {
+    const { source } = this.connector;
+    if (hasLookup(source)) {
       return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
         if (approvalIds.length === 0) return;
         await this.#exclusive(() =>
-          this.#run('lookup', (context) =>
-            runLookup(context, approvalIds, { chunkSize: reconcileChunkSize }),
-          ),
+          this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
         );
       });
     }
     return enabled ? new SyncAfterTasks(afterTaskMs, () => this.syncNow()) : undefined;
   }
 
-  /** Runs a sync, as `mode` says; `full` reads the whole of an incremental source. */
-  #sync(mode: Exclude<SyncMode, 'lookup'>, full: boolean): Promise<RunReport> {
+  /** Runs a sync of the source, as its declaration says; `full` reads the whole of an incremental source. */
+  #sync(full: boolean): Promise<RunReport> {
     const { source } = this.connector;
-    const sync = this.#settings.sync;
-    return this.#run(mode, (context) =>
-      mode === 'incremental'
-        ? runIncremental(context, {
-            overlapMs: sync.overlapMs,
-            ordered: source.kind === 'incremental' && source.ordered,
-            full,
-          })
-        : mode === 'snapshot'
-          ? runSnapshot(context)
-          : runReconcile(context, { chunkSize: sync.reconcileChunkSize }),
-    );
+    if (source.kind === 'snapshot') return this.#run('snapshot', (context) => runSnapshot(context, source));
+    const { overlapMs } = this.#settings.sync;
+    return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
   }
 
   async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
     const logger = componentLogger(this.#logger, 'sync', { mode });
-    const { source } = this.connector;
+    const signal = this.#stopping.signal;
     const context: RunContext = {
       client: this.#client,
-      source: {
-        ...(source.kind === 'incremental'
-          ? { changes: source.changes.bind(source) }
-          : { snapshot: source.snapshot.bind(source) }),
-        ...(source.lookup ? { lookup: source.lookup.bind(source) } : {}),
-      },
       state: this.#state as StateStore<object>,
-      appState: this.#appState as StateAccess<object>,
+      sourceContext: { signal, logger, state: this.#appState as StateAccess<object> },
       limits: this.#settings.sync,
       sourceRetry: this.#settings.sync.sourceRetry,
       classifyFailure: this.connector.classifyFailure?.bind(this.connector),
       random: this.#settings.random,
-      signal: this.#stopping.signal,
+      signal,
       logger,
       now: this.#settings.now,
     };

@@ -1,28 +1,36 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
-import type { ChangeWindow, SourceApproval, SourceContext, StateAccess } from '../../connector/index.js';
+import type {
+  ChangeWindow,
+  ConnectorSource,
+  IncrementalSource,
+  SnapshotSource,
+  SourceApproval,
+  SourceContext,
+} from '../../connector/index.js';
 import { parseSourceApproval } from '../../connector/internal.js';
-import { InvalidConnectorError } from '../errors.js';
 import type { PinoLogger } from '../operations/index.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 
-/** The source methods a run calls: those the connector declared. */
-export interface SyncSource {
-  changes?: (window: ChangeWindow, context: SourceContext<object>) => AsyncIterable<SourceApproval>;
-  snapshot?: (context: SourceContext<object>) => AsyncIterable<SourceApproval>;
-  lookup?: (ids: readonly string[], context: SourceContext<object>) => AsyncIterable<SourceApproval>;
+/** A source that answers `lookup()`: what a reconciliation and a lookup read. */
+export type LookupSource = ConnectorSource<object> & {
+  lookup(ids: readonly string[], context: SourceContext<object>): AsyncIterable<SourceApproval>;
+};
+
+/** Whether the connector's source has `lookup()`, and so can be reconciled. */
+export function hasLookup(source: ConnectorSource<object>): source is LookupSource {
+  return source.lookup !== undefined;
 }
 
-/** What every run needs; the source's retries among it. */
+/** What every run needs besides its source; the source's retries among it. */
 export interface RunContext extends SourceRetryParts {
   client: IntegrationClient;
-  source: SyncSource;
   state: StateStore<object>;
-  /** The author's part of the state, as the source methods get it in their context. */
-  appState: StateAccess<object>;
+  /** What the source's methods get besides their arguments. */
+  sourceContext: SourceContext<object>;
   limits: PushLimits;
   signal: AbortSignal;
   logger: PinoLogger;
@@ -61,7 +69,8 @@ export interface RunReport {
  */
 export async function runIncremental(
   context: RunContext,
-  options: { overlapMs: number; ordered: boolean; full: boolean },
+  source: IncrementalSource<object>,
+  options: { overlapMs: number; full: boolean },
 ): Promise<RunReport> {
   const { state, logger, signal } = context;
   // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
@@ -72,7 +81,7 @@ export async function runIncremental(
     since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
     cursor,
   };
-  let inOrder = options.ordered;
+  let inOrder = source.ordered;
   // While the source keeps its order: the place up to which everything read is acknowledged.
   let acknowledged: CursorKey | undefined;
   let saveFailed = false;
@@ -100,13 +109,11 @@ export async function runIncremental(
   // Records read since the source was last opened, and the most any earlier read got.
   let read = 0;
   let mostRead = 0;
-  const changes = requireMethod(context.source.changes, 'changes');
-  const sourceContext = { signal, logger, state: context.appState };
   try {
     await readSource(
       () => {
         read = 0;
-        return changes(window, sourceContext);
+        return source.changes(window, context.sourceContext);
       },
       async (record) => {
         signal.throwIfAborted();
@@ -176,8 +183,8 @@ export async function runIncremental(
  * A snapshot has no place to resume from: when it fails with what may succeed later, it is read again from its start
  * (what was pushed is not pushed again), and only a snapshot read to its end marks anything resolved.
  */
-export async function runSnapshot(context: RunContext): Promise<RunReport> {
-  const { client, signal, logger } = context;
+export async function runSnapshot(context: RunContext, source: SnapshotSource<object>): Promise<RunReport> {
+  const { client, signal } = context;
   // Every approval open in the service (or pushed open by this run), with its content hash and the read that last
   // listed it.
   const open = new Map<string, { hash: string; listedBy: number }>();
@@ -185,8 +192,6 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     open.set(approval.id, { hash: contentHash(approval), listedBy: 0 });
   }
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
-  const snapshot = requireMethod(context.source.snapshot, 'snapshot');
-  const sourceContext = { signal, logger, state: context.appState };
   let reads = 0;
   let listed = 0;
   let mostListed = 0;
@@ -194,7 +199,7 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     () => {
       reads += 1;
       listed = 0;
-      return snapshot(sourceContext);
+      return source.snapshot(context.sourceContext);
     },
     async (record) => {
       signal.throwIfAborted();
@@ -232,13 +237,18 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
  * Reconciliation: walks the approvals the service holds as open, asks the source about them in chunks, pushes what
  * the source says, and marks resolved those it no longer knows. So nothing stays pending forever in the app.
  */
-export async function runReconcile(context: RunContext, options: { chunkSize: number }): Promise<RunReport> {
+export async function runReconcile(
+  context: RunContext,
+  source: LookupSource,
+  options: { chunkSize: number },
+): Promise<RunReport> {
   const open = context.client.iterateApprovals(
     { resolved: false, view: 'shallow' },
     { signal: context.signal },
   );
   return lookUp(
     context,
+    source,
     mapAsync(open, (approval) => approval.id),
     options.chunkSize,
   );
@@ -250,20 +260,20 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
  */
 export async function runLookup(
   context: RunContext,
+  source: LookupSource,
   ids: Iterable<string>,
   options: { chunkSize: number },
 ): Promise<RunReport> {
-  return lookUp(context, ids, options.chunkSize);
+  return lookUp(context, source, ids, options.chunkSize);
 }
 
 async function lookUp(
   context: RunContext,
+  source: LookupSource,
   ids: Iterable<string> | AsyncIterable<string>,
   chunkSize: number,
 ): Promise<RunReport> {
-  const { client, signal, logger } = context;
-  const lookup = requireMethod(context.source.lookup, 'lookup');
-  const sourceContext = { signal, logger, state: context.appState };
+  const { client, signal } = context;
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
   const retries = new SourceRetries(context);
   let resolved = 0;
@@ -273,7 +283,7 @@ async function lookUp(
     await readSource(
       () => {
         found = new Set();
-        return lookup(chunk, sourceContext);
+        return source.lookup(chunk, context.sourceContext);
       },
       async (record) => {
         const approval = parseSourceApproval(record, false);
@@ -342,9 +352,4 @@ function stableJson(value: unknown): string {
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-function requireMethod<T>(method: T | undefined, name: string): T {
-  if (method === undefined) throw new InvalidConnectorError(`The connector does not implement ${name}()`);
-  return method;
 }
