@@ -17,7 +17,7 @@ import {
 import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from './errors.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { KeyRing, type PublicKeyInfo } from './keys/index.js';
-import { LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -335,7 +335,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    */
   #transition(to: LifecycleState): void {
     const from = this.#lifecycle;
-    if (!LIFECYCLE_MOVES[from].includes(to)) throw new LifecycleError(`move to ${to}`, from);
+    checkMove(from, to);
     this.#lifecycle = to;
     this.metrics.ready(to === 'running');
     this.#logger.info({ from, to }, 'lifecycle state changed');
