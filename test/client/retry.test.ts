@@ -163,12 +163,12 @@ describe('withRetry (fake timers)', () => {
 
   it.each([
     ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
-    ['a 431', new ApiError('http_error', target, 431, undefined), 'safe', 1],
-    ['a 408', new ApiError('http_error', target, 408, undefined), 'safe', 3],
-    ['a 425', new ApiError('http_error', target, 425, undefined), 'safe', 3],
+    ['a 431', new ApiError('api', target, 431, undefined), 'safe', 1],
+    ['a 408', new ApiError('api', target, 408, undefined), 'safe', 3],
+    ['a 425', new ApiError('api', target, 425, undefined), 'safe', 3],
     [
       'a 408 of a request that is not safe to repeat',
-      new ApiError('http_error', target, 408, undefined),
+      new ApiError('api', target, 408, undefined),
       'unsent',
       1,
     ],
@@ -268,7 +268,7 @@ describe('retries over HTTP', () => {
       client.addUsers('11111111-1111-4111-8111-111111111111', [
         { email: 'a@b.c', firstName: 'A', lastName: 'B' },
       ]),
-    ).rejects.toMatchObject({ code: 'server_error' });
+    ).rejects.toMatchObject({ code: 'server' });
     server.reply('drop');
     await expect(
       client.addUsers('11111111-1111-4111-8111-111111111111', [

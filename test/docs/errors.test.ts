@@ -13,6 +13,14 @@ const rows = [...catalogue.matchAll(/^\| `([a-z_]+)` +\| `([A-Za-z]+)` +\|/gm)].
   name: name!,
 }));
 
+/** The code a class's name gives: its name without `Error`, in snake_case (`PartialAddUsersError` → `partial_add_users`). */
+function codeOfClassName(name: string): string {
+  return name
+    .replace(/Error$/, '')
+    .replace(/(?<=[a-z0-9])([A-Z])/g, '_$1')
+    .toLowerCase();
+}
+
 describe('docs/errors.md', () => {
   it('lists every code of the catalogue once, in its order', () => {
     expect(rows.map((row) => row.code)).toEqual([...ERROR_CODES]);
@@ -26,5 +34,22 @@ describe('docs/errors.md', () => {
       expect((found as { prototype: unknown }).prototype, name).toBeInstanceOf(ApprovalKitError);
       expect((found as { name: string }).name).toBe(name);
     }
+  });
+
+  it('gives each class the code its name echoes: the name without `Error`, in snake_case', () => {
+    expect(rows.length).toBe(ERROR_CODES.length);
+    for (const { code, name } of rows) expect(code, name).toBe(codeOfClassName(name));
+  });
+});
+
+describe('the rule of the codes', () => {
+  it.each([
+    ['SystemError', 'system'],
+    ['ApiError', 'api'],
+    ['PartialAddUsersError', 'partial_add_users'],
+    ['OperationsServerListenError', 'operations_server_listen'],
+    ['ServiceUnavailableError', 'service_unavailable'],
+  ])('%s has the code %s', (name, code) => {
+    expect(codeOfClassName(name)).toBe(code);
   });
 });

@@ -469,8 +469,8 @@ describe('reporting results', () => {
   });
 
   it.each([
-    ['431', new ApiError('http_error', target, 431, { status: 'failure' })],
-    ['414', new ApiError('http_error', target, 414, { status: 'failure' })],
+    ['431', new ApiError('api', target, 431, { status: 'failure' })],
+    ['414', new ApiError('api', target, 414, { status: 'failure' })],
     ['403', new UnauthorizedError(target, 403, { status: 'failure' })],
   ])(
     'gives up at once on a result the service refuses with a permanent %s, logs and counts it, and frees its slot',
@@ -507,8 +507,8 @@ describe('reporting results', () => {
     const metrics = new ConnectorMetrics();
     const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
     const failures = [
-      new ApiError('http_error', target, 408, undefined),
-      new ApiError('http_error', target, 425, undefined),
+      new ApiError('api', target, 408, undefined),
+      new ApiError('api', target, 425, undefined),
       new RateLimitedError(target, 429, undefined, undefined),
     ];
     const { reports, handled } = startPoller({

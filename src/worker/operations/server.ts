@@ -60,11 +60,11 @@ export class OperationsServerClosedError extends ApprovalKitError<'operations_se
 }
 
 /** The operations server could not listen on its port (in use, or not allowed). */
-export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen_failed'> {
+export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen'> {
   constructor(host: string, port: number, options: { cause: unknown }) {
     const reason = (options.cause as { code?: unknown } | undefined)?.code;
     super(
-      'operations_server_listen_failed',
+      'operations_server_listen',
       `The operations server cannot listen on ${host}:${port}${typeof reason === 'string' ? ` (${reason})` : ''}`,
       options,
     );
