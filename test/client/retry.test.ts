@@ -161,6 +161,26 @@ describe('withRetry (fake timers)', () => {
     expect(attempt).toHaveBeenCalledTimes(4);
   });
 
+  it('names the reason of a 5xx server_error and of a 408 http_error: a metric label, which keeps its names', async () => {
+    vi.useFakeTimers();
+    const errors = [serverError(), new ApiError('api', target, 408, undefined)];
+    let calls = 0;
+    const onRetry = vi.fn();
+    const settled = withRetry(
+      () => (calls < errors.length ? Promise.reject(errors[calls++]) : Promise.resolve('done')),
+      policy(),
+      'safe',
+      undefined,
+      onRetry,
+    );
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe('done');
+    expect(onRetry.mock.calls.map(([retry]) => [retry.reason, retry.error.code])).toEqual([
+      ['server_error', 'server'],
+      ['http_error', 'api'],
+    ]);
+  });
+
   it.each([
     ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
     ['a 431', new ApiError('api', target, 431, undefined), 'safe', 1],
