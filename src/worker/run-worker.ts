@@ -74,7 +74,7 @@ export const WORKER_EXIT_CODES = Object.freeze({
  * ```ts
  * // src/main.ts, started as `node dist/main.js` so that signals reach it
  * import { runWorker } from 'approval-connector-kit';
- * import { JiraConnector } from '../connector/connector.js';
+ * import { JiraConnector } from './connector.js';
  * import { JiraClient } from './jira.js';
  *
  * process.exitCode = await runWorker(({ env }) => new JiraConnector(new JiraClient(env.JIRA_SITE!)));

@@ -88,11 +88,12 @@ const ALLOWED_METHODS = 'GET, HEAD';
  *
  * @example
  * ```ts
+ * // A ConnectorWorker opens one itself with its `operations` option; this is the same for a program of your own.
  * const server = new OperationsServer({
  *   port: 9464,
- *   health: () => ({ healthy: connector.lifecycle !== 'failed', state: connector.lifecycle }),
- *   isReady: () => ({ ready: connector.ready, reason: `the connector is ${connector.lifecycle}` }),
- *   metrics,
+ *   health: () => ({ healthy: worker.lifecycle !== 'failed', state: worker.lifecycle }),
+ *   isReady: () => (worker.ready ? { ready: true } : { ready: false, reason: worker.lifecycle }),
+ *   metrics: worker.metrics,
  * });
  * const { url } = await server.start();
  * // ... later
