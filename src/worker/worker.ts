@@ -235,30 +235,11 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   }
 
   async #start(): Promise<void> {
-    const logger = this.#logger;
     const signal = this.#stopping.signal;
     const { connector } = this;
     // The probes answer from the first moment: a worker that cannot reach the service yet is alive, not ready.
     if (this.#settings.operations) {
-      this.#operations = new OperationsServer({
-        ...this.#settings.operations,
-        logger: componentLogger(logger, 'operations'),
-        metrics: this.metrics,
-        health: () => ({
-          healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
-          state: this.#lifecycle,
-        }),
-        isReady: () =>
-          this.ready
-            ? { ready: true }
-            : {
-                ready: false,
-                reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
-              },
-      });
-      const { url } = await this.#operations.start();
-      this.#operationsUrl = url;
-      logger.info({ url }, 'operations endpoints listening');
+      await this.#openOperations(this.#settings.operations);
       // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
       if (signal.aborted) return;
     }
@@ -266,7 +247,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
         ...this.#settings.keys,
         now: this.#settings.now,
-        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
+        onNewKey: announceNewKey(componentLogger(this.#logger, 'keys'), this.metrics),
       });
       await this.#keyRing.rotateIfDue();
     }
@@ -277,30 +258,56 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
     this.#transition('running');
     this.#scheduleJobs();
-    const poller = this.#settings.poller;
-    if (poller.enabled) {
-      const afterTasks = this.#syncAfterTasks();
-      this.#afterTasks = afterTasks;
-      this.#poller = new TaskPoller(
-        {
-          client: this.#client,
-          tasks: connector.tasks,
-          keyRing: this.#keyRing,
-          classifyFailure: connector.classifyFailure?.bind(connector),
-          state: this.#appState as StateAccess<object>,
-          logger: componentLogger(logger, 'tasks'),
-          metrics: this.metrics,
-          random: this.#settings.random,
-          onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
-        },
-        poller,
-      );
-      this.#poller.start();
-    }
-    logger.info(
+    if (this.#settings.poller.enabled) this.#startPolling();
+    this.#logger.info(
       { taskTypes: Object.keys(connector.tasks), authRequired: connector.authRequired },
       'connector running',
     );
+  }
+
+  /** Opens the operations endpoints: `/healthz` and `/readyz` answer from the worker's state. */
+  async #openOperations(options: NonNullable<ResolvedConnectorOptions['operations']>): Promise<void> {
+    this.#operations = new OperationsServer({
+      ...options,
+      logger: componentLogger(this.#logger, 'operations'),
+      metrics: this.metrics,
+      health: () => ({
+        healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
+        state: this.#lifecycle,
+      }),
+      isReady: () =>
+        this.ready
+          ? { ready: true }
+          : {
+              ready: false,
+              reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
+            },
+    });
+    const { url } = await this.#operations.start();
+    this.#operationsUrl = url;
+    this.#logger.info({ url }, 'operations endpoints listening');
+  }
+
+  /** Starts the task poller, and what syncs the approvals of the tasks it runs. */
+  #startPolling(): void {
+    const { connector } = this;
+    const afterTasks = this.#syncAfterTasks();
+    this.#afterTasks = afterTasks;
+    this.#poller = new TaskPoller(
+      {
+        client: this.#client,
+        tasks: connector.tasks,
+        keyRing: this.#keyRing,
+        classifyFailure: connector.classifyFailure?.bind(connector),
+        state: this.#appState as StateAccess<object>,
+        logger: componentLogger(this.#logger, 'tasks'),
+        metrics: this.metrics,
+        random: this.#settings.random,
+        onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
+      },
+      this.#settings.poller,
+    );
+    this.#poller.start();
   }
 
   async #stop(): Promise<void> {

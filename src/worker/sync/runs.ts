@@ -67,112 +67,157 @@ export interface RunReport {
  * (see {@link SourceRetries}): an ordered source from the last acknowledged record, at its instant (re-reading the
  * records that share it), an unordered one from the run's first window again.
  */
-export async function runIncremental(
+export function runIncremental(
   context: RunContext,
   source: IncrementalSource<object>,
   options: { overlapMs: number; full: boolean },
 ): Promise<RunReport> {
-  const { state, logger, signal } = context;
-  // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
-  const cursor = options.full ? undefined : state.cursor;
-  // What is at or before the saved cursor was sent by an earlier run.
-  const saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
-  let window: ChangeWindow = {
-    since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
-    cursor,
-  };
-  let inOrder = source.ordered;
-  // While the source keeps its order: the place up to which everything read is acknowledged.
-  let acknowledged: CursorKey | undefined;
-  let saveFailed = false;
-  const pusher = new ApprovalPusher({
-    client: context.client,
-    limits: context.limits,
-    signal,
-    onAcknowledged: (key) => {
-      if (!inOrder) return;
-      acknowledged = key;
-      state.advanceCursor(key, new Date(context.now()));
-      state.flush(signal).catch((error: unknown) => {
-        // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
-        if (saveFailed || signal.aborted) return;
-        saveFailed = true;
-        logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
-      });
-    },
-  });
-  let previous: CursorKey | undefined;
-  let newest: CursorKey | undefined;
-  let resent = 0;
-  // Where the source was last read again from: what is at or before it was pushed earlier in this run.
-  let resumedFrom: CursorKey | undefined;
-  // Records read since the source was last opened, and the most any earlier read got.
-  let read = 0;
-  let mostRead = 0;
-  try {
-    await readSource(
-      () => {
-        read = 0;
-        return source.changes(window, context.sourceContext);
-      },
-      async (record) => {
-        signal.throwIfAborted();
-        read += 1;
-        const approval = parseSourceApproval(record, true);
-        // Parsed once here; keys are compared as numbers from then on.
-        const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
-        if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
-          inOrder = false;
-          logger.warn(
-            { approvalId: approval.id },
-            'the source returned a change out of order; the cursor now waits for the end of the run',
-          );
-        }
-        previous = key;
-        if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
-        if (
-          (saved !== undefined && compareKeys(key, saved) <= 0) ||
-          (resumedFrom !== undefined && compareKeys(key, resumedFrom) <= 0)
-        ) {
-          resent += 1;
-        }
-        await pusher.add(approval, key);
-      },
-      new SourceRetries(context),
-      async () => {
-        // What was read is acknowledged, and the cursor saved over it, before the wait: a run that fails after all,
-        // or a worker that dies meanwhile, resumes from there.
-        await pusher.finish();
-        await state.flush(signal).catch((error: unknown) => {
-          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
-        });
-        const from = inOrder ? acknowledged : undefined;
-        if (from === undefined) {
-          // Read again from the run's window: progress is a read that got further than every one before it.
-          const further = read > mostRead;
-          mostRead = Math.max(mostRead, read);
-          return further;
-        }
-        // Progress is an acknowledged record further on: re-reading the ones that share its instant is none.
-        if (resumedFrom !== undefined && compareKeys(from, resumedFrom) <= 0) return false;
-        resumedFrom = from;
-        window = { since: new Date(from.at), cursor: cursorOfKey(from) };
-        // The read starts again at that instant: the records that share it come again, in order.
-        previous = undefined;
-        return true;
-      },
-    );
-    await pusher.finish();
-  } catch (error) {
-    // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run gives
-    // up. (After a failed push, nothing more is sent.)
-    await pusher.finish().catch(() => {});
-    await state.flush(signal).catch(() => {});
-    throw error;
+  return new IncrementalRun(context, source, options).run();
+}
+
+/** One incremental run: where it reads from, what it has read and pushed, and how far its cursor may go. */
+class IncrementalRun {
+  readonly #context: RunContext;
+  readonly #source: IncrementalSource<object>;
+  readonly #pusher: ApprovalPusher;
+  /** What is at or before the saved cursor was sent by an earlier run. */
+  readonly #saved: CursorKey | undefined;
+  /** What the source is asked for: the run's window, then, after a failure of an ordered source, where it resumes. */
+  #window: ChangeWindow;
+  /** Whether the source has kept its `(lastModified, id)` order so far: then the cursor follows what is acknowledged. */
+  #inOrder: boolean;
+  /** While the source keeps its order: the place up to which everything read is acknowledged. */
+  #acknowledged: CursorKey | undefined;
+  #saveFailed = false;
+  #previous: CursorKey | undefined;
+  #newest: CursorKey | undefined;
+  #resent = 0;
+  /** Where the source was last read again from: what is at or before it was pushed earlier in this run. */
+  #resumedFrom: CursorKey | undefined;
+  /** Records read since the source was last opened, and the most any earlier read got. */
+  #read = 0;
+  #mostRead = 0;
+
+  constructor(
+    context: RunContext,
+    source: IncrementalSource<object>,
+    options: { overlapMs: number; full: boolean },
+  ) {
+    const { state } = context;
+    this.#context = context;
+    this.#source = source;
+    // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
+    const cursor = options.full ? undefined : state.cursor;
+    this.#saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
+    this.#window = {
+      since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
+      cursor,
+    };
+    this.#inOrder = source.ordered;
+    this.#pusher = new ApprovalPusher({
+      client: context.client,
+      limits: context.limits,
+      signal: context.signal,
+      onAcknowledged: (key) => this.#acknowledge(key),
+    });
   }
-  if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
-  await state.flush(signal);
-  return { pushed: pusher.pushed, changed: pusher.pushed - resent, resent, resolved: 0 };
+
+  async run(): Promise<RunReport> {
+    const { state, signal } = this.#context;
+    const pusher = this.#pusher;
+    try {
+      await readSource(
+        () => {
+          this.#read = 0;
+          return this.#source.changes(this.#window, this.#context.sourceContext);
+        },
+        (record) => this.#take(record),
+        new SourceRetries(this.#context),
+        () => this.#settle(),
+      );
+      await pusher.finish();
+    } catch (error) {
+      // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run
+      // gives up. (After a failed push, nothing more is sent.)
+      await pusher.finish().catch(() => {});
+      await state.flush(signal).catch(() => {});
+      throw error;
+    }
+    if (this.#newest !== undefined) state.advanceCursor(this.#newest, new Date(this.#context.now()));
+    await state.flush(signal);
+    return {
+      pushed: pusher.pushed,
+      changed: pusher.pushed - this.#resent,
+      resent: this.#resent,
+      resolved: 0,
+    };
+  }
+
+  /** The service acknowledged everything up to `key`: while the source keeps its order, the cursor moves there. */
+  #acknowledge(key: CursorKey): void {
+    if (!this.#inOrder) return;
+    const { state, signal, logger } = this.#context;
+    this.#acknowledged = key;
+    state.advanceCursor(key, new Date(this.#context.now()));
+    state.flush(signal).catch((error: unknown) => {
+      // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
+      if (this.#saveFailed || signal.aborted) return;
+      this.#saveFailed = true;
+      logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+    });
+  }
+
+  /** Checks a record the source gave, notes where it stands (its order, whether it is sent again), and pushes it. */
+  async #take(record: SourceApproval): Promise<void> {
+    this.#context.signal.throwIfAborted();
+    this.#read += 1;
+    const approval = parseSourceApproval(record, true);
+    // Parsed once here; keys are compared as numbers from then on.
+    const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
+    if (this.#inOrder && this.#previous !== undefined && compareKeys(key, this.#previous) < 0) {
+      this.#inOrder = false;
+      this.#context.logger.warn(
+        { approvalId: approval.id },
+        'the source returned a change out of order; the cursor now waits for the end of the run',
+      );
+    }
+    this.#previous = key;
+    if (this.#newest === undefined || compareKeys(key, this.#newest) > 0) this.#newest = key;
+    if (isAtOrBefore(key, this.#saved) || isAtOrBefore(key, this.#resumedFrom)) this.#resent += 1;
+    await this.#pusher.add(approval, key);
+  }
+
+  /**
+   * After the source failed: sends what was read and saves the cursor over it, before the wait (a run that fails
+   * after all, or a worker that dies meanwhile, resumes from there), and sets where the next read starts. Resolves
+   * with whether the run got further than at any earlier failure.
+   */
+  async #settle(): Promise<boolean> {
+    const { state, signal, logger } = this.#context;
+    await this.#pusher.finish();
+    await state.flush(signal).catch((error: unknown) => {
+      logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+    });
+    const from = this.#inOrder ? this.#acknowledged : undefined;
+    if (from === undefined) {
+      // Read again from the run's window: progress is a read that got further than every one before it.
+      const further = this.#read > this.#mostRead;
+      this.#mostRead = Math.max(this.#mostRead, this.#read);
+      return further;
+    }
+    // Progress is an acknowledged record further on: re-reading the ones that share its instant is none.
+    if (isAtOrBefore(from, this.#resumedFrom)) return false;
+    this.#resumedFrom = from;
+    this.#window = { since: new Date(from.at), cursor: cursorOfKey(from) };
+    // The read starts again at that instant: the records that share it come again, in order.
+    this.#previous = undefined;
+    return true;
+  }
+}
+
+/** Whether `key` is at or before `place`; never when there is no place. */
+function isAtOrBefore(key: CursorKey, place: CursorKey | undefined): boolean {
+  return place !== undefined && compareKeys(key, place) <= 0;
 }
 
 /**
