@@ -64,6 +64,8 @@ export interface PollerParts {
   random: () => number;
   /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
   onSucceeded?: ((task: Task) => void) | undefined;
+  /** Told when {@link TaskPoller.healthy} changes: the watchdog found polling stalled, or a poll succeeded again. */
+  onHealthChanged?: (() => void) | undefined;
 }
 
 /**
@@ -256,7 +258,7 @@ export class TaskPoller {
     try {
       // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
       const leased = await untilAborted(client.leaseTask({ signal }), signal);
-      this.#stalled = false;
+      this.#setStalled(false);
       if (leased === null) {
         this.#quiet(idle);
         return;
@@ -305,6 +307,12 @@ export class TaskPoller {
     });
   }
 
+  #setStalled(stalled: boolean): void {
+    if (stalled === this.#stalled) return;
+    this.#stalled = stalled;
+    this.#parts.onHealthChanged?.();
+  }
+
   #checkPolling(): void {
     const now = performance.now();
     const { watchdogMs } = this.#settings;
@@ -315,7 +323,7 @@ export class TaskPoller {
       now - this.#lastPollAt > watchdogMs &&
       this.#busySlots() < this.#settings.concurrency;
     if (stuck.length === 0 && !silent) return;
-    this.#stalled = true;
+    this.#setStalled(true);
     this.#parts.logger.error(
       { sinceLastPollMs: Math.round(now - Math.min(this.#lastPollAt, ...stuck.map(([, sentAt]) => sentAt))) },
       'the task poller stopped polling; restarting the poll',

@@ -304,6 +304,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         metrics: this.metrics,
         random: this.#settings.random,
         onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
+        // The ready gauge is what /readyz answers: it falls while polling has stalled.
+        onHealthChanged: () => this.metrics.ready(this.ready),
       },
       this.#settings.poller,
     );
@@ -338,13 +340,13 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
   /**
    * The one place the worker's state changes: the move is checked against {@link LIFECYCLE_MOVES}, the ready gauge
-   * follows, and the move is logged.
+   * follows ({@link ready}, as `/readyz` answers), and the move is logged.
    */
   #transition(to: LifecycleState): void {
     const from = this.#lifecycle;
     checkMove(from, to);
     this.#lifecycle = to;
-    this.metrics.ready(to === 'running');
+    this.metrics.ready(this.ready);
     this.#logger.info({ from, to }, 'lifecycle state changed');
   }
 

@@ -47,6 +47,7 @@ interface Setup {
   random?: () => number;
   settings?: Partial<PollerSettings>;
   logLevel?: 'info' | 'warn';
+  onHealthChanged?: () => void;
 }
 
 const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
@@ -93,6 +94,7 @@ function startPoller(setup: Setup) {
       logger,
       metrics: setup.metrics,
       random: setup.random ?? (() => 0),
+      onHealthChanged: setup.onHealthChanged,
     },
     {
       concurrency: 2,
@@ -407,9 +409,11 @@ describe('watchdog', () => {
       () => new Promise<Task | null>(() => {}),
       () => second.promise,
     ];
+    const health: boolean[] = [];
     const { poller, polls } = startPoller({
       settings: { concurrency: 1, watchdogMs: 1_000 },
       getTask: async () => (answers.shift() ?? (async () => null))(),
+      onHealthChanged: () => health.push(poller.healthy),
     });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(polls).toHaveLength(1);
@@ -424,6 +428,9 @@ describe('watchdog', () => {
     second.resolve(null);
     await vi.advanceTimersByTimeAsync(0);
     expect(poller.healthy).toBe(true);
+    // Told of each change, once: the worker's ready gauge follows.
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(health).toEqual([false, true]);
   });
 
   it('does not count a poller waiting for a free slot as stalled', async () => {
