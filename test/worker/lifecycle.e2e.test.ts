@@ -58,7 +58,7 @@ function worker<C extends Connector<object>>(
 const connector = (overrides: Partial<ConnectorOptions> = {}) =>
   worker(new MemoryConnector(source), overrides);
 
-/** Log lines written at warn and above, parsed. */
+/** The log lines the worker writes (at the level its logger is given), parsed. */
 function capturedLogs() {
   const lines: { level: number; msg: string; attempt?: number; [key: string]: unknown }[] = [];
   let raw = '';
