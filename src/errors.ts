@@ -7,8 +7,9 @@
 import type { z } from 'zod';
 
 /**
- * Every code an error of the kit carries, each owned by exactly one class (named beside it). Stable: a code is
- * never reused for another kind of failure. `docs/errors.md` lists them with their classes.
+ * Every code an error of the kit carries, each owned by exactly one class (named beside it), whose name it echoes:
+ * the class's name without `Error`, in snake_case (`PartialAddUsersError` has `partial_add_users`). Stable: a code
+ * is never reused for another kind of failure. `docs/errors.md` lists them with their classes.
  */
 export const ERROR_CODES = [
   // Shared by every part.
@@ -16,20 +17,20 @@ export const ERROR_CODES = [
   'unsupported_node', // UnsupportedNodeError
   'port_in_use', // PortInUseError
   // The clients.
-  'http_error', // ApiError (a status without a class of its own)
+  'api', // ApiError (a status without a class of its own)
   'bad_request', // BadRequestError
   'unauthorized', // UnauthorizedError
   'not_found', // NotFoundError
   'conflict', // ConflictError
   'payload_too_large', // PayloadTooLargeError
   'rate_limited', // RateLimitedError
-  'server_error', // ServerError
+  'server', // ServerError
   'network', // NetworkError
   'timeout', // TimeoutError
   'response_too_large', // ResponseTooLargeError
   'invalid_response', // InvalidResponseError
   'paging_stalled', // PagingStalledError
-  'partial_failure', // PartialAddUsersError
+  'partial_add_users', // PartialAddUsersError
   'client_closed', // ClientClosedError
   'protocol_mismatch', // ProtocolMismatchError
   // The connector.
@@ -39,18 +40,18 @@ export const ERROR_CODES = [
   'invalid_connector', // InvalidConnectorError
   'stopping', // StoppingError
   'shutdown_deadline', // ShutdownDeadlineError
-  'authentication_failure', // AuthenticationError
-  'service_unavailable_failure', // ServiceUnavailableError
-  'system_failure', // SystemError
+  'authentication', // AuthenticationError
+  'service_unavailable', // ServiceUnavailableError
+  'system', // SystemError
   'task_data_invalid', // TaskDataInvalidError
   'credentials_unreadable', // CredentialsUnreadableError
   'key_ring_unavailable', // KeyRingUnavailableError
   'key_ring_invalid', // KeyRingInvalidError
   'key_store_read_only', // KeyStoreReadOnlyError
   'operations_server_closed', // OperationsServerClosedError
-  'operations_server_listen_failed', // OperationsServerListenError
+  'operations_server_listen', // OperationsServerListenError
   // The reference backend and the test harness.
-  'service_refused', // ServiceError
+  'service', // ServiceError
   'harness_timeout', // HarnessTimeoutError
 ] as const;
 

@@ -82,7 +82,7 @@ export type KitError =
   | UnsupportedNodeError
   | PortInUseError
   // The clients.
-  | ApiError<'http_error'>
+  | ApiError<'api'>
   | BadRequestError
   | UnauthorizedError
   | NotFoundError

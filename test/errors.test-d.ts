@@ -33,11 +33,11 @@ describe('the error catalogue', () => {
     const narrow = (error: KitError) => {
       if (error.code === 'rate_limited') expectTypeOf(error).toEqualTypeOf<RateLimitedError>();
       if (error.code === 'validation') expectTypeOf(error).toEqualTypeOf<ValidationError>();
-      if (error.code === 'http_error') expectTypeOf(error).toEqualTypeOf<ApiError<'http_error'>>();
+      if (error.code === 'api') expectTypeOf(error).toEqualTypeOf<ApiError<'api'>>();
       // The codes that once came from unrelated classes now each name one.
       if (error.code === 'not_found') expectTypeOf(error).toEqualTypeOf<NotFoundError>();
       if (error.code === 'timeout') expectTypeOf(error).toEqualTypeOf<TimeoutError>();
-      if (error.code === 'service_refused') expectTypeOf(error).toEqualTypeOf<ServiceError>();
+      if (error.code === 'service') expectTypeOf(error).toEqualTypeOf<ServiceError>();
       if (error.code === 'harness_timeout') expectTypeOf(error).toEqualTypeOf<HarnessTimeoutError>();
       switch (error.code) {
         case 'rate_limited':

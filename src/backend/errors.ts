@@ -35,10 +35,10 @@ const KINDS: Record<ServiceErrorKind, { status: number; adminCode: string }> = {
 export type Collection = 'users' | 'systems' | 'orgs' | 'approvals' | 'tasks';
 
 /**
- * A request the service refuses (code `service_refused`). `kind` says why (`Not Found`, `Conflict`, …) and
+ * A request the service refuses (code `service`). `kind` says why (`Not Found`, `Conflict`, …) and
  * `status` with which HTTP status it is answered; `message` is the v1 message `<kind>. <detail>`.
  */
-export class ServiceError extends ApprovalKitError<'service_refused'> {
+export class ServiceError extends ApprovalKitError<'service'> {
   readonly status: number;
   readonly kind: ServiceErrorKind;
   readonly detail: string;
@@ -51,7 +51,7 @@ export class ServiceError extends ApprovalKitError<'service_refused'> {
     detail: string,
     options?: { cause?: unknown; issues?: readonly ValidationIssue[]; status?: number; retryAfter?: number },
   ) {
-    super('service_refused', v1ErrorMessage(kind, detail), options);
+    super('service', v1ErrorMessage(kind, detail), options);
     this.status = options?.status ?? KINDS[kind].status;
     this.kind = kind;
     this.detail = detail;

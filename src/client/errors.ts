@@ -11,18 +11,18 @@ export interface RequestTarget {
 
 /** The codes of {@link ApiError} and its subclasses, one per class. */
 export type ApiErrorCode =
-  | 'http_error'
+  | 'api'
   | 'bad_request'
   | 'unauthorized'
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
   | 'rate_limited'
-  | 'server_error';
+  | 'server';
 
 /**
  * The service answered with a status that is not a success, or with a v1 error body whatever the status. Subclasses
- * name the common cases; an `ApiError` itself (code `http_error`) is a status none of them covers.
+ * name the common cases; an `ApiError` itself (code `api`) is a status none of them covers.
  */
 export class ApiError<Code extends ApiErrorCode = ApiErrorCode> extends ApprovalKitError<Code> {
   readonly method: string;
@@ -96,11 +96,11 @@ export class RateLimitedError extends ApiError<'rate_limited'> {
 }
 
 /** 5xx: the service failed. Retried by the clients; thrown once retries are spent. */
-export class ServerError extends ApiError<'server_error'> {
+export class ServerError extends ApiError<'server'> {
   readonly retryAfterMs: number | undefined;
 
   constructor(target: RequestTarget, status: number, body: unknown, retryAfterMs?: number) {
-    super('server_error', target, status, body);
+    super('server', target, status, body);
     this.retryAfterMs = retryAfterMs;
   }
 }
@@ -219,7 +219,7 @@ export function isV1Error(body: unknown): body is { Error: string } {
 
 /**
  * The error for a v1 error body that came with a success status: the class its kind names (`Not Found` gives a
- * {@link NotFoundError}), the status as received. An unknown kind gives an {@link ApiError} with code `http_error`.
+ * {@link NotFoundError}), the status as received. An unknown kind gives an {@link ApiError} with code `api`.
  */
 export function errorForV1Body(
   target: RequestTarget,
@@ -245,7 +245,7 @@ function errorOfClass(
   if (classStatus === 413) return new PayloadTooLargeError(target, status, body);
   if (classStatus === 429) return new RateLimitedError(target, status, body, retryAfterMs);
   if (classStatus >= 500) return new ServerError(target, status, body, retryAfterMs);
-  return new ApiError('http_error', target, status, body);
+  return new ApiError('api', target, status, body);
 }
 
 /** An iterator over pages cannot advance: the service returned a full page that does not move on. */
@@ -260,14 +260,14 @@ export class PagingStalledError extends ApprovalKitError<'paging_stalled'> {
  * in `results`. The request that failed (with `cause`) carried `uncertain`: it may or may not have reached the
  * service, so check with Get users before sending them again. The users in `notSent` were not sent.
  */
-export class PartialAddUsersError extends ApprovalKitError<'partial_failure'> {
+export class PartialAddUsersError extends ApprovalKitError<'partial_add_users'> {
   readonly results: AddUserResult[];
   readonly uncertain: NewUser[];
   readonly notSent: NewUser[];
 
   constructor(results: AddUserResult[], uncertain: NewUser[], notSent: NewUser[], cause: unknown) {
     super(
-      'partial_failure',
+      'partial_add_users',
       `Add users failed after ${results.length} results: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
     );

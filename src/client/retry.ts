@@ -22,21 +22,29 @@ export interface RetryPolicy {
 export type Repeatability = 'safe' | 'unsent';
 
 /**
- * The failures a client retries: what can succeed later. An `ApiError` of code `http_error` is retried only for a
- * 408 (Request Timeout) or a 425 (Too Early).
+ * The failures a client retries: what can succeed later. An `ApiError` of code `api` is retried only for a 408
+ * (Request Timeout) or a 425 (Too Early).
  */
-export type RetryableError =
-  | NetworkError
-  | TimeoutError
-  | RateLimitedError
-  | ServerError
-  | ApiError<'http_error'>;
+export type RetryableError = NetworkError | TimeoutError | RateLimitedError | ServerError | ApiError<'api'>;
 
 /**
- * Why a request is retried: the `code` of its failure (`network`, `timeout`, `rate_limited`, `server_error`, or
- * `http_error` for a 408 or a 425).
+ * Why a request is retried, by the code of its failure: names of their own, since they are a metric label
+ * (`client_retries_total`'s `reason`) that dashboards and alerts select on, and a label does not follow a renamed
+ * error code.
  */
-export type RetryReason = RetryableError['code'];
+const RETRY_REASONS = {
+  network: 'network',
+  timeout: 'timeout',
+  rate_limited: 'rate_limited',
+  server: 'server_error',
+  api: 'http_error',
+} as const satisfies Record<RetryableError['code'], string>;
+
+/**
+ * Why a request is retried: `network`, `timeout`, `rate_limited`, `server_error` (a 5xx), or `http_error` (a 408 or
+ * a 425).
+ */
+export type RetryReason = (typeof RETRY_REASONS)[RetryableError['code']];
 
 /** A retry {@link withRetry} is about to make. */
 export interface RetryAttempt {
@@ -44,7 +52,7 @@ export interface RetryAttempt {
   attempt: number;
   /** The wait before the retry, in milliseconds: the backoff, or what `Retry-After` asked for. */
   delayMs: number;
-  /** Why: the `code` of the failure. */
+  /** Why: the kind of failure, named after its `code` ({@link RetryReason}). */
   reason: RetryReason;
   /** The failure. */
   error: RetryableError;
@@ -76,7 +84,7 @@ export function isRetryable(error: unknown, repeatability: Repeatability): error
     error instanceof TimeoutError ||
     error instanceof RateLimitedError ||
     error instanceof ServerError ||
-    (error instanceof ApiError && error.code === 'http_error' && RETRYABLE_STATUSES.has(error.status))
+    (error instanceof ApiError && error.code === 'api' && RETRYABLE_STATUSES.has(error.status))
   );
 }
 
@@ -154,7 +162,7 @@ export async function withRetry<T>(
           random: policy.random,
         });
       if (performance.now() - startedAt + delay > policy.maxRetryTimeMs) throw error;
-      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: error.code, error });
+      onRetry?.({ attempt: attemptNumber, delayMs: delay, reason: RETRY_REASONS[error.code], error });
       await sleep(delay, signal);
     },
   });

@@ -24,16 +24,16 @@ export class CredentialsUnreadableError extends ApprovalKitError<'credentials_un
  * The source system refused the approver's credentials (or they are missing): the approver has to sign in again.
  * Reported as `authenticationError`.
  */
-export class AuthenticationError extends ApprovalKitError<'authentication_failure'> {
+export class AuthenticationError extends ApprovalKitError<'authentication'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('authentication_failure', message, options);
+    super('authentication', message, options);
   }
 }
 
 /** The source system cannot be reached or is overloaded; trying later may work. Reported as `serviceUnavailable`. */
-export class ServiceUnavailableError extends ApprovalKitError<'service_unavailable_failure'> {
+export class ServiceUnavailableError extends ApprovalKitError<'service_unavailable'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('service_unavailable_failure', message, options);
+    super('service_unavailable', message, options);
   }
 }
 
@@ -41,9 +41,9 @@ export class ServiceUnavailableError extends ApprovalKitError<'service_unavailab
  * The source system answered and refused the action (for example, the approval is locked or already decided).
  * Reported as `systemError`.
  */
-export class SystemError extends ApprovalKitError<'system_failure'> {
+export class SystemError extends ApprovalKitError<'system'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('system_failure', message, options);
+    super('system', message, options);
   }
 }
 

@@ -12,7 +12,7 @@ import { ApprovalKitError } from '../errors.js';
  */
 export type LifecycleState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
-/** The moves a worker's state may make, and nothing else. */
+/** The moves a worker's state may make, and nothing else. `docs/worker.md` shows them as a table. */
 export const LIFECYCLE_MOVES: Readonly<Record<LifecycleState, readonly LifecycleState[]>> = {
   idle: ['starting', 'stopped'],
   starting: ['running', 'failed', 'stopping'],
@@ -27,4 +27,9 @@ export class LifecycleError extends ApprovalKitError<'lifecycle'> {
   constructor(action: string, state: LifecycleState) {
     super('lifecycle', `Cannot ${action} a connector that is ${state}`);
   }
+}
+
+/** Checks a move of a worker's state against {@link LIFECYCLE_MOVES}: a {@link LifecycleError} for any other. */
+export function checkMove(from: LifecycleState, to: LifecycleState): void {
+  if (!LIFECYCLE_MOVES[from].includes(to)) throw new LifecycleError(`move to ${to}`, from);
 }

@@ -64,6 +64,8 @@ export interface PollerParts {
   random: () => number;
   /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
   onSucceeded?: ((task: Task) => void) | undefined;
+  /** Told when {@link TaskPoller.healthy} changes: the watchdog found polling stalled, or a poll succeeded again. */
+  onHealthChanged?: (() => void) | undefined;
 }
 
 /**
@@ -256,7 +258,7 @@ export class TaskPoller {
     try {
       // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
       const leased = await untilAborted(client.leaseTask({ signal }), signal);
-      this.#stalled = false;
+      this.#setStalled(false);
       if (leased === null) {
         this.#quiet(idle);
         return;
@@ -305,6 +307,12 @@ export class TaskPoller {
     });
   }
 
+  #setStalled(stalled: boolean): void {
+    if (stalled === this.#stalled) return;
+    this.#stalled = stalled;
+    this.#parts.onHealthChanged?.();
+  }
+
   #checkPolling(): void {
     const now = performance.now();
     const { watchdogMs } = this.#settings;
@@ -315,7 +323,7 @@ export class TaskPoller {
       now - this.#lastPollAt > watchdogMs &&
       this.#busySlots() < this.#settings.concurrency;
     if (stuck.length === 0 && !silent) return;
-    this.#stalled = true;
+    this.#setStalled(true);
     this.#parts.logger.error(
       { sinceLastPollMs: Math.round(now - Math.min(this.#lastPollAt, ...stuck.map(([, sentAt]) => sentAt))) },
       'the task poller stopped polling; restarting the poll',
@@ -324,21 +332,9 @@ export class TaskPoller {
   }
 
   async #handle(leased: LeasedTask): Promise<void> {
-    const task = leased.valid ? leased.task : { id: leased.id, type: leased.type ?? '' };
+    const task = idAndType(leased);
     const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
-    if (this.#running.has(task.id)) {
-      logger.info('task offered again while it runs; not running it twice');
-      return;
-    }
-    const recent = this.#recentResult(task.id);
-    if (recent !== undefined) {
-      logger.info(
-        { status: recent.status },
-        'task offered again after it finished; reporting its result again',
-      );
-      await this.#report(task.id, recent, logger);
-      return;
-    }
+    if (await this.#offeredAgain(task.id, logger)) return;
     const { timeoutMs } = this.#settings;
     // The handler's signal: aborted at the deadline here, or by stop() at forced shutdown (see the constructor).
     const handler = new AbortController();
@@ -363,25 +359,48 @@ export class TaskPoller {
         logger.warn('task interrupted by shutdown; handed back to the service');
         return;
       }
-      const { result } = ended;
       // A handler that stopped when its signal was aborted honoured the deadline: its failure is logged already.
       if (late && !ended.stoppedBySignal) {
         logger.warn(
-          { status: result.status, timeoutMs },
+          { status: ended.result.status, timeoutMs },
           'task finished after its deadline; reporting it late',
         );
       }
-      // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
-      this.#remember(task.id, result);
-      const tookMs = performance.now() - started;
-      this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
-      logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
-      if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
-      await this.#report(task.id, result, logger);
+      await this.#finished(leased, ended.result, performance.now() - started, logger);
     } finally {
       due.cancel();
       this.#running.delete(task.id);
     }
+  }
+
+  /**
+   * Answers a task offered again while it runs here (nothing: it is not run twice) or after it finished here (its
+   * result, reported again). Resolves with whether it was one of them.
+   */
+  async #offeredAgain(taskId: string, logger: PinoLogger): Promise<boolean> {
+    if (this.#running.has(taskId)) {
+      logger.info('task offered again while it runs; not running it twice');
+      return true;
+    }
+    const recent = this.#recentResult(taskId);
+    if (recent === undefined) return false;
+    logger.info(
+      { status: recent.status },
+      'task offered again after it finished; reporting its result again',
+    );
+    await this.#report(taskId, recent, logger);
+    return true;
+  }
+
+  /** Records a task's result (remembered, counted, logged, and told when it succeeded), then reports it. */
+  async #finished(leased: LeasedTask, result: TaskResult, tookMs: number, logger: PinoLogger): Promise<void> {
+    const task = idAndType(leased);
+    // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
+    this.#remember(task.id, result);
+    this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
+    logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
+    if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
+    await this.#report(task.id, result, logger);
   }
 
   /**
@@ -541,4 +560,9 @@ function scrub(result: TaskResult, credentials: Credentials | undefined): TaskRe
     ...result,
     meta: JSON.parse(redactSecrets(JSON.stringify(result.meta), Object.values(credentials))),
   };
+}
+
+/** A leased task's id and type, also when its data broke the contract (its type then as far as it could be read). */
+function idAndType(leased: LeasedTask): { id: string; type: string } {
+  return leased.valid ? leased.task : { id: leased.id, type: leased.type ?? '' };
 }

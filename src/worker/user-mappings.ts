@@ -103,22 +103,54 @@ export async function syncUserMappings(
 ): Promise<UserMappingsReport> {
   const { batchSize, pageSize, maxListed, signal } = compileOptions(options);
   signal?.throwIfAborted();
-  const request = { signal, pageSize };
+  const held = await readHeld(client, systemId, { signal, pageSize });
+  const run = new MappingRun(client, systemId, held, { maxListed, signal });
+  let batch: Pending[] = [];
+  for await (const entry of entries) {
+    signal?.throwIfAborted();
+    const pending = run.check(entry);
+    if (pending === undefined) continue;
+    batch.push(pending);
+    if (batch.length >= batchSize) {
+      await run.send(batch);
+      batch = [];
+    }
+  }
+  signal?.throwIfAborted();
+  if (batch.length > 0) await run.send(batch);
+  return run.report;
+}
 
-  // Each user's current id in the system: an entry that matches it is skipped, one that differs is upserted.
+/** What the service holds, read once a run. */
+interface Held {
+  /** Each user's current id in the system: an entry that matches it is skipped, one that differs is upserted. */
+  idOfUser: Map<string, string>;
+  /** The user of each email, by {@link emailKey}; `null` marks an email several users have. */
+  userOfEmail: Map<string, string | null>;
+}
+
+async function readHeld(
+  client: ManagementClient,
+  systemId: string,
+  request: { signal: AbortSignal | undefined; pageSize: number },
+): Promise<Held> {
   const idOfUser = new Map<string, string>();
   for await (const mapping of client.iterateSystemUserMappings(systemId, request)) {
     idOfUser.set(mapping.userId, mapping.systemUserId);
   }
   // Get users' filter is exact and case-sensitive, so one lookup per entry could miss `Ada@` for `ada@`; one walk
-  // over all users costs a request per thousand users instead of one per entry. `null` marks an ambiguous email.
+  // over all users costs a request per thousand users instead of one per entry.
   const userOfEmail = new Map<string, string | null>();
   for await (const user of client.iterateUsers({}, request)) {
     const key = emailKey(user.email);
     userOfEmail.set(key, userOfEmail.has(key) ? null : user.id);
   }
+  return { idOfUser, userOfEmail };
+}
 
-  const report: UserMappingsReport = {
+/** One run of {@link syncUserMappings}: what each entry needs, the writes, and the report. */
+class MappingRun {
+  readonly report: UserMappingsReport = {
     mapped: 0,
     unchanged: 0,
     unknown: 0,
@@ -126,86 +158,102 @@ export async function syncUserMappings(
     failed: 0,
     failures: [],
   };
-  const fail = (entry: UserMappingEntry, code: string, message: string) => {
-    report.failed += 1;
-    if (report.failures.length < maxListed) {
-      report.failures.push({
-        systemUserId: String(entry.systemUserId),
-        email: String(entry.email),
-        code,
-        message,
-      });
-    }
-  };
-  // Users given an id in this run: a second, different id for one of them is the source's contradiction.
-  const claimed = new Map<string, string>();
-  let batch: Pending[] = [];
+  readonly #client: ManagementClient;
+  readonly #systemId: string;
+  readonly #held: Held;
+  readonly #maxListed: number;
+  readonly #signal: AbortSignal | undefined;
+  /** Users given an id in this run: a second, different id for one of them is the source's contradiction. */
+  readonly #claimed = new Map<string, string>();
 
-  const send = async (items: Pending[]): Promise<void> => {
+  constructor(
+    client: ManagementClient,
+    systemId: string,
+    held: Held,
+    options: { maxListed: number; signal: AbortSignal | undefined },
+  ) {
+    this.#client = client;
+    this.#systemId = systemId;
+    this.#held = held;
+    this.#maxListed = options.maxListed;
+    this.#signal = options.signal;
+  }
+
+  /** The mapping an entry needs written, or `undefined` when none (it is unchanged, unknown or failed: counted). */
+  check(entry: UserMappingEntry | undefined): Pending | undefined {
+    if (!isValidEntry(entry)) {
+      this.#fail(
+        entry ?? { systemUserId: '', email: '' },
+        'invalid_entry',
+        'systemUserId and email must be non-empty strings',
+      );
+      return undefined;
+    }
+    const userId = this.#held.userOfEmail.get(emailKey(entry.email));
+    if (userId === undefined) {
+      this.report.unknown += 1;
+      if (this.report.unknownEmails.length < this.#maxListed) this.report.unknownEmails.push(entry.email);
+      return undefined;
+    }
+    if (userId === null) {
+      this.#fail(entry, 'ambiguous_email', 'several users of the organization have this email');
+      return undefined;
+    }
+    const earlier = this.#claimed.get(userId);
+    if (earlier !== undefined && earlier !== entry.systemUserId) {
+      this.#fail(
+        entry,
+        'duplicate_user',
+        `an earlier entry mapped the same user to ${JSON.stringify(earlier)}`,
+      );
+      return undefined;
+    }
+    this.#claimed.set(userId, entry.systemUserId);
+    if (earlier !== undefined || this.#held.idOfUser.get(userId) === entry.systemUserId) {
+      this.report.unchanged += 1;
+      return undefined;
+    }
+    return { entry, userId };
+  }
+
+  /**
+   * Writes mappings in one request. The service takes a request whole or not at all: a refused one is halved until
+   * each refused mapping is alone, in the source's order, and reported.
+   */
+  async send(items: Pending[]): Promise<void> {
     const body: NewUserMapping[] = items.map(({ entry, userId }) => ({
       userId,
       systemUserId: entry.systemUserId,
       upsert: 1,
     }));
     try {
-      await client.addUserMappings(systemId, body, { signal });
+      await this.#client.addUserMappings(this.#systemId, body, { signal: this.#signal });
     } catch (error) {
       if (!isRefusal(error)) throw error;
       if (items.length === 1) {
-        fail(items[0]!.entry, error.code, error.message);
+        this.#fail(items[0]!.entry, error.code, error.message);
         return;
       }
-      // All or nothing on the service: halve until each refused mapping is alone, in the source's order.
       const middle = Math.ceil(items.length / 2);
-      await send(items.slice(0, middle));
-      await send(items.slice(middle));
+      await this.send(items.slice(0, middle));
+      await this.send(items.slice(middle));
       return;
     }
-    report.mapped += items.length;
-    for (const { entry, userId } of items) idOfUser.set(userId, entry.systemUserId);
-  };
-  const flush = async () => {
-    const items = batch;
-    batch = [];
-    if (items.length > 0) await send(items);
-  };
-
-  for await (const entry of entries) {
-    signal?.throwIfAborted();
-    if (!isValidEntry(entry)) {
-      fail(
-        entry ?? { systemUserId: '', email: '' },
-        'invalid_entry',
-        'systemUserId and email must be non-empty strings',
-      );
-      continue;
-    }
-    const userId = userOfEmail.get(emailKey(entry.email));
-    if (userId === undefined) {
-      report.unknown += 1;
-      if (report.unknownEmails.length < maxListed) report.unknownEmails.push(entry.email);
-      continue;
-    }
-    if (userId === null) {
-      fail(entry, 'ambiguous_email', 'several users of the organization have this email');
-      continue;
-    }
-    const earlier = claimed.get(userId);
-    if (earlier !== undefined && earlier !== entry.systemUserId) {
-      fail(entry, 'duplicate_user', `an earlier entry mapped the same user to ${JSON.stringify(earlier)}`);
-      continue;
-    }
-    claimed.set(userId, entry.systemUserId);
-    if (earlier !== undefined || idOfUser.get(userId) === entry.systemUserId) {
-      report.unchanged += 1;
-      continue;
-    }
-    batch.push({ entry, userId });
-    if (batch.length >= batchSize) await flush();
+    this.report.mapped += items.length;
+    for (const { entry, userId } of items) this.#held.idOfUser.set(userId, entry.systemUserId);
   }
-  signal?.throwIfAborted();
-  await flush();
-  return report;
+
+  #fail(entry: UserMappingEntry, code: string, message: string): void {
+    this.report.failed += 1;
+    if (this.report.failures.length < this.#maxListed) {
+      this.report.failures.push({
+        systemUserId: String(entry.systemUserId),
+        email: String(entry.email),
+        code,
+        message,
+      });
+    }
+  }
 }
 
 // The service compares emails without regard to ASCII case only, so a full Unicode fold could merge two users.

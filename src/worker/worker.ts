@@ -14,10 +14,10 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
-import { ShutdownDeadlineError, StoppingError } from './errors.js';
+import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from './errors.js';
 import { announceNewKey, KeyRotation } from './key-rotation.js';
 import { KeyRing, type PublicKeyInfo } from './keys/index.js';
-import { LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -32,6 +32,7 @@ import { logStartFailure, startFailure } from './start-failure.js';
 import { StateStore } from './state.js';
 import { SyncAfterTasks } from './sync/after-tasks.js';
 import {
+  hasLookup,
   type RunContext,
   type RunReport,
   runIncremental,
@@ -191,7 +192,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * {@link LifecycleError}.
    */
   syncNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(this.connector.source.kind, false));
+    return this.#exclusive(() => this.#sync(false));
   }
 
   /**
@@ -199,15 +200,21 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * backwards). For a snapshot source, the same as {@link syncNow}.
    */
   resync(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(this.connector.source.kind, true));
+    return this.#exclusive(() => this.#sync(true));
   }
 
   /**
    * Runs a reconciliation now (the source's `lookup()` asked about every approval the service holds as open), after
-   * any run in progress, and resolves with what it did.
+   * any run in progress, and resolves with what it did. A connector whose source has no `lookup()` cannot be
+   * reconciled: it rejects with an `InvalidConnectorError`, and no run starts.
    */
   reconcileNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync('reconcile', false));
+    return this.#exclusive(async () => {
+      const { source } = this.connector;
+      if (!hasLookup(source)) throw new InvalidConnectorError('The connector does not implement lookup()');
+      const { reconcileChunkSize: chunkSize } = this.#settings.sync;
+      return this.#run('reconcile', (context) => runReconcile(context, source, { chunkSize }));
+    });
   }
 
   /** The author's own part of connector state, as last loaded or written. */
@@ -231,30 +238,11 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   }
 
   async #start(): Promise<void> {
-    const logger = this.#logger;
     const signal = this.#stopping.signal;
     const { connector } = this;
     // The probes answer from the first moment: a worker that cannot reach the service yet is alive, not ready.
     if (this.#settings.operations) {
-      this.#operations = new OperationsServer({
-        ...this.#settings.operations,
-        logger: componentLogger(logger, 'operations'),
-        metrics: this.metrics,
-        health: () => ({
-          healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
-          state: this.#lifecycle,
-        }),
-        isReady: () =>
-          this.ready
-            ? { ready: true }
-            : {
-                ready: false,
-                reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
-              },
-      });
-      const { url } = await this.#operations.start();
-      this.#operationsUrl = url;
-      logger.info({ url }, 'operations endpoints listening');
+      await this.#openOperations(this.#settings.operations);
       // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
       if (signal.aborted) return;
     }
@@ -262,7 +250,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
         ...this.#settings.keys,
         now: this.#settings.now,
-        onNewKey: announceNewKey(componentLogger(logger, 'keys'), this.metrics),
+        onNewKey: announceNewKey(componentLogger(this.#logger, 'keys'), this.metrics),
       });
       await this.#keyRing.rotateIfDue();
     }
@@ -273,30 +261,58 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
     this.#transition('running');
     this.#scheduleJobs();
-    const poller = this.#settings.poller;
-    if (poller.enabled) {
-      const afterTasks = this.#syncAfterTasks();
-      this.#afterTasks = afterTasks;
-      this.#poller = new TaskPoller(
-        {
-          client: this.#client,
-          tasks: connector.tasks,
-          keyRing: this.#keyRing,
-          classifyFailure: connector.classifyFailure?.bind(connector),
-          state: this.#appState as StateAccess<object>,
-          logger: componentLogger(logger, 'tasks'),
-          metrics: this.metrics,
-          random: this.#settings.random,
-          onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
-        },
-        poller,
-      );
-      this.#poller.start();
-    }
-    logger.info(
+    if (this.#settings.poller.enabled) this.#startPolling();
+    this.#logger.info(
       { taskTypes: Object.keys(connector.tasks), authRequired: connector.authRequired },
       'connector running',
     );
+  }
+
+  /** Opens the operations endpoints: `/healthz` and `/readyz` answer from the worker's state. */
+  async #openOperations(options: NonNullable<ResolvedConnectorOptions['operations']>): Promise<void> {
+    this.#operations = new OperationsServer({
+      ...options,
+      logger: componentLogger(this.#logger, 'operations'),
+      metrics: this.metrics,
+      health: () => ({
+        healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
+        state: this.#lifecycle,
+      }),
+      isReady: () =>
+        this.ready
+          ? { ready: true }
+          : {
+              ready: false,
+              reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
+            },
+    });
+    const { url } = await this.#operations.start();
+    this.#operationsUrl = url;
+    this.#logger.info({ url }, 'operations endpoints listening');
+  }
+
+  /** Starts the task poller, and what syncs the approvals of the tasks it runs. */
+  #startPolling(): void {
+    const { connector } = this;
+    const afterTasks = this.#syncAfterTasks();
+    this.#afterTasks = afterTasks;
+    this.#poller = new TaskPoller(
+      {
+        client: this.#client,
+        tasks: connector.tasks,
+        keyRing: this.#keyRing,
+        classifyFailure: connector.classifyFailure?.bind(connector),
+        state: this.#appState as StateAccess<object>,
+        logger: componentLogger(this.#logger, 'tasks'),
+        metrics: this.metrics,
+        random: this.#settings.random,
+        onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
+        // The ready gauge is what /readyz answers: it falls while polling has stalled.
+        onHealthChanged: () => this.metrics.ready(this.ready),
+      },
+      this.#settings.poller,
+    );
+    this.#poller.start();
   }
 
   async #stop(): Promise<void> {
@@ -327,13 +343,13 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
   /**
    * The one place the worker's state changes: the move is checked against {@link LIFECYCLE_MOVES}, the ready gauge
-   * follows, and the move is logged.
+   * follows ({@link ready}, as `/readyz` answers), and the move is logged.
    */
   #transition(to: LifecycleState): void {
     const from = this.#lifecycle;
-    if (!LIFECYCLE_MOVES[from].includes(to)) throw new LifecycleError(`move to ${to}`, from);
+    checkMove(from, to);
     this.#lifecycle = to;
-    this.metrics.ready(to === 'running');
+    this.metrics.ready(this.ready);
     this.#logger.info({ from, to }, 'lifecycle state changed');
   }
 
@@ -369,7 +385,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         tick(() => this.syncNow()),
       ),
     );
-    if (sync.reconcileSchedule !== false && this.connector.source.lookup !== undefined) {
+    if (sync.reconcileSchedule !== false && hasLookup(this.connector.source)) {
       this.#jobs.push(
         runOnSchedule(
           sync.reconcileSchedule,
@@ -386,56 +402,40 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
    */
   #syncAfterTasks(): SyncAfterTasks | undefined {
-    const { afterTaskMs, enabled, reconcileChunkSize } = this.#settings.sync;
+    const { afterTaskMs, enabled, reconcileChunkSize: chunkSize } = this.#settings.sync;
     if (afterTaskMs === false) return undefined;
-    if (this.connector.source.lookup !== undefined) {
+    const { source } = this.connector;
+    if (hasLookup(source)) {
       return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
         if (approvalIds.length === 0) return;
         await this.#exclusive(() =>
-          this.#run('lookup', (context) =>
-            runLookup(context, approvalIds, { chunkSize: reconcileChunkSize }),
-          ),
+          this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
         );
       });
     }
     return enabled ? new SyncAfterTasks(afterTaskMs, () => this.syncNow()) : undefined;
   }
 
-  /** Runs a sync, as `mode` says; `full` reads the whole of an incremental source. */
-  #sync(mode: Exclude<SyncMode, 'lookup'>, full: boolean): Promise<RunReport> {
+  /** Runs a sync of the source, as its declaration says; `full` reads the whole of an incremental source. */
+  #sync(full: boolean): Promise<RunReport> {
     const { source } = this.connector;
-    const sync = this.#settings.sync;
-    return this.#run(mode, (context) =>
-      mode === 'incremental'
-        ? runIncremental(context, {
-            overlapMs: sync.overlapMs,
-            ordered: source.kind === 'incremental' && source.ordered,
-            full,
-          })
-        : mode === 'snapshot'
-          ? runSnapshot(context)
-          : runReconcile(context, { chunkSize: sync.reconcileChunkSize }),
-    );
+    if (source.kind === 'snapshot') return this.#run('snapshot', (context) => runSnapshot(context, source));
+    const { overlapMs } = this.#settings.sync;
+    return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
   }
 
   async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
     const logger = componentLogger(this.#logger, 'sync', { mode });
-    const { source } = this.connector;
+    const signal = this.#stopping.signal;
     const context: RunContext = {
       client: this.#client,
-      source: {
-        ...(source.kind === 'incremental'
-          ? { changes: source.changes.bind(source) }
-          : { snapshot: source.snapshot.bind(source) }),
-        ...(source.lookup ? { lookup: source.lookup.bind(source) } : {}),
-      },
       state: this.#state as StateStore<object>,
-      appState: this.#appState as StateAccess<object>,
+      sourceContext: { signal, logger, state: this.#appState as StateAccess<object> },
       limits: this.#settings.sync,
       sourceRetry: this.#settings.sync.sourceRetry,
       classifyFailure: this.connector.classifyFailure?.bind(this.connector),
       random: this.#settings.random,
-      signal: this.#stopping.signal,
+      signal,
       logger,
       now: this.#settings.now,
     };

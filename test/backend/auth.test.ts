@@ -145,14 +145,14 @@ describe('authentication', () => {
   it('refuses to store a service token equal to the admin token', () => {
     expect(() =>
       backend.createManagementToken(tenant.organization.id, { token: 'admin-token-for-tests' }),
-    ).toThrow(expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }));
+    ).toThrow(expect.objectContaining({ code: 'service', kind: 'Conflict' }));
   });
 
   it('accepts a chosen token and refuses one already in use', async () => {
     const token = backend.createConnectorToken(tenant.system.id, { token: 'chosen-connector-token' });
     expect((await call(backend, 'GET', '/v2/connector/state', { token })).status).toBe(200);
     expect(() => backend.createConnectorToken(tenant.system.id, { token })).toThrow(
-      expect.objectContaining({ code: 'service_refused', kind: 'Conflict' }),
+      expect.objectContaining({ code: 'service', kind: 'Conflict' }),
     );
   });
 });

@@ -188,7 +188,7 @@ describe('faults', () => {
 
   it('refuse an invalid rule', () => {
     expect(() => backend.faults.inject({ fault: { type: 'status', status: 302 } } as never)).toThrow(
-      expect.objectContaining({ code: 'service_refused', kind: 'Bad Request' }),
+      expect.objectContaining({ code: 'service', kind: 'Bad Request' }),
     );
     expect(() => backend.faults.inject({ times: 0, fault: { type: 'drop' } })).toThrow();
     expect(() => backend.faults.inject({ path: 'no-slash', fault: { type: 'drop' } })).toThrow();

@@ -53,9 +53,9 @@ describe('v1 errors', () => {
     [404, 'Not Found. Failed to find the an item users 42', 'not_found', 'Not Found'],
     [409, 'Conflict. mapping exists', 'conflict', 'Conflict'],
     [413, 'Payload Too Large. body over 100K', 'payload_too_large', 'Payload Too Large'],
-    [418, "I'm a teapot. short and stout", 'http_error', "I'm a teapot"],
+    [418, "I'm a teapot. short and stout", 'api', "I'm a teapot"],
     [429, 'Too Many Requests. slow down', 'rate_limited', 'Too Many Requests'],
-    [500, 'Internal Server Error. boom', 'server_error', 'Internal Server Error'],
+    [500, 'Internal Server Error. boom', 'server', 'Internal Server Error'],
   ])('%i gives code %s with the message parsed into kind and detail', async (status, message, code, kind) => {
     server.reply({ status, json: { Error: message } });
     const error = await failure(management.getSystems());
@@ -105,15 +105,15 @@ describe('v1 error bodies with a success status', () => {
     ['Forbidden. no', UnauthorizedError, 'unauthorized'],
     ['Conflict. mapping exists', ConflictError, 'conflict'],
     ['Payload Too Large. body over 100K', PayloadTooLargeError, 'payload_too_large'],
-    ['Internal Server Error. boom', ServerError, 'server_error'],
-    ["I'm a teapot. short and stout", ApiError, 'http_error'],
+    ['Internal Server Error. boom', ServerError, 'server'],
+    ["I'm a teapot. short and stout", ApiError, 'api'],
     ['Not Found.', NotFoundError, 'not_found'],
     ['not found. any case', NotFoundError, 'not_found'],
     ['Unprocessable Entity. email', BadRequestError, 'bad_request'],
     ['Too Many Requests. slow down', RateLimitedError, 'rate_limited'],
-    ['Bad Gateway. upstream', ServerError, 'server_error'],
-    ['Service Unavailable. later', ServerError, 'server_error'],
-    ['Gateway Timeout. upstream', ServerError, 'server_error'],
+    ['Bad Gateway. upstream', ServerError, 'server'],
+    ['Service Unavailable. later', ServerError, 'server'],
+    ['Gateway Timeout. upstream', ServerError, 'server'],
   ])('maps a 200 with {"Error": "%s"} to the class its kind names', async (message, errorClass, code) => {
     server.reply({ status: 200, json: { Error: message } });
     const error = await failure(management.getSystems());
@@ -157,7 +157,7 @@ describe('v2 errors', () => {
     [409, 'conflict'],
     [413, 'payload_too_large'],
     [429, 'rate_limited'],
-    [503, 'server_error'],
+    [503, 'server'],
   ])('%i with {"status":"failure"} gives code %s', async (status, code) => {
     server.reply({ status, json: { status: 'failure' } });
     const error = await failure(integration.getApproval('A-1'));

@@ -161,14 +161,34 @@ describe('withRetry (fake timers)', () => {
     expect(attempt).toHaveBeenCalledTimes(4);
   });
 
+  it('names the reason of a 5xx server_error and of a 408 http_error: a metric label, which keeps its names', async () => {
+    vi.useFakeTimers();
+    const errors = [serverError(), new ApiError('api', target, 408, undefined)];
+    let calls = 0;
+    const onRetry = vi.fn();
+    const settled = withRetry(
+      () => (calls < errors.length ? Promise.reject(errors[calls++]) : Promise.resolve('done')),
+      policy(),
+      'safe',
+      undefined,
+      onRetry,
+    );
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe('done');
+    expect(onRetry.mock.calls.map(([retry]) => [retry.reason, retry.error.code])).toEqual([
+      ['server_error', 'server'],
+      ['http_error', 'api'],
+    ]);
+  });
+
   it.each([
     ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
-    ['a 431', new ApiError('http_error', target, 431, undefined), 'safe', 1],
-    ['a 408', new ApiError('http_error', target, 408, undefined), 'safe', 3],
-    ['a 425', new ApiError('http_error', target, 425, undefined), 'safe', 3],
+    ['a 431', new ApiError('api', target, 431, undefined), 'safe', 1],
+    ['a 408', new ApiError('api', target, 408, undefined), 'safe', 3],
+    ['a 425', new ApiError('api', target, 425, undefined), 'safe', 3],
     [
       'a 408 of a request that is not safe to repeat',
-      new ApiError('http_error', target, 408, undefined),
+      new ApiError('api', target, 408, undefined),
       'unsent',
       1,
     ],
@@ -268,7 +288,7 @@ describe('retries over HTTP', () => {
       client.addUsers('11111111-1111-4111-8111-111111111111', [
         { email: 'a@b.c', firstName: 'A', lastName: 'B' },
       ]),
-    ).rejects.toMatchObject({ code: 'server_error' });
+    ).rejects.toMatchObject({ code: 'server' });
     server.reply('drop');
     await expect(
       client.addUsers('11111111-1111-4111-8111-111111111111', [

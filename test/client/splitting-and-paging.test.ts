@@ -99,8 +99,8 @@ describe('the 100K body limit', () => {
     const partial = error as PartialAddUsersError;
     const [first, second] = server.requests.map((request) => (JSON.parse(request.body) as unknown[]).length);
     expect(server.requests).toHaveLength(2);
-    expect(partial.code).toBe('partial_failure');
-    expect(partial.cause).toMatchObject({ code: 'server_error' });
+    expect(partial.code).toBe('partial_add_users');
+    expect(partial.cause).toMatchObject({ code: 'server' });
     expect(partial.results.map((result) => result.email)).toEqual(
       users.slice(0, first).map((user) => user.email),
     );

@@ -50,21 +50,21 @@ describe('the failure table, row by row', () => {
   it('row 2: AuthenticationError -> authenticationError', () => {
     expect(classifyFailure(new AuthenticationError('SAP session expired'))).toEqual({
       status: 'authenticationError',
-      meta: { code: 'authentication_failure', message: 'SAP session expired' },
+      meta: { code: 'authentication', message: 'SAP session expired' },
     });
   });
 
   it('row 3: ServiceUnavailableError -> serviceUnavailable', () => {
     expect(classifyFailure(new ServiceUnavailableError('SAP is in maintenance'))).toEqual({
       status: 'serviceUnavailable',
-      meta: { code: 'service_unavailable_failure', message: 'SAP is in maintenance' },
+      meta: { code: 'service_unavailable', message: 'SAP is in maintenance' },
     });
   });
 
   it('row 4: SystemError -> systemError', () => {
     expect(classifyFailure(new SystemError('PO-1 is locked by another user'))).toEqual({
       status: 'systemError',
-      meta: { code: 'system_failure', message: 'PO-1 is locked by another user' },
+      meta: { code: 'system', message: 'PO-1 is locked by another user' },
     });
   });
 
@@ -300,7 +300,7 @@ describe('causes', () => {
     const wrapped = new Error('approve failed', { cause: new AuthenticationError('token revoked') });
     expect(classifyFailure(wrapped)).toEqual({
       status: 'authenticationError',
-      meta: { code: 'authentication_failure', message: 'approve failed' },
+      meta: { code: 'authentication', message: 'approve failed' },
     });
   });
 
@@ -353,8 +353,8 @@ describe('meta', () => {
 
   it('uses the code when the message is empty, and a safe code only', () => {
     expect(classifyFailure(new SystemError('')).meta).toEqual({
-      code: 'system_failure',
-      message: 'system_failure',
+      code: 'system',
+      message: 'system',
     });
     const odd = Object.assign(new Error('x'), { code: 'has spaces and {json}', name: 'Error' });
     expect(classifyFailure(odd).meta.code).toBe('Error');

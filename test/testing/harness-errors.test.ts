@@ -20,7 +20,7 @@ describe('the errors of the test harness', () => {
     expect(failure).toBeInstanceOf(ServiceError);
     expect(failure).not.toBeInstanceOf(NotFoundError);
     expect(failure).toMatchObject({
-      code: 'service_refused',
+      code: 'service',
       kind: 'Not Found',
       message: 'Not Found. Failed to find the an item tasks no-such-task',
     });

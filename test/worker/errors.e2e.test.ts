@@ -40,5 +40,8 @@ describe('the errors a running connector throws', () => {
       code: 'invalid_connector',
       message: 'The connector does not implement lookup()',
     });
+    // Refused before a run starts: none is counted, and the worker syncs on as before.
+    expect((await worker.metrics.render()).body).not.toMatch(/sync_runs_total\{mode="reconcile"/);
+    await expect(worker.syncNow()).resolves.toMatchObject({ pushed: 1 });
   });
 });

@@ -57,7 +57,7 @@ function worker<C extends Connector<object>>(
 const connector = (overrides: Partial<ConnectorOptions> = {}) =>
   worker(new MemoryConnector(source), overrides);
 
-/** Log lines written at warn and above, parsed. */
+/** The log lines the worker writes (at the level its logger is given), parsed. */
 function capturedLogs() {
   const lines: { level: number; msg: string; attempt?: number; [key: string]: unknown }[] = [];
   let raw = '';
@@ -328,5 +328,124 @@ describe('stop', () => {
     expect(harness.state().state).toMatchObject({
       kit: { sync: { cursor: { lastModified: '2026-05-01T10:00:18.000Z', id: 'PO-18' } } },
     });
+  });
+});
+
+describe('the moves of its state', () => {
+  /** The moves the worker logged (`lifecycle state changed`, at info), in order, as `from>to`. */
+  const logged = (lines: { level: number; msg: string; [key: string]: unknown }[]) =>
+    lines
+      .filter((line) => line.msg === 'lifecycle state changed')
+      .map((line) => {
+        expect(line.level).toBe(30);
+        return `${String(line.from)}>${String(line.to)}`;
+      });
+
+  /** The value of the ready gauge, as a scrape shows it. */
+  async function readyGauge(built: ConnectorWorker<Connector<object>>): Promise<number> {
+    const { body } = await built.metrics.render();
+    return Number(/^approval_connector_ready (\d+)$/m.exec(body)?.[1]);
+  }
+
+  it('through a normal life: idle, starting, running, stopping, stopped; ready only while running', async () => {
+    const logs = capturedLogs();
+    const built = connector({ logger: { level: 'info', destination: logs.destination } });
+    expect(await readyGauge(built)).toBe(0);
+    const started = built.start();
+    expect(logged(logs.lines)).toEqual(['idle>starting']);
+    expect(await readyGauge(built)).toBe(0);
+    await started;
+    expect(logged(logs.lines)).toEqual(['idle>starting', 'starting>running']);
+    expect(await readyGauge(built)).toBe(1);
+    const stopping = built.stop();
+    expect(built.lifecycle).toBe('stopping');
+    expect(await readyGauge(built)).toBe(0);
+    await stopping;
+    expect(logged(logs.lines)).toEqual([
+      'idle>starting',
+      'starting>running',
+      'running>stopping',
+      'stopping>stopped',
+    ]);
+    expect(await readyGauge(built)).toBe(0);
+    // Each move is logged once, when it happens: the connector's own lines fall between them.
+    const messages = logs.lines.map((line) => line.msg);
+    expect(messages.indexOf('connector running')).toBeGreaterThan(
+      logs.lines.findIndex((line) => line.to === 'running'),
+    );
+    expect(messages.at(-1)).toBe('connector stopped');
+    expect(logs.lines.at(-2)).toMatchObject({ from: 'stopping', to: 'stopped' });
+  });
+
+  it('through a failed start: starting to failed, never ready, then stop() from failed', async () => {
+    const logs = capturedLogs();
+    const built = connector({
+      service: harness.serviceOptions({ token: 'not-the-connector-token', dispatcher: recorder.dispatcher }),
+      logger: { level: 'info', destination: logs.destination },
+    });
+    await expect(built.start()).rejects.toBeInstanceOf(ConnectorTokenRejectedError);
+    expect(logged(logs.lines)).toEqual(['idle>starting', 'starting>failed']);
+    expect(built.lifecycle).toBe('failed');
+    expect(await readyGauge(built)).toBe(0);
+    await built.stop();
+    expect(logged(logs.lines)).toEqual([
+      'idle>starting',
+      'starting>failed',
+      'failed>stopping',
+      'stopping>stopped',
+    ]);
+    expect(await readyGauge(built)).toBe(0);
+  });
+
+  it('through a stop before start: idle to stopped, in one move', async () => {
+    const logs = capturedLogs();
+    const built = connector({ logger: { level: 'info', destination: logs.destination } });
+    await built.stop();
+    expect(logged(logs.lines)).toEqual(['idle>stopped']);
+    expect(await readyGauge(built)).toBe(0);
+    // A refused start moves nothing.
+    await expect(built.start()).rejects.toBeInstanceOf(LifecycleError);
+    expect(logged(logs.lines)).toEqual(['idle>stopped']);
+  });
+
+  it('through a stop during start: starting to stopping, never running', async () => {
+    const logs = capturedLogs();
+    const built = connector({
+      service: { baseUrl: await closedPortUrl(), token: 'connector-token', retry: { retries: 0 } },
+      logger: { level: 'info', destination: logs.destination },
+      random: () => 0,
+    });
+    const started = built.start();
+    // Starting, and retrying: the service cannot be reached.
+    await vi.waitFor(() =>
+      expect(logs.lines.map((line) => line.msg)).toContain('cannot load the connector state yet; retrying'),
+    );
+    expect(await readyGauge(built)).toBe(0);
+    await built.stop();
+    await started;
+    expect(logged(logs.lines)).toEqual(['idle>starting', 'starting>stopping', 'stopping>stopped']);
+    expect(await readyGauge(built)).toBe(0);
+  });
+
+  it('logs every change of state, each move starting where the last one ended', async () => {
+    const logs = capturedLogs();
+    const built = connector({ logger: { level: 'info', destination: logs.destination } });
+    const seen: string[] = [built.lifecycle];
+    const record = () => {
+      if (seen.at(-1) !== built.lifecycle) seen.push(built.lifecycle);
+    };
+    const started = built.start();
+    record();
+    await started;
+    record();
+    await built.syncNow();
+    record();
+    const stopping = built.stop();
+    record();
+    await stopping;
+    record();
+    const moves = logged(logs.lines);
+    expect(moves.map((move) => move.split('>')[0])).toEqual(seen.slice(0, -1));
+    expect(moves.map((move) => move.split('>')[1])).toEqual(seen.slice(1));
   });
 });

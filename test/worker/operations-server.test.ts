@@ -171,7 +171,7 @@ describe('OperationsServer', () => {
         metrics: new ConnectorMetrics(),
       });
       servers.push(server);
-      await expect(server.start()).rejects.toMatchObject({ code: 'operations_server_listen_failed' });
+      await expect(server.start()).rejects.toMatchObject({ code: 'operations_server_listen' });
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }

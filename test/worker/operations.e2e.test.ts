@@ -109,4 +109,36 @@ describe('the operations port of a connector', () => {
     expect(metrics).toMatch(/^approval_connector_approvals_pushed_total 1$/m);
     expect(metrics).toMatch(/^approval_connector_ready 1$/m);
   });
+
+  it('fails /readyz and sets the ready gauge to 0 while task polling has stalled, and recovers both', async () => {
+    const worker = await harness.start(new MemoryConnector(source), {
+      operations: { port: 0 },
+      poller: { watchdogMs: 300 },
+    });
+    const url = worker.operationsUrl as string;
+    const gauge = async () =>
+      /^approval_connector_ready (\d)$/m.exec((await get(`${url}/metrics`)).text)?.[1];
+    expect(await gauge()).toBe('1');
+    // Every Get task hangs: the watchdog finds polling stalled, cuts each poll short and polls again.
+    const hang = harness.faults.inject({
+      method: 'GET',
+      path: '/v2/connector/tasks',
+      fault: { type: 'delay', ms: 60_000 },
+      times: 1_000,
+    });
+    await vi.waitFor(
+      async () => {
+        const readiness = await get(`${url}/readyz`);
+        expect(readiness.status).toBe(503);
+        expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'task polling stalled' });
+      },
+      { timeout: 10_000 },
+    );
+    expect(worker.lifecycle).toBe('running');
+    expect(await gauge()).toBe('0');
+
+    harness.faults.clear(hang.id);
+    await vi.waitFor(async () => expect((await get(`${url}/readyz`)).status).toBe(200), { timeout: 10_000 });
+    expect(await gauge()).toBe('1');
+  });
 });

@@ -60,6 +60,7 @@ interface Setup {
   random?: () => number;
   settings?: Partial<PollerSettings>;
   logLevel?: 'info' | 'warn';
+  onHealthChanged?: () => void;
 }
 
 const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
@@ -106,6 +107,7 @@ function startPoller(setup: Setup) {
       logger,
       metrics: setup.metrics,
       random: setup.random ?? (() => 0),
+      onHealthChanged: setup.onHealthChanged,
     },
     {
       concurrency: 2,
@@ -420,9 +422,11 @@ describe('watchdog', () => {
       () => new Promise<Task | null>(() => {}),
       () => second.promise,
     ];
+    const health: boolean[] = [];
     const { poller, polls } = startPoller({
       settings: { concurrency: 1, watchdogMs: 1_000 },
       getTask: async () => (answers.shift() ?? (async () => null))(),
+      onHealthChanged: () => health.push(poller.healthy),
     });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(polls).toHaveLength(1);
@@ -437,6 +441,9 @@ describe('watchdog', () => {
     second.resolve(null);
     await vi.advanceTimersByTimeAsync(0);
     expect(poller.healthy).toBe(true);
+    // Told of each change, once: the worker's ready gauge follows.
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(health).toEqual([false, true]);
   });
 
   it('does not count a poller waiting for a free slot as stalled', async () => {
@@ -482,8 +489,8 @@ describe('reporting results', () => {
   });
 
   it.each([
-    ['431', new ApiError('http_error', target, 431, { status: 'failure' })],
-    ['414', new ApiError('http_error', target, 414, { status: 'failure' })],
+    ['431', new ApiError('api', target, 431, { status: 'failure' })],
+    ['414', new ApiError('api', target, 414, { status: 'failure' })],
     ['403', new UnauthorizedError(target, 403, { status: 'failure' })],
   ])(
     'gives up at once on a result the service refuses with a permanent %s, logs and counts it, and frees its slot',
@@ -520,8 +527,8 @@ describe('reporting results', () => {
     const metrics = new ConnectorMetrics();
     const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
     const failures = [
-      new ApiError('http_error', target, 408, undefined),
-      new ApiError('http_error', target, 425, undefined),
+      new ApiError('api', target, 408, undefined),
+      new ApiError('api', target, 425, undefined),
       new RateLimitedError(target, 429, undefined, undefined),
     ];
     const { reports, handled } = startPoller({

@@ -147,7 +147,7 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
       fault: { type: 'status', status: 500 },
     });
     const first = await start({ ...noRetry(), sync: { batchSize: 50 } });
-    await expect(first.syncNow()).rejects.toMatchObject({ code: 'server_error' });
+    await expect(first.syncNow()).rejects.toMatchObject({ code: 'server' });
     expect(Object.keys(held())).toHaveLength(records);
     expect(savedCursor()).toBeUndefined();
     await first.stop();

@@ -45,21 +45,15 @@ describe('running tasks', () => {
   });
 
   it.each([
-    ['the kit’s AuthenticationError', undefined, 'locked', 'authenticationError', 'authentication_failure'],
+    ['the kit’s AuthenticationError', undefined, 'locked', 'authenticationError', 'authentication'],
     [
       'the kit’s ServiceUnavailableError',
       new ServiceUnavailableError('SAP is down'),
       'PO-1',
       'serviceUnavailable',
-      'service_unavailable_failure',
+      'service_unavailable',
     ],
-    [
-      'the kit’s SystemError',
-      new SystemError('PO locked by another user'),
-      'PO-1',
-      'systemError',
-      'system_failure',
-    ],
+    ['the kit’s SystemError', new SystemError('PO locked by another user'), 'PO-1', 'systemError', 'system'],
     [
       'a source 401',
       Object.assign(new Error('Unauthorized'), { status: 401 }),

@@ -506,7 +506,7 @@ describe('the tasks', () => {
       [
         'credentials without an API token: authenticationError',
         (target) => ({ email: credentialsOf(target.accountId).email }),
-        { status: 'authenticationError', meta: { code: 'authentication_failure' } },
+        { status: 'authenticationError', meta: { code: 'authentication' } },
       ],
       [
         'a deleted request: systemError',

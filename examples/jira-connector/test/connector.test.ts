@@ -116,7 +116,7 @@ describe("approverCredentials: the approver's Jira sign-in from the task", () =>
     }
 
     expect(error).toBeInstanceOf(AuthenticationError);
-    expect((error as AuthenticationError).code).toBe('authentication_failure');
+    expect((error as AuthenticationError).code).toBe('authentication');
     expect((error as Error).message).not.toMatch(/fred-token|fred@|fred:x/);
   });
 });

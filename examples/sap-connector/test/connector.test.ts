@@ -282,7 +282,7 @@ describe('a decision', () => {
       const result = await harness.awaitResult(task);
       expect(result).toMatchObject({
         status: 'authenticationError',
-        meta: { code: 'authentication_failure' },
+        meta: { code: 'authentication' },
       });
       expect(JSON.stringify(result)).not.toContain('AMILLER');
       expect(sap.calls().slice(before)).toEqual([]);

@@ -224,8 +224,8 @@ export class ConnectorMetrics {
   }
 
   /**
-   * Counts a retry of a request to the service: `endpoint` is the endpoint's name (`putApprovals`), `reason` the
-   * failure's code (`server_error`).
+   * Counts a retry of a request to the service: `endpoint` is the endpoint's name (`putApprovals`), `reason` why
+   * (`server_error`: the client's `RetryReason`).
    */
   clientRetry(endpoint: string, reason: string): void {
     this.#clientRetries.inc({ endpoint, reason });

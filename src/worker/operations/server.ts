@@ -60,11 +60,11 @@ export class OperationsServerClosedError extends ApprovalKitError<'operations_se
 }
 
 /** The operations server could not listen on its port (in use, or not allowed). */
-export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen_failed'> {
+export class OperationsServerListenError extends ApprovalKitError<'operations_server_listen'> {
   constructor(host: string, port: number, options: { cause: unknown }) {
     const reason = (options.cause as { code?: unknown } | undefined)?.code;
     super(
-      'operations_server_listen_failed',
+      'operations_server_listen',
       `The operations server cannot listen on ${host}:${port}${typeof reason === 'string' ? ` (${reason})` : ''}`,
       options,
     );
@@ -89,12 +89,13 @@ const ALLOWED_METHODS = 'GET, HEAD';
  * @example
  * <!-- example: typecheck, because the connector is a worker's -->
  * ```ts
- * import { OperationsServer } from './server.js';
+ * import { OperationsServer } from 'approval-connector-kit/worker';
  *
+ * // A ConnectorWorker opens one itself with its `operations` option; this is the same for a program of your own.
  * const server = new OperationsServer({
  *   port: 9464,
  *   health: () => ({ healthy: worker.lifecycle !== 'failed', state: worker.lifecycle }),
- *   isReady: () => ({ ready: worker.ready, reason: `the connector is ${worker.lifecycle}` }),
+ *   isReady: () => (worker.ready ? { ready: true } : { ready: false, reason: worker.lifecycle }),
  *   metrics: worker.metrics,
  * });
  * const { url } = await server.start();

@@ -1,28 +1,36 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
-import type { ChangeWindow, SourceApproval, SourceContext, StateAccess } from '../../connector/index.js';
+import type {
+  ChangeWindow,
+  ConnectorSource,
+  IncrementalSource,
+  SnapshotSource,
+  SourceApproval,
+  SourceContext,
+} from '../../connector/index.js';
 import { parseSourceApproval } from '../../connector/internal.js';
-import { InvalidConnectorError } from '../errors.js';
 import type { PinoLogger } from '../operations/index.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor, type StateStore } from '../state.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 
-/** The source methods a run calls: those the connector declared. */
-export interface SyncSource {
-  changes?: (window: ChangeWindow, context: SourceContext<object>) => AsyncIterable<SourceApproval>;
-  snapshot?: (context: SourceContext<object>) => AsyncIterable<SourceApproval>;
-  lookup?: (ids: readonly string[], context: SourceContext<object>) => AsyncIterable<SourceApproval>;
+/** A source that answers `lookup()`: what a reconciliation and a lookup read. */
+export type LookupSource = ConnectorSource<object> & {
+  lookup(ids: readonly string[], context: SourceContext<object>): AsyncIterable<SourceApproval>;
+};
+
+/** Whether the connector's source has `lookup()`, and so can be reconciled. */
+export function hasLookup(source: ConnectorSource<object>): source is LookupSource {
+  return source.lookup !== undefined;
 }
 
-/** What every run needs; the source's retries among it. */
+/** What every run needs besides its source; the source's retries among it. */
 export interface RunContext extends SourceRetryParts {
   client: IntegrationClient;
-  source: SyncSource;
   state: StateStore<object>;
-  /** The author's part of the state, as the source methods get it in their context. */
-  appState: StateAccess<object>;
+  /** What the source's methods get besides their arguments. */
+  sourceContext: SourceContext<object>;
   limits: PushLimits;
   signal: AbortSignal;
   logger: PinoLogger;
@@ -59,113 +67,157 @@ export interface RunReport {
  * (see {@link SourceRetries}): an ordered source from the last acknowledged record, at its instant (re-reading the
  * records that share it), an unordered one from the run's first window again.
  */
-export async function runIncremental(
+export function runIncremental(
   context: RunContext,
-  options: { overlapMs: number; ordered: boolean; full: boolean },
+  source: IncrementalSource<object>,
+  options: { overlapMs: number; full: boolean },
 ): Promise<RunReport> {
-  const { state, logger, signal } = context;
-  // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
-  const cursor = options.full ? undefined : state.cursor;
-  // What is at or before the saved cursor was sent by an earlier run.
-  const saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
-  let window: ChangeWindow = {
-    since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
-    cursor,
-  };
-  let inOrder = options.ordered;
-  // While the source keeps its order: the place up to which everything read is acknowledged.
-  let acknowledged: CursorKey | undefined;
-  let saveFailed = false;
-  const pusher = new ApprovalPusher({
-    client: context.client,
-    limits: context.limits,
-    signal,
-    onAcknowledged: (key) => {
-      if (!inOrder) return;
-      acknowledged = key;
-      state.advanceCursor(key, new Date(context.now()));
-      state.flush(signal).catch((error: unknown) => {
-        // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
-        if (saveFailed || signal.aborted) return;
-        saveFailed = true;
-        logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
-      });
-    },
-  });
-  let previous: CursorKey | undefined;
-  let newest: CursorKey | undefined;
-  let resent = 0;
-  // Where the source was last read again from: what is at or before it was pushed earlier in this run.
-  let resumedFrom: CursorKey | undefined;
-  // Records read since the source was last opened, and the most any earlier read got.
-  let read = 0;
-  let mostRead = 0;
-  const changes = requireMethod(context.source.changes, 'changes');
-  const sourceContext = { signal, logger, state: context.appState };
-  try {
-    await readSource(
-      () => {
-        read = 0;
-        return changes(window, sourceContext);
-      },
-      async (record) => {
-        signal.throwIfAborted();
-        read += 1;
-        const approval = parseSourceApproval(record, true);
-        // Parsed once here; keys are compared as numbers from then on.
-        const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
-        if (inOrder && previous !== undefined && compareKeys(key, previous) < 0) {
-          inOrder = false;
-          logger.warn(
-            { approvalId: approval.id },
-            'the source returned a change out of order; the cursor now waits for the end of the run',
-          );
-        }
-        previous = key;
-        if (newest === undefined || compareKeys(key, newest) > 0) newest = key;
-        if (
-          (saved !== undefined && compareKeys(key, saved) <= 0) ||
-          (resumedFrom !== undefined && compareKeys(key, resumedFrom) <= 0)
-        ) {
-          resent += 1;
-        }
-        await pusher.add(approval, key);
-      },
-      new SourceRetries(context),
-      async () => {
-        // What was read is acknowledged, and the cursor saved over it, before the wait: a run that fails after all,
-        // or a worker that dies meanwhile, resumes from there.
-        await pusher.finish();
-        await state.flush(signal).catch((error: unknown) => {
-          logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
-        });
-        const from = inOrder ? acknowledged : undefined;
-        if (from === undefined) {
-          // Read again from the run's window: progress is a read that got further than every one before it.
-          const further = read > mostRead;
-          mostRead = Math.max(mostRead, read);
-          return further;
-        }
-        // Progress is an acknowledged record further on: re-reading the ones that share its instant is none.
-        if (resumedFrom !== undefined && compareKeys(from, resumedFrom) <= 0) return false;
-        resumedFrom = from;
-        window = { since: new Date(from.at), cursor: cursorOfKey(from) };
-        // The read starts again at that instant: the records that share it come again, in order.
-        previous = undefined;
-        return true;
-      },
-    );
-    await pusher.finish();
-  } catch (error) {
-    // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run gives
-    // up. (After a failed push, nothing more is sent.)
-    await pusher.finish().catch(() => {});
-    await state.flush(signal).catch(() => {});
-    throw error;
+  return new IncrementalRun(context, source, options).run();
+}
+
+/** One incremental run: where it reads from, what it has read and pushed, and how far its cursor may go. */
+class IncrementalRun {
+  readonly #context: RunContext;
+  readonly #source: IncrementalSource<object>;
+  readonly #pusher: ApprovalPusher;
+  /** What is at or before the saved cursor was sent by an earlier run. */
+  readonly #saved: CursorKey | undefined;
+  /** What the source is asked for: the run's window, then, after a failure of an ordered source, where it resumes. */
+  #window: ChangeWindow;
+  /** Whether the source has kept its `(lastModified, id)` order so far: then the cursor follows what is acknowledged. */
+  #inOrder: boolean;
+  /** While the source keeps its order: the place up to which everything read is acknowledged. */
+  #acknowledged: CursorKey | undefined;
+  #saveFailed = false;
+  #previous: CursorKey | undefined;
+  #newest: CursorKey | undefined;
+  #resent = 0;
+  /** Where the source was last read again from: what is at or before it was pushed earlier in this run. */
+  #resumedFrom: CursorKey | undefined;
+  /** Records read since the source was last opened, and the most any earlier read got. */
+  #read = 0;
+  #mostRead = 0;
+
+  constructor(
+    context: RunContext,
+    source: IncrementalSource<object>,
+    options: { overlapMs: number; full: boolean },
+  ) {
+    const { state } = context;
+    this.#context = context;
+    this.#source = source;
+    // A full run reads the whole source but keeps the saved cursor: it only ever moves forward.
+    const cursor = options.full ? undefined : state.cursor;
+    this.#saved = state.cursor === undefined ? undefined : keyOfCursor(state.cursor);
+    this.#window = {
+      since: cursor === undefined ? undefined : new Date(Date.parse(cursor.lastModified) - options.overlapMs),
+      cursor,
+    };
+    this.#inOrder = source.ordered;
+    this.#pusher = new ApprovalPusher({
+      client: context.client,
+      limits: context.limits,
+      signal: context.signal,
+      onAcknowledged: (key) => this.#acknowledge(key),
+    });
   }
-  if (newest !== undefined) state.advanceCursor(newest, new Date(context.now()));
-  await state.flush(signal);
-  return { pushed: pusher.pushed, changed: pusher.pushed - resent, resent, resolved: 0 };
+
+  async run(): Promise<RunReport> {
+    const { state, signal } = this.#context;
+    const pusher = this.#pusher;
+    try {
+      await readSource(
+        () => {
+          this.#read = 0;
+          return this.#source.changes(this.#window, this.#context.sourceContext);
+        },
+        (record) => this.#take(record),
+        new SourceRetries(this.#context),
+        () => this.#settle(),
+      );
+      await pusher.finish();
+    } catch (error) {
+      // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run
+      // gives up. (After a failed push, nothing more is sent.)
+      await pusher.finish().catch(() => {});
+      await state.flush(signal).catch(() => {});
+      throw error;
+    }
+    if (this.#newest !== undefined) state.advanceCursor(this.#newest, new Date(this.#context.now()));
+    await state.flush(signal);
+    return {
+      pushed: pusher.pushed,
+      changed: pusher.pushed - this.#resent,
+      resent: this.#resent,
+      resolved: 0,
+    };
+  }
+
+  /** The service acknowledged everything up to `key`: while the source keeps its order, the cursor moves there. */
+  #acknowledge(key: CursorKey): void {
+    if (!this.#inOrder) return;
+    const { state, signal, logger } = this.#context;
+    this.#acknowledged = key;
+    state.advanceCursor(key, new Date(this.#context.now()));
+    state.flush(signal).catch((error: unknown) => {
+      // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
+      if (this.#saveFailed || signal.aborted) return;
+      this.#saveFailed = true;
+      logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+    });
+  }
+
+  /** Checks a record the source gave, notes where it stands (its order, whether it is sent again), and pushes it. */
+  async #take(record: SourceApproval): Promise<void> {
+    this.#context.signal.throwIfAborted();
+    this.#read += 1;
+    const approval = parseSourceApproval(record, true);
+    // Parsed once here; keys are compared as numbers from then on.
+    const key: CursorKey = { at: Date.parse(approval.lastModified as string), id: approval.id };
+    if (this.#inOrder && this.#previous !== undefined && compareKeys(key, this.#previous) < 0) {
+      this.#inOrder = false;
+      this.#context.logger.warn(
+        { approvalId: approval.id },
+        'the source returned a change out of order; the cursor now waits for the end of the run',
+      );
+    }
+    this.#previous = key;
+    if (this.#newest === undefined || compareKeys(key, this.#newest) > 0) this.#newest = key;
+    if (isAtOrBefore(key, this.#saved) || isAtOrBefore(key, this.#resumedFrom)) this.#resent += 1;
+    await this.#pusher.add(approval, key);
+  }
+
+  /**
+   * After the source failed: sends what was read and saves the cursor over it, before the wait (a run that fails
+   * after all, or a worker that dies meanwhile, resumes from there), and sets where the next read starts. Resolves
+   * with whether the run got further than at any earlier failure.
+   */
+  async #settle(): Promise<boolean> {
+    const { state, signal, logger } = this.#context;
+    await this.#pusher.finish();
+    await state.flush(signal).catch((error: unknown) => {
+      logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+    });
+    const from = this.#inOrder ? this.#acknowledged : undefined;
+    if (from === undefined) {
+      // Read again from the run's window: progress is a read that got further than every one before it.
+      const further = this.#read > this.#mostRead;
+      this.#mostRead = Math.max(this.#mostRead, this.#read);
+      return further;
+    }
+    // Progress is an acknowledged record further on: re-reading the ones that share its instant is none.
+    if (isAtOrBefore(from, this.#resumedFrom)) return false;
+    this.#resumedFrom = from;
+    this.#window = { since: new Date(from.at), cursor: cursorOfKey(from) };
+    // The read starts again at that instant: the records that share it come again, in order.
+    this.#previous = undefined;
+    return true;
+  }
+}
+
+/** Whether `key` is at or before `place`; never when there is no place. */
+function isAtOrBefore(key: CursorKey, place: CursorKey | undefined): boolean {
+  return place !== undefined && compareKeys(key, place) <= 0;
 }
 
 /**
@@ -176,8 +228,8 @@ export async function runIncremental(
  * A snapshot has no place to resume from: when it fails with what may succeed later, it is read again from its start
  * (what was pushed is not pushed again), and only a snapshot read to its end marks anything resolved.
  */
-export async function runSnapshot(context: RunContext): Promise<RunReport> {
-  const { client, signal, logger } = context;
+export async function runSnapshot(context: RunContext, source: SnapshotSource<object>): Promise<RunReport> {
+  const { client, signal } = context;
   // Every approval open in the service (or pushed open by this run), with its content hash and the read that last
   // listed it.
   const open = new Map<string, { hash: string; listedBy: number }>();
@@ -185,8 +237,6 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     open.set(approval.id, { hash: contentHash(approval), listedBy: 0 });
   }
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
-  const snapshot = requireMethod(context.source.snapshot, 'snapshot');
-  const sourceContext = { signal, logger, state: context.appState };
   let reads = 0;
   let listed = 0;
   let mostListed = 0;
@@ -194,7 +244,7 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
     () => {
       reads += 1;
       listed = 0;
-      return snapshot(sourceContext);
+      return source.snapshot(context.sourceContext);
     },
     async (record) => {
       signal.throwIfAborted();
@@ -232,13 +282,18 @@ export async function runSnapshot(context: RunContext): Promise<RunReport> {
  * Reconciliation: walks the approvals the service holds as open, asks the source about them in chunks, pushes what
  * the source says, and marks resolved those it no longer knows. So nothing stays pending forever in the app.
  */
-export async function runReconcile(context: RunContext, options: { chunkSize: number }): Promise<RunReport> {
+export async function runReconcile(
+  context: RunContext,
+  source: LookupSource,
+  options: { chunkSize: number },
+): Promise<RunReport> {
   const open = context.client.iterateApprovals(
     { resolved: false, view: 'shallow' },
     { signal: context.signal },
   );
   return lookUp(
     context,
+    source,
     mapAsync(open, (approval) => approval.id),
     options.chunkSize,
   );
@@ -250,20 +305,20 @@ export async function runReconcile(context: RunContext, options: { chunkSize: nu
  */
 export async function runLookup(
   context: RunContext,
+  source: LookupSource,
   ids: Iterable<string>,
   options: { chunkSize: number },
 ): Promise<RunReport> {
-  return lookUp(context, ids, options.chunkSize);
+  return lookUp(context, source, ids, options.chunkSize);
 }
 
 async function lookUp(
   context: RunContext,
+  source: LookupSource,
   ids: Iterable<string> | AsyncIterable<string>,
   chunkSize: number,
 ): Promise<RunReport> {
-  const { client, signal, logger } = context;
-  const lookup = requireMethod(context.source.lookup, 'lookup');
-  const sourceContext = { signal, logger, state: context.appState };
+  const { client, signal } = context;
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
   const retries = new SourceRetries(context);
   let resolved = 0;
@@ -273,7 +328,7 @@ async function lookUp(
     await readSource(
       () => {
         found = new Set();
-        return lookup(chunk, sourceContext);
+        return source.lookup(chunk, context.sourceContext);
       },
       async (record) => {
         const approval = parseSourceApproval(record, false);
@@ -342,9 +397,4 @@ function stableJson(value: unknown): string {
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-function requireMethod<T>(method: T | undefined, name: string): T {
-  if (method === undefined) throw new InvalidConnectorError(`The connector does not implement ${name}()`);
-  return method;
 }
