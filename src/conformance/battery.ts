@@ -90,7 +90,13 @@ async function runCheck<D extends SourceDriver>(
   try {
     for (const type of types) {
       const name = type === undefined ? check.name : `${check.name}[${type}]`;
-      const base = { name, title: check.title, seed: settings.seed };
+      const startedAt = performance.now();
+      const base = () => ({
+        name,
+        title: check.title,
+        seed: settings.seed,
+        durationMs: Math.round(performance.now() - startedAt),
+      });
       const environment = new CheckEnvironment({
         backend,
         subject: subject as unknown as ConformanceSubject,
@@ -100,9 +106,9 @@ async function runCheck<D extends SourceDriver>(
       });
       try {
         await check.run(environment, type);
-        results.push({ ...base, status: 'pass' });
+        results.push({ ...base(), status: 'pass' });
       } catch (error) {
-        results.push(resultOf(base, error));
+        results.push(resultOf(base(), error));
       } finally {
         await environment.close();
       }
@@ -113,7 +119,10 @@ async function runCheck<D extends SourceDriver>(
   return results;
 }
 
-function resultOf(base: { name: string; title: string; seed: number }, error: unknown): CheckResult {
+function resultOf(
+  base: { name: string; title: string; seed: number; durationMs: number },
+  error: unknown,
+): CheckResult {
   if (error instanceof CheckSkipped) return { ...base, status: 'skip', happened: error.message };
   if (error instanceof GeneratedFailure) {
     return {

@@ -21,6 +21,8 @@ export interface CheckResult {
   happened?: string;
   /** The seed the check ran with: `seed` in the options reproduces it. */
   seed: number;
+  /** How long the check took, in milliseconds. */
+  durationMs: number;
   /** For a generated check that failed: the smallest failing sequence fast-check found, as it prints it. */
   counterexample?: string;
 }

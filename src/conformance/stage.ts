@@ -33,6 +33,7 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   readonly created = new Set<string>();
   readonly #closing: Promise<unknown>[] = [];
   readonly #wires: Wire[] = [];
+  readonly #workers: StagedWorker[] = [];
   #approverTurn = 0;
   /** The latest `lastModified` of a request deleted from the source, in milliseconds. */
   deletedLatest = Number.NEGATIVE_INFINITY;
@@ -96,10 +97,12 @@ export class Stage<D extends SourceDriver = SourceDriver> {
       service: this.harness.serviceOptions({ baseUrl: wire.url, ...overrides.service }),
     });
     const worker = new ConnectorWorker(connector, options);
+    const staged = { worker, wire, connector };
+    this.#workers.push(staged);
     const started = worker.start();
     this.#closing.push(started.catch(() => {}));
     await Promise.race([started, wire.crashed]);
-    return { worker, wire, connector };
+    return staged;
   }
 
   /**
@@ -162,7 +165,9 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     }
   }
 
+  /** Stops every worker still running (a stop is idempotent), then closes the wires. */
   async close(): Promise<void> {
+    await Promise.all(this.#workers.map((staged) => staged.worker.stop().catch(() => {})));
     await Promise.all(this.#closing);
     await Promise.all(this.#wires.map((wire) => wire.close()));
   }
