@@ -74,7 +74,12 @@ function settingsOf(options: ConformanceOptions): Settings {
 }
 
 async function declaredBy<D extends SourceDriver>(subject: ConformanceSubject<D>): Promise<Declared> {
-  return declarationsOf(subject.connector(await subject.driver()));
+  const driver = await subject.driver();
+  try {
+    return declarationsOf(subject.connector(driver));
+  } finally {
+    await driver.close?.();
+  }
 }
 
 /** Runs one check (once per task type for a task check) against a backend of its own. */

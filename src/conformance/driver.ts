@@ -126,6 +126,11 @@ export interface SourceDriver {
   credentials?(approver: string): Record<string, string>;
   /** How many records one page of the source's listing holds, when it pages: ties are made to cross pages. */
   pageSize?: number;
+  /**
+   * Releases what the driver holds, such as a simulator's server: called once the battery is done with the driver
+   * (at the end of each check and generated run), after the workers reading its source have stopped.
+   */
+  close?(): void | Promise<void>;
 }
 
 /**

@@ -170,6 +170,7 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     await Promise.all(this.#workers.map((staged) => staged.worker.stop().catch(() => {})));
     await Promise.all(this.#closing);
     await Promise.all(this.#wires.map((wire) => wire.close()));
+    await this.driver.close?.();
   }
 }
 

@@ -132,10 +132,9 @@ async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]
 
 export async function syncProperty(environment: CheckEnvironment): Promise<void> {
   const probe = await environment.subject.driver();
-  const property = fc.asyncProperty(
-    steps({ delete: probe.delete !== undefined, tie: probe.sameInstant !== undefined }),
-    (sequence) => play(environment, sequence),
-  );
+  const can = { delete: probe.delete !== undefined, tie: probe.sameInstant !== undefined };
+  await probe.close?.();
+  const property = fc.asyncProperty(steps(can), (sequence) => play(environment, sequence));
   const details = await fc.check(property, { seed: environment.seed, numRuns: environment.numRuns });
   if (!details.failed) return;
   const error = details.errorInstance;
