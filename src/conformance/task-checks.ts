@@ -306,9 +306,12 @@ export const taskChecks: Check[] = [
         actions !== undefined
           ? (await tasks.actions(id)) !== actions
           : !isDeepStrictEqual(await tasks.record(id), record);
-      if (acted || result.status === 'success') {
+      // A pre-check may find the very decision the task asks for already taken (an earlier delivery, or the
+      // approver in the source itself) and end the task `success` without acting: its verdict, reported above.
+      const decidedByPrecheck = verdict !== undefined && verdict !== true;
+      if (acted || (result.status === 'success' && !decidedByPrecheck)) {
         throw new ConformanceFailure(
-          'no action on a request already resolved in the source, and a result other than success',
+          "no action on a request already resolved in the source, and a result other than success (unless a pre-check's verdict)",
           `${acted ? 'the source was acted on' : 'the source was left alone'}, and the task ended ${show(result)}`,
         );
       }
