@@ -141,17 +141,7 @@ export async function syncProperty(environment: CheckEnvironment): Promise<void>
   const error = details.errorInstance;
   const counterexample = fc.stringify(details.counterexample?.[0]);
   if (error instanceof ConformanceFailure) {
-    throw new GeneratedFailure(error.expected, error.happened, counterexample);
+    throw new ConformanceFailure(error.expected, error.happened, counterexample);
   }
-  throw new GeneratedFailure('the sequence to run', messageOf(error), counterexample);
-}
-
-/** A failure of a generated check, with the smallest sequence that fails. */
-export class GeneratedFailure extends ConformanceFailure {
-  readonly counterexample: string;
-
-  constructor(expected: string, happened: string, counterexample: string) {
-    super(expected, happened);
-    this.counterexample = counterexample;
-  }
+  throw new ConformanceFailure('the sequence to run', messageOf(error), counterexample);
 }
