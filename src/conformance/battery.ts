@@ -16,7 +16,6 @@ import {
   formatCheck,
 } from './report.js';
 import { syncChecks } from './sync-checks.js';
-import { GeneratedFailure } from './sync-property.js';
 import { taskChecks } from './task-checks.js';
 
 /** Options of {@link runConformance} and {@link conformanceSuite}. */
@@ -129,17 +128,11 @@ function resultOf(
   error: unknown,
 ): CheckResult {
   if (error instanceof CheckSkipped) return { ...base, status: 'skip', happened: error.message };
-  if (error instanceof GeneratedFailure) {
-    return {
-      ...base,
-      status: 'fail',
-      expected: error.expected,
-      happened: error.happened,
-      counterexample: error.counterexample,
-    };
-  }
   if (error instanceof ConformanceFailure) {
-    return { ...base, status: 'fail', expected: error.expected, happened: error.happened };
+    const { expected, happened, counterexample } = error;
+    return counterexample === undefined
+      ? { ...base, status: 'fail', expected, happened }
+      : { ...base, status: 'fail', expected, happened, counterexample };
   }
   const happened = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { ...base, status: 'fail', expected: 'the check to run', happened };

@@ -45,11 +45,14 @@ export interface ConformanceReport {
 export class ConformanceFailure extends ApprovalKitError<'conformance_failure'> {
   readonly expected: string;
   readonly happened: string;
+  /** For a generated check: the smallest failing sequence, as fast-check prints it. */
+  readonly counterexample: string | undefined;
 
-  constructor(expected: string, happened: string) {
+  constructor(expected: string, happened: string, counterexample?: string) {
     super('conformance_failure', `expected ${expected}; happened: ${happened}`);
     this.expected = expected;
     this.happened = happened;
+    this.counterexample = counterexample;
   }
 }
 

@@ -21,7 +21,7 @@ export type SyncStep =
   | { step: 'tie'; creates: number; pick: number }
   | { step: 'sync'; crash: CrashPoint | null; batchSize: number; changeDuring: boolean };
 
-/** Requests a worker sends before its sync run's first push, at most: state, registration, UI templates. */
+/** The furthest request of a worker a crash point counts to, by number: its start and a short run. */
 const REQUESTS_PER_RUN = 14;
 
 function steps(can: { delete: boolean; tie: boolean }): fc.Arbitrary<SyncStep[]> {
@@ -33,9 +33,18 @@ function steps(can: { delete: boolean; tie: boolean }): fc.Arbitrary<SyncStep[]>
     fc.record({ step: fc.constant('resolve' as const), pick }),
     fc.record({
       step: fc.constant('sync' as const),
-      crash: fc.option(fc.record({ request: fc.nat({ max: REQUESTS_PER_RUN }), after: fc.boolean() }), {
-        nil: null,
-      }),
+      crash: fc.option(
+        fc.oneof(
+          fc.record({ at: fc.constant('push' as const), nth: fc.nat({ max: 3 }), after: fc.boolean() }),
+          fc.record({ at: fc.constant('state' as const), nth: fc.nat({ max: 2 }), after: fc.boolean() }),
+          fc.record({
+            at: fc.constant('request' as const),
+            nth: fc.nat({ max: REQUESTS_PER_RUN }),
+            after: fc.boolean(),
+          }),
+        ),
+        { nil: null },
+      ),
       batchSize: fc.integer({ min: 1, max: 3 }),
       changeDuring: fc.boolean(),
     }),
@@ -140,17 +149,7 @@ export async function syncProperty(environment: CheckEnvironment): Promise<void>
   const error = details.errorInstance;
   const counterexample = fc.stringify(details.counterexample?.[0]);
   if (error instanceof ConformanceFailure) {
-    throw new GeneratedFailure(error.expected, error.happened, counterexample);
+    throw new ConformanceFailure(error.expected, error.happened, counterexample);
   }
-  throw new GeneratedFailure('the sequence to run', messageOf(error), counterexample);
-}
-
-/** A failure of a generated check, with the smallest sequence that fails. */
-export class GeneratedFailure extends ConformanceFailure {
-  readonly counterexample: string;
-
-  constructor(expected: string, happened: string, counterexample: string) {
-    super(expected, happened);
-    this.counterexample = counterexample;
-  }
+  throw new ConformanceFailure('the sequence to run', messageOf(error), counterexample);
 }

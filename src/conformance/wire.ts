@@ -20,10 +20,21 @@ export interface WireRequest {
   body: unknown;
 }
 
-/** Where the wire cuts the worker off: at its `request`-th request (from 0), before or after the service has it. */
+/**
+ * Where the wire cuts the worker off: at the `nth` (from 0) of its requests (`request`), of its pushes of approvals
+ * (`push`) or of its state writes (`state`), before the service has it, or `after` it has it and before the answer.
+ */
 export interface CrashPoint {
-  request: number;
+  at: 'request' | 'push' | 'state';
+  nth: number;
   after: boolean;
+}
+
+/** Which kind of request a crash point counts. */
+function kindOf(method: string, path: string): CrashPoint['at'] | undefined {
+  if (method === 'PUT' && path === '/v2/rawapprovals') return 'push';
+  if (method === 'PUT' && path === '/v2/connector/state') return 'state';
+  return undefined;
 }
 
 /** What a check may do with each request: look at it before it is forwarded, and at the answer. */
@@ -39,6 +50,7 @@ export class Wire {
   readonly #target: string;
   #url = '';
   #count = 0;
+  readonly #counts = { push: 0, state: 0 };
   #crash: CrashPoint | undefined;
   #crashed = false;
   #listener: WireListener;
@@ -113,8 +125,13 @@ export class Wire {
     if (this.#crashed) return void res.destroy();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const wireRequest: WireRequest = { index, method: req.method ?? 'GET', path, body: parseJson(raw) };
-    const crashHere = this.#crash !== undefined && this.#crash.request === index;
-    if (crashHere && !this.#crash?.after) {
+    const kind = kindOf(wireRequest.method, path);
+    const nth = kind === undefined ? undefined : this.#counts[kind as 'push' | 'state']++;
+    const crash = this.#crash;
+    const crashHere =
+      crash !== undefined &&
+      (crash.at === 'request' ? crash.nth === index : crash.at === kind && crash.nth === nth);
+    if (crashHere && !crash?.after) {
       this.cut();
       return void res.destroy();
     }

@@ -49,4 +49,20 @@ describe('a broken connector fails the check named for its bug', () => {
     },
     60_000,
   );
+
+  it('progress saved before the service acknowledged fails sync.crash, with the smallest sequence', async () => {
+    const subject = incrementalSubject('progress-saved-before-acknowledged');
+    // The other sync checks never cut a run off while it pushes: only the generated crashes find this one.
+    const others = await runConformance(subject, { seed: 3, only: ['sync.exact', 'sync.during-run'] });
+    expect(formatReport(others)).not.toMatch(/^FAIL/m);
+    const report = await runConformance(subject, { seed: 1, numRuns: 20, only: ['sync.crash'] });
+    expect(report.checks).toMatchObject([
+      {
+        name: 'sync.crash',
+        status: 'fail',
+        seed: 1,
+        counterexample: expect.stringContaining('"crash":{"at"'),
+      },
+    ]);
+  }, 180_000);
 });

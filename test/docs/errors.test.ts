@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as backend from '../../src/backend/index.js';
 import * as client from '../../src/client/index.js';
+import * as conformance from '../../src/conformance/index.js';
 import { ApprovalKitError, ERROR_CODES } from '../../src/errors.js';
 import * as kit from '../../src/index.js';
 import * as testing from '../../src/testing/index.js';
@@ -19,7 +20,14 @@ describe('docs/errors.md', () => {
   });
 
   it('names for each code a class the kit exports, which is an ApprovalKitError named after itself', () => {
-    const exported: Record<string, unknown> = { ...kit, ...client, ...worker, ...backend, ...testing };
+    const exported: Record<string, unknown> = {
+      ...kit,
+      ...client,
+      ...worker,
+      ...backend,
+      ...testing,
+      ...conformance,
+    };
     for (const { code, name } of rows) {
       const found = exported[name];
       expect(typeof found, `${code}: ${name}`).toBe('function');

@@ -18,7 +18,8 @@ export type Bug =
   | 'ties-dropped-at-page-boundary'
   | 'failure-swallowed'
   | 'precheck-ignored'
-  | 'vanished-forgotten';
+  | 'vanished-forgotten'
+  | 'progress-saved-before-acknowledged';
 
 const PAGE_SIZE = 3;
 
@@ -97,13 +98,21 @@ export class FakeIncrementalConnector extends Connector {
     });
   }
 
-  async *#changes({ since }: ChangeWindow, _context: SourceContext): AsyncIterable<SourceApproval> {
+  async *#changes({ since }: ChangeWindow, context: SourceContext): AsyncIterable<SourceApproval> {
     // Pages by (updatedAt, id), from the first change at `since`.
     let after = since === undefined ? undefined : { at: since.getTime() - 1, id: '\uffff' };
+    // The bug: a mark of its own, saved as soon as a page is read, before the service has what was read.
+    const mark = context.state.read()?.mark as { at: number; id: string } | undefined;
+    if (this.bugs.has('progress-saved-before-acknowledged') && mark !== undefined) {
+      if (after === undefined || mark.at > after.at) after = mark;
+    }
     for (;;) {
       const page = await this.fake.page(after, PAGE_SIZE);
-      for (const request of page) yield approvalOf(request, this.bugs);
       const last = page.at(-1);
+      if (this.bugs.has('progress-saved-before-acknowledged') && last !== undefined) {
+        await context.state.write({ mark: { at: last.updatedAt, id: last.id } });
+      }
+      for (const request of page) yield approvalOf(request, this.bugs);
       if (page.length < PAGE_SIZE || last === undefined) return;
       after = this.bugs.has('ties-dropped-at-page-boundary')
         ? { at: last.updatedAt, id: '\uffff' }
