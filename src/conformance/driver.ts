@@ -81,7 +81,11 @@ export type RestoreSource = () => void | Promise<void>;
 export interface SourceDriver {
   /** Creates an open request; returns its id, the approval's id. */
   create(request: NewSourceRequest): string | Promise<string>;
-  /** Changes what the app shows of a request (its title), as an edit in the source would; it moves `lastModified`. */
+  /**
+   * Changes what the app shows of a request (its title), as an edit in the source would; it moves `lastModified`.
+   * The battery may change, and resolve, a request it resolved before: do what the source does (an edit, or
+   * nothing where the source no longer changes a resolved request).
+   */
   change(id: string, change: { title: string }): void | Promise<void>;
   /** Resolves a request in the source (approved, closed, withdrawn): nobody needs to act on it any more. */
   resolve(id: string): void | Promise<void>;
