@@ -97,9 +97,12 @@ export class JiraDriver implements SourceDriver {
     this.simulator.editRequest(this.#of(id).issueKey, { summary: title });
   }
 
-  /** The approver approves it in Jira itself. */
+  /** The approver approves it in Jira itself; an approval decided already stays as it is. */
   resolve(id: string): void {
     const { issueKey, approvalId, accountId } = this.#of(id);
+    const approval = this.simulator.request(issueKey)?.approvals.find(({ id }) => id === approvalId);
+    const own = approval?.approvers.find((approver) => approver.accountId === accountId);
+    if (approval?.finalDecision !== 'pending' || own?.decision !== 'pending') return;
     this.#tick();
     this.simulator.decideInSource(issueKey, approvalId, accountId, 'approved');
   }

@@ -80,13 +80,14 @@ export class SapDriver implements SourceDriver {
     return id;
   }
 
+  /** A decided task no longer changes in SAP: only an open one is retitled. */
   change(id: string, { title }: { title: string }): void {
-    this.simulator.retitleInSap(this.#instance(id), title);
+    if (this.#isOpen(id)) this.simulator.retitleInSap(this.#instance(id), title);
   }
 
-  /** The approver approves it in SAP itself: it leaves the inbox. */
+  /** The approver approves it in SAP itself: it leaves the inbox. A decided task stays as it is. */
   resolve(id: string): void {
-    this.simulator.decideInSap(this.#instance(id), '0001');
+    if (this.#isOpen(id)) this.simulator.decideInSap(this.#instance(id), '0001');
   }
 
   /** Its workflow is withdrawn: the task is gone. */
@@ -166,6 +167,11 @@ export class SapDriver implements SourceDriver {
 
   close(): Promise<void> {
     return this.simulator.close();
+  }
+
+  #isOpen(id: string): boolean {
+    const instanceId = this.#instance(id);
+    return this.simulator.openTasks().some((task) => task.instanceId === instanceId);
   }
 
   #instance(id: string): string {
