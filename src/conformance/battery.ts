@@ -188,8 +188,8 @@ export interface ConformanceSuiteOptions extends ConformanceOptions {
 
 /**
  * Registers the battery as tests of the author's runner: a `describe` block with one test per check. A check that
- * cannot run for this connector passes, and says so in its name's report line; a failing check fails its test
- * with what was expected, what happened and the seed.
+ * cannot run for this connector or driver passes (`runConformance`'s report says why it was skipped); a failing
+ * check fails its test with what was expected, what happened and the seed.
  *
  * @example
  * ```ts

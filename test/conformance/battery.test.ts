@@ -1,6 +1,6 @@
 import { type ConformanceReport, formatReport, runConformance } from 'approval-connector-kit/conformance';
 import { describe, expect, it } from 'vitest';
-import { type Bug, incrementalSubject, snapshotSubject } from './support/connectors.js';
+import { authSubject, type Bug, incrementalSubject, snapshotSubject } from './support/connectors.js';
 
 const statusOf = (report: ConformanceReport, name: string) =>
   report.checks
@@ -28,7 +28,39 @@ describe('a correct connector', () => {
   }, 120_000);
 });
 
+it('a correct connector with authRequired passes the credential and key checks', async () => {
+  const report = await runConformance(authSubject(), {
+    seed: 4,
+    only: ['registration.', 'tasks.credentials', 'tasks.success'],
+  });
+  expect(formatReport(report)).not.toMatch(/^FAIL/m);
+  expect(report.checks.map((check) => `${check.name} ${check.status}`)).toEqual([
+    'registration.task-types pass',
+    'registration.ui-templates pass',
+    'registration.key-rotation pass',
+    'tasks.success[approve] pass',
+    'tasks.success[reject] pass',
+    'tasks.credentials[approve] pass',
+    'tasks.credentials[reject] pass',
+  ]);
+}, 120_000);
+
 describe('a broken connector fails the check named for its bug', () => {
+  it('credentials kept in connector state fail tasks.credentials', async () => {
+    const report = await runConformance(authSubject('credentials-kept-in-state'), {
+      seed: 3,
+      only: ['tasks.credentials'],
+    });
+    expect(report.checks).toMatchObject([
+      {
+        name: 'tasks.credentials[approve]',
+        status: 'fail',
+        happened: 'the value of "password" is in the connector state',
+      },
+      { name: 'tasks.credentials[reject]', status: 'fail' },
+    ]);
+  }, 60_000);
+
   const cases: [Bug, 'incremental' | 'snapshot', string][] = [
     ['wall-clock-cursor', 'incremental', 'sync.cursor'],
     ['resolved-never-set', 'incremental', 'sync.exact'],

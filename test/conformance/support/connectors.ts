@@ -5,6 +5,7 @@ import {
   type SourceApproval,
   type SourceContext,
   snapshot,
+  type TaskContext,
   task,
 } from 'approval-connector-kit';
 import type { ConformanceSubject } from 'approval-connector-kit/conformance';
@@ -19,7 +20,8 @@ export type Bug =
   | 'failure-swallowed'
   | 'precheck-ignored'
   | 'vanished-forgotten'
-  | 'progress-saved-before-acknowledged';
+  | 'progress-saved-before-acknowledged'
+  | 'credentials-kept-in-state';
 
 const PAGE_SIZE = 3;
 
@@ -53,10 +55,11 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
   };
   const decide =
     (status: 'approved' | 'rejected') =>
-    async (
-      { approval }: { approval: { id: string } },
-      context: { idempotencyKey: string; signal: AbortSignal },
-    ) => {
+    async ({ approval }: { approval: { id: string } }, context: TaskContext) => {
+      const password = context.credentials?.password;
+      if (password !== undefined && bugs.has('credentials-kept-in-state')) {
+        await context.state.write({ lastLogin: password.reveal() });
+      }
       try {
         await source.decide(approval.id, status, context.idempotencyKey, context.signal);
       } catch (error) {
@@ -151,6 +154,19 @@ export class FakeSnapshotConnector extends Connector {
     const listed = this.bugs.has('vanished-forgotten') ? [...this.#remembered.values()] : open;
     for (const request of listed) yield approvalOf(request, this.bugs);
   }
+}
+
+/** The incremental connector with `authRequired`: tasks carry the approver's credentials, sealed to its key. */
+export class FakeAuthConnector extends FakeIncrementalConnector {
+  override readonly authRequired = true;
+}
+
+export function authSubject(...bugs: Bug[]): ConformanceSubject<FakeDriver> {
+  return {
+    name: bugs.length === 0 ? 'FakeAuthConnector' : `FakeAuthConnector with ${bugs.join(', ')}`,
+    driver: () => new FakeDriver(),
+    connector: (driver) => new FakeAuthConnector(driver.source, new Set(bugs)),
+  };
 }
 
 export function incrementalSubject(...bugs: Bug[]): ConformanceSubject<FakeDriver> {
