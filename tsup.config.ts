@@ -68,6 +68,7 @@ export default defineConfig([
       'backend/index': 'src/backend/index.ts',
       'worker/index': 'src/worker/index.ts',
       'testing/index': 'src/testing/index.ts',
+      'conformance/index': 'src/conformance/index.ts',
       'cli/connector': 'src/cli/connector.ts',
     },
     format: ['esm'],

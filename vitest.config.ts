@@ -10,7 +10,7 @@ export default defineConfig({
   resolve: {
     alias: [
       {
-        find: /^approval-connector-kit\/(backend|client|testing|worker)$/,
+        find: /^approval-connector-kit\/(backend|client|conformance|testing|worker)$/,
         replacement: source('./src/$1/index.ts'),
       },
       { find: /^approval-connector-kit$/, replacement: source('./src/index.ts') },

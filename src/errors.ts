@@ -53,6 +53,8 @@ export const ERROR_CODES = [
   // The reference backend and the test harness.
   'service', // ServiceError
   'harness_timeout', // HarnessTimeoutError
+  // The conformance kit.
+  'conformance_failure', // ConformanceFailure
 ] as const;
 
 /** The code of an error of the kit: one of {@link ERROR_CODES}. */

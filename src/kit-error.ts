@@ -21,6 +21,7 @@ import type {
   TimeoutError,
   UnauthorizedError,
 } from './client/index.js';
+import type { ConformanceFailure } from './conformance/index.js';
 import type {
   AuthenticationError,
   CredentialsUnreadableError,
@@ -117,7 +118,8 @@ export type KitError =
   | OperationsServerListenError
   // The reference backend and the test harness.
   | ServiceError
-  | HarnessTimeoutError;
+  | HarnessTimeoutError
+  | ConformanceFailure;
 
 /** Whether a value is an error the kit threw, typed as the {@link KitError} union so that its `code` narrows it. */
 export function isKitError(error: unknown): error is KitError {

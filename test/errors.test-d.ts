@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { ServiceError } from '../src/backend/index.js';
 import type { ApiError, NotFoundError, RateLimitedError, TimeoutError } from '../src/client/index.js';
+import type { ConformanceFailure } from '../src/conformance/index.js';
 import {
   ApprovalKitError,
   type ErrorCode,
@@ -39,6 +40,7 @@ describe('the error catalogue', () => {
       if (error.code === 'timeout') expectTypeOf(error).toEqualTypeOf<TimeoutError>();
       if (error.code === 'service') expectTypeOf(error).toEqualTypeOf<ServiceError>();
       if (error.code === 'harness_timeout') expectTypeOf(error).toEqualTypeOf<HarnessTimeoutError>();
+      if (error.code === 'conformance_failure') expectTypeOf(error).toEqualTypeOf<ConformanceFailure>();
       switch (error.code) {
         case 'rate_limited':
           expectTypeOf(error.retryAfterMs).toEqualTypeOf<number | undefined>();

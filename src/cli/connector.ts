@@ -18,6 +18,7 @@ Commands:
   run         Run a connector as a worker, configured by its environment (docs/worker.md of the kit)
   dev         The local loop: a reference backend and the project's connector, restarted on every change
   backend     Run the reference backend (the Approval Service, v1 and v2) as a server
+  verify      Run the conformance battery against the project's connector and its source driver
   keys        Generate the key ring of a read-only key store (keys generate)
   check-node  Exit 0 on a Node.js the kit runs on; otherwise say which one this is and which it needs
 
@@ -49,6 +50,10 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'backend': {
       const { runBackendCommand } = await import('./commands/backend.js');
       return runBackendCommand(rest);
+    }
+    case 'verify': {
+      const { runVerifyCommand } = await import('./commands/verify.js');
+      return runVerifyCommand(rest);
     }
     case 'keys': {
       const { runKeysCommand } = await import('./commands/keys.js');

@@ -20,7 +20,7 @@ describe('the connector command', () => {
   it('lists in its help every command and option it answers, and the exit codes of them all', async () => {
     const cli = spawnCli(['--help']);
     expect(await cli.exited).toBe(EXIT_CODES.done);
-    for (const command of ['create', 'run', 'dev', 'backend', 'keys', 'check-node']) {
+    for (const command of ['create', 'run', 'dev', 'backend', 'verify', 'keys', 'check-node']) {
       expect(cli.stdout()).toMatch(new RegExp(`^  ${command} +\\S`, 'm'));
     }
     expect(cli.stdout()).toMatch(/^ {2}-v, --version +\S/m);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as backend from '../../src/backend/index.js';
 import * as client from '../../src/client/index.js';
+import * as conformance from '../../src/conformance/index.js';
 import * as connector from '../../src/connector/index.js';
 import {
   ApprovalKitError,
@@ -36,7 +37,14 @@ describe('docs/errors.md', () => {
   });
 
   it('names for each code a class the kit exports, which is an ApprovalKitError named after itself', () => {
-    const exported: Record<string, unknown> = { ...kit, ...client, ...worker, ...backend, ...testing };
+    const exported: Record<string, unknown> = {
+      ...kit,
+      ...client,
+      ...worker,
+      ...backend,
+      ...testing,
+      ...conformance,
+    };
     for (const { code, name } of rows) {
       const found = exported[name];
       expect(typeof found, `${code}: ${name}`).toBe('function');
@@ -110,6 +118,7 @@ const made: { [Code in ErrorCode]: () => Extract<KitError, { code: Code }> } = {
   operations_server_listen: () => new worker.OperationsServerListenError('127.0.0.1', 9464, { cause: null }),
   service: () => new backend.ServiceError('Not Found', 'no such approval'),
   harness_timeout: () => new testing.HarnessTimeoutError('no result', 10),
+  conformance_failure: () => new conformance.ConformanceFailure('a cursor', 'none'),
 };
 
 describe('every class of the catalogue', () => {

@@ -26,10 +26,17 @@ import {
   serviceDeskError,
 } from './answers.js';
 import { compareSortKeys, JqlError, parseJql } from './jql.js';
-import { type Account, type Issue, type SimulatorEvent, SiteState } from './state.js';
+import {
+  type Account,
+  type Issue,
+  type NewRequestChoices,
+  type RequestType,
+  type SimulatorEvent,
+  SiteState,
+} from './state.js';
 import { minuteStamp } from './time.js';
 
-export type { SimulatorEvent } from './state.js';
+export type { NewRequestChoices, SimulatorEvent } from './state.js';
 
 /** Options of {@link JiraSimulator.start}. */
 export interface JiraSimulatorOptions {
@@ -118,13 +125,20 @@ export interface SimulatedRequest {
   key: string;
   summary: string;
   requestTypeId: string;
+  /** The request type's name. */
+  requestType: string;
+  /** The account id of the customer who raised it. */
+  reporterId: string;
   status: string;
+  createdAt: Date;
   updatedAt: Date;
   fields: { fieldId: string; label: string; value: string | number }[];
   approvals: {
     id: string;
     name: string;
     finalDecision: 'approved' | 'declined' | 'pending';
+    /** When it got its final decision. */
+    completedAt: Date | undefined;
     approvers: { accountId: string; decision: 'approved' | 'declined' | 'pending' }[];
   }[];
 }
@@ -171,6 +185,10 @@ export class JiraSimulator {
   #bucket: { limit: JiraBehaviour['rateLimit']; tokens: number; at: number } | undefined;
   #rateLimited = 0;
   readonly #comments: SimulatedComment[] = [];
+  /** The answer of every call during {@link outage}. */
+  #outage: SimulatedFault | undefined;
+  /** The calls held, unanswered, during {@link hang}. */
+  #hanging: Set<ServerResponse> | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -282,14 +300,17 @@ export class JiraSimulator {
     return Array.from({ length: rounds }, () => this.#state.advance());
   }
 
-  /** A customer raises a request (of the given request type: `10` hardware, `11` software, `12` travel, `13` help). */
-  createRequest(requestTypeId?: string): SimulatorEvent {
-    return this.#state.create(requestTypeId);
+  /**
+   * A customer raises a request (of the given request type: `10` hardware, `11` software, `12` travel, `13` help),
+   * with the summary and approvers given, or picked at random.
+   */
+  createRequest(requestTypeId?: string, chosen?: NewRequestChoices): SimulatorEvent {
+    return this.#state.create(requestTypeId, chosen);
   }
 
-  /** One of the request's fields changes. */
-  editRequest(issueKey: string): SimulatorEvent {
-    return this.#state.edit(issueKey);
+  /** One of the request's fields changes, or its summary, when given. */
+  editRequest(issueKey: string, change?: { summary?: string }): SimulatorEvent {
+    return this.#state.edit(issueKey, change);
   }
 
   /** An approver answers in Jira itself, not through the connector. */
@@ -314,17 +335,63 @@ export class JiraSimulator {
     account.tokenExpired = true;
   }
 
+  /** The account's API token signs in again (after {@link expireToken}). */
+  renewToken(email: string): void {
+    const account = this.#state.accounts.find((candidate) => candidate.email === email);
+    if (account === undefined) throw new RangeError(`no account ${email}`);
+    account.tokenExpired = false;
+  }
+
+  /**
+   * An outage: every call, whoever makes it, gets this answer until the returned function is called (which ends
+   * it). Calls {@link failNext} queued come after it.
+   */
+  outage(fault: SimulatedFault): () => void {
+    checkFault(fault);
+    this.#outage = fault;
+    return () => {
+      if (this.#outage === fault) this.#outage = undefined;
+    };
+  }
+
+  /**
+   * The site stops answering: every call is held, never answered, until the returned function is called, which
+   * cuts the held ones (as a load balancer's idle timeout would) and answers the next calls again.
+   */
+  hang(): () => void {
+    this.#hanging ??= new Set();
+    return () => {
+      for (const response of this.#hanging ?? []) response.destroy();
+      this.#hanging = undefined;
+    };
+  }
+
+  /**
+   * The site goes off the network: its port refuses connections (`ECONNREFUSED`) and open connections are cut,
+   * until the returned function is called, which listens on the same port again.
+   */
+  async goOffline(): Promise<() => Promise<void>> {
+    if (this.#closing !== undefined) throw new Error('the simulator is closed');
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    return async () => {
+      if (this.#closing !== undefined || this.#server.listening) return;
+      const { hostname, port } = new URL(this.url);
+      await new Promise<void>((resolve, reject) => {
+        this.#server.once('error', reject);
+        this.#server.listen(Number(port), hostname.replace(/^\[|\]$/g, ''), () => {
+          this.#server.off('error', reject);
+          resolve();
+        });
+      });
+    };
+  }
+
   /** The next `times` calls, whoever makes them, get this answer instead. */
   failNext(fault: SimulatedFault, times = 1): void {
-    if (
-      !Number.isInteger(fault.status) ||
-      (fault.status !== 429 && (fault.status < 500 || fault.status > 599))
-    ) {
-      throw new RangeError(`fault.status must be 429 or a 5xx, got ${fault.status}`);
-    }
-    if (fault.method !== undefined && fault.method !== 'GET' && fault.method !== 'POST') {
-      throw new RangeError(`fault.method must be GET or POST, got ${JSON.stringify(fault.method)}`);
-    }
+    checkFault(fault);
     for (let i = 0; i < times; i++) this.#faults.push(fault);
   }
 
@@ -343,12 +410,12 @@ export class JiraSimulator {
   /** The request with this key or id as the site holds it now; `undefined` when there is none (or it was deleted). */
   request(issueIdOrKey: string): SimulatedRequest | undefined {
     const issue = this.#state.issue(issueIdOrKey);
-    return issue === undefined ? undefined : requestView(issue);
+    return issue === undefined ? undefined : requestView(issue, this.#state.requestTypes);
   }
 
   /** Every request, oldest first. */
   requests(): SimulatedRequest[] {
-    return [...this.#state.issues.values()].map(requestView);
+    return [...this.#state.issues.values()].map((issue) => requestView(issue, this.#state.requestTypes));
   }
 
   /** Stops the server; calls in flight are cut. Idempotent. */
@@ -361,6 +428,10 @@ export class JiraSimulator {
   }
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (this.#hanging !== undefined) {
+      this.#hanging.add(response);
+      return;
+    }
     let answer: Answer;
     try {
       answer = await this.#answer(request);
@@ -380,6 +451,10 @@ export class JiraSimulator {
   async #answer(request: IncomingMessage): Promise<Answer> {
     const url = new URL(request.url ?? '/', this.url);
     const path = url.pathname;
+    const outage = this.#outage;
+    if (outage !== undefined && (outage.method === undefined || outage.method === request.method)) {
+      return this.#faultAnswer(outage);
+    }
     const faultAt = this.#faults.findIndex(({ method }) => method === undefined || method === request.method);
     if (faultAt >= 0) return this.#faultAnswer(this.#faults.splice(faultAt, 1)[0]!);
     const waitSeconds = this.#takeToken();
@@ -759,6 +834,18 @@ export class JiraSimulator {
   }
 }
 
+function checkFault(fault: SimulatedFault): void {
+  if (
+    !Number.isInteger(fault.status) ||
+    (fault.status !== 429 && (fault.status < 500 || fault.status > 599))
+  ) {
+    throw new RangeError(`fault.status must be 429 or a 5xx, got ${fault.status}`);
+  }
+  if (fault.method !== undefined && fault.method !== 'GET' && fault.method !== 'POST') {
+    throw new RangeError(`fault.method must be GET or POST, got ${JSON.stringify(fault.method)}`);
+  }
+}
+
 function checkRateLimit(limit: JiraBehaviour['rateLimit']): void {
   if (limit === undefined) return;
   const { capacity, refillPerSecond } = limit;
@@ -845,19 +932,23 @@ function accountView(account: Account): SimulatedAccount {
   return { accountId, email, displayName, apiToken, timeZone };
 }
 
-function requestView(issue: Issue): SimulatedRequest {
+function requestView(issue: Issue, requestTypes: readonly RequestType[]): SimulatedRequest {
   return {
     id: String(issue.id),
     key: issue.key,
     summary: issue.summary,
     requestTypeId: issue.requestTypeId,
+    requestType: requestTypes.find(({ id }) => id === issue.requestTypeId)?.name ?? '',
+    reporterId: issue.reporterId,
     status: issue.status,
+    createdAt: new Date(issue.createdAt),
     updatedAt: new Date(issue.updatedAt),
     fields: issue.fields.map((field) => ({ ...field })),
     approvals: issue.approvals.map((approval) => ({
       id: String(approval.id),
       name: approval.name,
       finalDecision: approval.finalDecision,
+      completedAt: approval.completedAt === undefined ? undefined : new Date(approval.completedAt),
       approvers: approval.approvers.map((approver) => ({ ...approver })),
     })),
   };

@@ -63,6 +63,14 @@ export interface Issue {
   approvals: Approval[];
 }
 
+/** What a test chooses of a new request rather than leaving it to chance. */
+export interface NewRequestChoices {
+  /** The request's summary. */
+  summary?: string;
+  /** The account ids of its approval's approvers: as many as its request type asks for. */
+  approvers?: readonly string[];
+}
+
 /** Something that happened in the simulated site. */
 export type SimulatorEvent =
   | { type: 'created'; issueKey: string; approvals: number }
@@ -296,15 +304,23 @@ export class SiteState {
     return this.create();
   }
 
-  /** A customer raises a new request, of a request type picked at random unless given. */
-  create(requestTypeId?: string): SimulatorEvent {
-    const issue = this.#newIssue(this.#now(), requestTypeId);
+  /**
+   * A customer raises a new request, of a request type picked at random unless given; its summary and its
+   * approval's approvers (as many as the request type asks for) are picked at random unless given.
+   */
+  create(requestTypeId?: string, chosen: NewRequestChoices = {}): SimulatorEvent {
+    const issue = this.#newIssue(this.#now(), requestTypeId, chosen);
     return { type: 'created', issueKey: issue.key, approvals: issue.approvals.length };
   }
 
-  /** The customer or an agent changes one of the request's fields. */
-  edit(issueKey: string): SimulatorEvent {
+  /** The customer or an agent changes one of the request's fields, or its summary when given. */
+  edit(issueKey: string, change: { summary?: string } = {}): SimulatorEvent {
     const issue = this.#existing(issueKey);
+    if (change.summary !== undefined) {
+      issue.summary = change.summary;
+      issue.updatedAt = this.#now();
+      return { type: 'edited', issueKey: issue.key, fieldId: 'summary' };
+    }
     const type = this.#requestType(issue.requestTypeId);
     const field = this.#random.pick(type.fields);
     const current = issue.fields.find(({ fieldId }) => fieldId === field.fieldId)!;
@@ -386,9 +402,10 @@ export class SiteState {
     return event;
   }
 
-  #newIssue(at: number, requestTypeId?: string): Issue {
+  #newIssue(at: number, requestTypeId?: string, chosen: NewRequestChoices = {}): Issue {
     const type =
       requestTypeId === undefined ? this.#random.pick(REQUEST_TYPES) : this.#requestType(requestTypeId);
+    if (chosen.approvers !== undefined) this.#checkApprovers(type, chosen.approvers);
     const reporter = this.#random.pick(this.accounts.filter(({ role }) => role === 'customer'));
     const number = this.#nextIssueNumber++;
     const issue: Issue = {
@@ -398,7 +415,7 @@ export class SiteState {
       number,
       requestTypeId: type.id,
       reporterId: reporter.accountId,
-      summary: this.#random.pick(type.summaries),
+      summary: chosen.summary ?? this.#random.pick(type.summaries),
       fields: type.fields.map(({ fieldId, label, values }) => ({
         fieldId,
         label,
@@ -413,10 +430,13 @@ export class SiteState {
     };
     if (type.approval !== undefined) {
       const candidates = [...this.approvers];
-      const approvers: Approval['approvers'] = [];
+      const approvers: Approval['approvers'] = (chosen.approvers ?? []).map((accountId) => ({
+        accountId,
+        decision: 'pending',
+      }));
       while (approvers.length < type.approval.approvers) {
-        const [chosen] = candidates.splice(this.#random.int(0, candidates.length - 1), 1);
-        approvers.push({ accountId: chosen!.accountId, decision: 'pending' });
+        const [picked] = candidates.splice(this.#random.int(0, candidates.length - 1), 1);
+        approvers.push({ accountId: picked!.accountId, decision: 'pending' });
       }
       issue.approvals.push({
         id: this.#nextApprovalId++,
@@ -440,6 +460,18 @@ export class SiteState {
           .map(({ accountId }) => ({ issue, approval, accountId })),
       ),
     );
+  }
+
+  #checkApprovers(type: RequestType, accountIds: readonly string[]): void {
+    const wanted = type.approval?.approvers ?? 0;
+    if (accountIds.length !== wanted || new Set(accountIds).size !== accountIds.length) {
+      throw new RangeError(
+        `request type ${type.id} takes ${wanted} different approvers, got ${accountIds.length}`,
+      );
+    }
+    for (const accountId of accountIds) {
+      if (this.account(accountId)?.role !== 'approver') throw new RangeError(`${accountId} is no approver`);
+    }
   }
 
   #requestType(id: string): RequestType {

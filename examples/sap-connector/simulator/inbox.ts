@@ -56,6 +56,15 @@ export interface SimulatedTask {
   completedOn: Date | undefined;
 }
 
+/** What a test chooses of a new task rather than leaving it to the seed. */
+export interface NewTaskChoices {
+  /** One of {@link TASK_DEFINITIONS}. */
+  taskDefinitionId?: string;
+  title?: string;
+  /** The approvers' user names. */
+  potentialOwners?: readonly string[];
+}
+
 /** A decision taken on a task: through the Decision function import (`odata`) or in SAP itself (`activity`). */
 export interface SimulatedDecision {
   origin: string;
@@ -205,6 +214,27 @@ export class SimulatedInbox {
     return { kind: 'idle' };
   }
 
+  /**
+   * A new task, with what is given chosen rather than drawn: its task definition, title and potential owners. The
+   * rest is drawn from the seed, as for a task of the activity.
+   */
+  create(chosen: NewTaskChoices = {}): SimulatedTask {
+    return this.#create(this.now(), chosen);
+  }
+
+  /** Changes a task's title, as a change of its workflow's object (a requisition's text) does. */
+  retitle(task: SimulatedTask, title: string): void {
+    task.title = title;
+  }
+
+  /**
+   * Withdraws a task: its workflow was logically deleted, so the task leaves every inbox, and a read of it finds
+   * nothing.
+   */
+  withdraw(task: SimulatedTask): void {
+    this.#tasks.delete(task.instanceId);
+  }
+
   /** Reserves (claims) a task for one of its potential owners: from now on only that user can decide it. */
   reserve(task: SimulatedTask, processor: SimulatedUser): void {
     Object.assign(task, { status: 'RESERVED', processor });
@@ -231,9 +261,20 @@ export class SimulatedInbox {
     });
   }
 
-  #create(createdOn: Date): SimulatedTask {
-    const definition = pick(this.#random, TASK_DEFINITIONS);
-    const owners = shuffled(this.#random, APPROVERS).slice(0, 1 + Math.floor(this.#random() * 2));
+  #create(createdOn: Date, chosen: NewTaskChoices = {}): SimulatedTask {
+    const definition =
+      chosen.taskDefinitionId === undefined
+        ? pick(this.#random, TASK_DEFINITIONS)
+        : TASK_DEFINITIONS.find(({ id }) => id === chosen.taskDefinitionId);
+    if (definition === undefined) throw new RangeError(`No task definition ${chosen.taskDefinitionId}`);
+    const owners =
+      chosen.potentialOwners === undefined
+        ? shuffled(this.#random, APPROVERS).slice(0, 1 + Math.floor(this.#random() * 2))
+        : chosen.potentialOwners.map((username) => {
+            const owner = APPROVERS.find((approver) => approver.username === username);
+            if (owner === undefined) throw new RangeError(`${username} is no approver`);
+            return owner;
+          });
     const document = String(this.#nextDocument++);
     const amount = (100 + Math.floor(this.#random() * 4_990) * 10).toFixed(2);
     // By turns, not drawn: the same seed gives the same tasks whatever the variants.
@@ -244,7 +285,7 @@ export class SimulatedInbox {
       instanceId: String(this.#nextInstance++).padStart(12, '0'),
       definition,
       options: definition.variants?.[step] ?? definition.options,
-      title,
+      title: chosen.title ?? title,
       priority: pick(this.#random, PRIORITIES),
       status: 'READY',
       createdOn,

@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { formatODataDate, readLiteral } from '../src/odata.js';
 import {
   APPROVERS,
+  type NewTaskChoices,
   ORIGIN,
   type SimulatedDecision,
   type SimulatedEvent,
@@ -127,6 +128,12 @@ export class SapInboxSimulator {
   readonly #sessions = new Map<string, { username: string; token: string }>();
   readonly #requests: SimulatorRequest[] = [];
   #refuseTokens = 0;
+  /** Whether every request is answered `503`: {@link outage}. */
+  #outage = false;
+  /** The requests held, unanswered, during {@link hang}. */
+  #hanging: Set<ServerResponse> | undefined;
+  /** Whether {@link goOffline} closed the port, to be opened again. */
+  #offline = false;
   #timer: NodeJS.Timeout | undefined;
   #url = '';
   /** How the system behaves; tests change it as they go. */
@@ -244,6 +251,82 @@ export class SapInboxSimulator {
     this.#expired.add(username);
   }
 
+  /** The user's password is valid again (after {@link expirePassword}): an administrator reset it. */
+  renewPassword(username: string): void {
+    if (!this.#users.has(username)) throw new Error(`No user ${username}`);
+    this.#expired.delete(username);
+  }
+
+  /** A new task in the inbox, with the task definition, title and potential owners given, or drawn from the seed. */
+  createTask(chosen?: NewTaskChoices): SimulatedTask {
+    return this.#inbox.create(chosen);
+  }
+
+  /** Changes an open task's title in SAP itself. */
+  retitleInSap(instanceId: string, title: string): void {
+    const task = this.#inbox.task(ORIGIN, instanceId);
+    if (task === undefined || task.status === 'COMPLETED') throw new Error(`No open task ${instanceId}`);
+    this.#inbox.retitle(task, title);
+  }
+
+  /** Withdraws a task in SAP itself (its workflow logically deleted): it leaves the inbox, and reads find nothing. */
+  withdrawInSap(instanceId: string): void {
+    const task = this.#inbox.task(ORIGIN, instanceId);
+    if (task === undefined) throw new Error(`No task ${instanceId}`);
+    this.#inbox.withdraw(task);
+  }
+
+  /**
+   * Refuses every CSRF token, as {@link refuseNextCsrfTokens} does the next ones, until the returned function is
+   * called: every modifying request is a `403`.
+   */
+  refuseCsrfTokens(): () => void {
+    this.#refuseTokens = Number.POSITIVE_INFINITY;
+    return () => {
+      this.#refuseTokens = 0;
+    };
+  }
+
+  /**
+   * An outage of the system behind the gateway: every request is answered `503` (SAP Gateway's OData error) until
+   * the returned function is called.
+   */
+  outage(): () => void {
+    this.#outage = true;
+    return () => {
+      this.#outage = false;
+    };
+  }
+
+  /**
+   * The system stops answering: every request is held, unanswered, until the returned function is called, which
+   * cuts the held ones and answers the next requests again.
+   */
+  hang(): () => void {
+    this.#hanging ??= new Set();
+    return () => {
+      for (const response of this.#hanging ?? []) response.destroy();
+      this.#hanging = undefined;
+    };
+  }
+
+  /**
+   * The system goes off the network: its port refuses connections and open ones are cut, until the returned
+   * function is called, which listens on the same port again.
+   */
+  async goOffline(): Promise<() => Promise<void>> {
+    if (!this.#server.listening) throw new Error('the simulator is not listening');
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#offline = true;
+    return async () => {
+      if (!this.#offline) return;
+      this.#offline = false;
+      this.#server.listen(Number(new URL(this.#url).port), '127.0.0.1');
+      await once(this.#server, 'listening');
+    };
+  }
+
   /**
    * Answers the next `count` modifying requests `403` with `x-csrf-token: Required`, as when the session behind a
    * token expired between the fetch and the POST.
@@ -260,12 +343,17 @@ export class SapInboxSimulator {
   /** Stops the activity and the server; idempotent. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    this.#offline = false;
     if (!this.#server.listening) return;
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (this.#hanging !== undefined) {
+      this.#hanging.add(response);
+      return;
+    }
     for await (const _ of request) {
       // Function imports take no body; it is read and dropped.
     }
@@ -286,6 +374,9 @@ export class SapInboxSimulator {
     });
 
     // Every URL may name the client to log on to; a client the system does not have refuses the logon.
+    if (this.#outage) {
+      return this.#odataError(response, 503, 'SIM/503', 'The system behind the gateway is not available');
+    }
     const client = url.searchParams.get('sap-client');
     url.searchParams.delete('sap-client');
     const user =

@@ -11,13 +11,28 @@ export interface Request {
 
 /**
  * Stands in for the source system: replace it with a client of the system's API. The connector needs two things of
- * it: the requests changed since a point in time, and a way to record a decision.
+ * it: the requests changed since a point in time, and a way to record a decision. `save()` and `remove()` are for
+ * tests (the conformance driver in `src/conformance.ts`); `now` is the source's clock.
  */
 export class Requests {
   readonly #requests = new Map<string, Request>();
+  readonly #now: () => Date;
 
-  constructor(requests: Iterable<Request> = []) {
+  constructor(requests: Iterable<Request> = [], now: () => Date = () => new Date()) {
     for (const request of requests) this.#requests.set(request.id, { ...request });
+    this.#now = now;
+  }
+
+  save(request: Request): void {
+    this.#requests.set(request.id, { ...request });
+  }
+
+  remove(id: string): void {
+    this.#requests.delete(id);
+  }
+
+  all(): Request[] {
+    return [...this.#requests.values()].map((request) => ({ ...request }));
   }
 
   get(id: string): Request | undefined {
@@ -34,9 +49,11 @@ export class Requests {
 
   async decide(id: string, status: 'approved' | 'rejected', comment: string): Promise<void> {
     const request = this.#requests.get(id);
-    // A status the kit recognises: a 404 reports the task as a `systemError` (see the kit's failure mapping).
+    // Statuses the kit recognises: a 404 or a 409 reports the task as a `systemError` (see the kit's failure mapping).
     if (request === undefined) throw Object.assign(new Error(`No request ${id}`), { status: 404 });
-    this.#requests.set(id, { ...request, status, comment, updatedAt: new Date() });
+    if (request.status !== 'open')
+      throw Object.assign(new Error(`${id} is already ${request.status}`), { status: 409 });
+    this.#requests.set(id, { ...request, status, comment, updatedAt: this.#now() });
   }
 }
 

@@ -10,13 +10,26 @@ export interface Request {
 
 /**
  * Stands in for the source system: replace it with a client of the system's API. The connector needs two things of
- * it: the requests open now, and a way to record a decision.
+ * it: the requests open now, and a way to record a decision. `save()`, `remove()` and `all()` are for tests (the
+ * conformance driver in `src/conformance.ts`).
  */
 export class Requests {
   readonly #requests = new Map<string, Request>();
 
   constructor(requests: Iterable<Request> = []) {
     for (const request of requests) this.#requests.set(request.id, { ...request });
+  }
+
+  save(request: Request): void {
+    this.#requests.set(request.id, { ...request });
+  }
+
+  remove(id: string): void {
+    this.#requests.delete(id);
+  }
+
+  all(): Request[] {
+    return [...this.#requests.values()].map((request) => ({ ...request }));
   }
 
   get(id: string): Request | undefined {
@@ -33,8 +46,10 @@ export class Requests {
 
   async decide(id: string, status: 'approved' | 'rejected', comment: string): Promise<void> {
     const request = this.#requests.get(id);
-    // A status the kit recognises: a 404 reports the task as a `systemError` (see the kit's failure mapping).
+    // Statuses the kit recognises: a 404 or a 409 reports the task as a `systemError` (see the kit's failure mapping).
     if (request === undefined) throw Object.assign(new Error(`No request ${id}`), { status: 404 });
+    if (request.status !== 'open')
+      throw Object.assign(new Error(`${id} is already ${request.status}`), { status: 409 });
     this.#requests.set(id, { ...request, status, comment });
   }
 }

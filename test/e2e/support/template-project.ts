@@ -115,6 +115,25 @@ export function describeTemplateProject(template: string): void {
       expect(worker.output()).not.toContain(tenant.connectorToken);
     }, 60_000);
 
+    // A template whose project ships a source driver (src/conformance.ts) is verified from its build.
+    it.skipIf(!existsSync(join(root, 'templates', template, 'src', 'conformance.ts')))(
+      'verifies its connector with connector verify, from dist/conformance.js, and exits 0',
+      async () => {
+        const verified = await run(
+          join(project, 'node_modules', '.bin', 'connector'),
+          ['verify', '--seed', '1'],
+          {
+            cwd: project,
+            env,
+          },
+        );
+        expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+        expect(verified.stdout).toMatch(/^Conformance of MyConnector \(seed 1\)$/m);
+        expect(verified.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped$/m);
+      },
+      120_000,
+    );
+
     it('runs the same connector with connector run, from dist/connector.js', async () => {
       const tenant = backend.createTenant();
       const connector = join(

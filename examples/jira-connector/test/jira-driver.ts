@@ -1,0 +1,227 @@
+/**
+ * The conformance battery's driver of the simulated Jira: it raises, edits, answers and deletes requests in the
+ * simulator, on a clock of its own, and says what the Approval Service should hold, computed from the simulator's
+ * records (not through the connector's mapping, which is what the battery checks).
+ *
+ * `conformance` is the subject the battery takes: `conformanceSuite(conformance, { describe, it })` in
+ * `conformance.test.ts`, or `connector verify test/jira-driver.ts` from the command line.
+ * @module
+ */
+import type {
+  ConformanceSubject,
+  ExpectedApproval,
+  NewSourceRequest,
+  RestoreSource,
+  SourceDriver,
+  SourceFailure,
+} from 'approval-connector-kit/conformance';
+import { JiraSimulator, type SimulatedRequest } from '../simulator/simulator.js';
+import { SERVICE_DESK_ID } from '../simulator/state.js';
+import { JiraConnector } from '../src/connector.js';
+import { JiraClient } from '../src/jira-client.js';
+
+/** Where the driver's clock starts: every change moves it on a second, unless held still by `sameInstant`. */
+const START = Date.parse('2026-03-02T09:00:00.000Z');
+/** The request type the driver raises: one approval with one approver, so one request is one service approval. */
+const HARDWARE = '10';
+/** Issues per search page: small, so that the battery's ties cross pages. */
+const PAGE_SIZE = 3;
+
+/** The ids of a service approval, as the driver made it. */
+interface Made {
+  issueId: string;
+  issueKey: string;
+  approvalId: string;
+  accountId: string;
+}
+
+/** Drives a simulated Jira site of its own; {@link close} stops it. */
+export class JiraDriver implements SourceDriver {
+  readonly simulator: JiraSimulator;
+  /** Every failure the simulated site can show a client, as Jira Cloud shows it. */
+  readonly failures: readonly SourceFailure[] = [
+    'unavailable',
+    'rateLimited',
+    'unreachable',
+    'unauthorized',
+    'hang',
+  ];
+  readonly pageSize = PAGE_SIZE;
+  readonly approvers: readonly string[];
+  readonly #made = new Map<string, Made>();
+  /** The simulated site's clock. */
+  readonly #clock: { now: number };
+  #held = false;
+
+  private constructor(simulator: JiraSimulator, clock: { now: number }) {
+    this.simulator = simulator;
+    this.approvers = simulator.approvers.map(({ accountId }) => accountId);
+    this.#clock = clock;
+  }
+
+  /** A driver and its simulated site, with no requests yet. */
+  static async start(): Promise<JiraDriver> {
+    const clock = { now: START };
+    const simulator = await JiraSimulator.start({ requests: 0, now: () => clock.now });
+    simulator.behaviour.searchPageLimit = PAGE_SIZE;
+    return new JiraDriver(simulator, clock);
+  }
+
+  /** The connector as a deployment would build it, signed in to the site as its sync account. */
+  connector(): JiraConnector {
+    const { email, apiToken } = this.simulator.syncAccount;
+    return new JiraConnector({
+      jira: new JiraClient({ baseUrl: this.simulator.url, email, apiToken }),
+      jql: this.simulator.jql,
+      requestTypes: [HARDWARE],
+    });
+  }
+
+  create({ approver, title }: NewSourceRequest): string {
+    this.#tick();
+    const event = this.simulator.createRequest(HARDWARE, { summary: title, approvers: [approver] });
+    const request = this.simulator.request(event.issueKey)!;
+    const made = {
+      issueId: request.id,
+      issueKey: request.key,
+      approvalId: request.approvals[0]!.id,
+      accountId: approver,
+    };
+    const id = `${made.issueId}.${made.approvalId}.${made.accountId}`;
+    this.#made.set(id, made);
+    return id;
+  }
+
+  change(id: string, { title }: { title: string }): void {
+    this.#tick();
+    this.simulator.editRequest(this.#of(id).issueKey, { summary: title });
+  }
+
+  /** The approver approves it in Jira itself; an approval decided already stays as it is. */
+  resolve(id: string): void {
+    const { issueKey, approvalId, accountId } = this.#of(id);
+    const approval = this.simulator.request(issueKey)?.approvals.find(({ id }) => id === approvalId);
+    const own = approval?.approvers.find((approver) => approver.accountId === accountId);
+    if (approval?.finalDecision !== 'pending' || own?.decision !== 'pending') return;
+    this.#tick();
+    this.simulator.decideInSource(issueKey, approvalId, accountId, 'approved');
+  }
+
+  delete(id: string): void {
+    this.simulator.deleteRequest(this.#of(id).issueKey);
+  }
+
+  async sameInstant<T>(changes: () => Promise<T>): Promise<T> {
+    this.#tick();
+    this.#held = true;
+    try {
+      return await changes();
+    } finally {
+      this.#held = false;
+    }
+  }
+
+  /** One service approval per approver of each approval of each request, as Jira shows them now. */
+  holds(): ExpectedApproval[] {
+    return this.simulator.requests().flatMap((request) =>
+      request.approvals.flatMap((approval) =>
+        approval.approvers.map(({ accountId, decision }) => ({
+          id: `${request.id}.${approval.id}.${accountId}`,
+          approver: accountId,
+          resolved: approval.finalDecision !== 'pending' || decision !== 'pending',
+          schemaId: `jira-request-type-${request.requestTypeId}`,
+          lastModified: new Date(Math.max(request.updatedAt.getTime(), approval.completedAt?.getTime() ?? 0)),
+          data: this.#shown(request, approval),
+        })),
+      ),
+    );
+  }
+
+  /** The answers the site received over its API for this approver of this approval. */
+  actions(id: string): number {
+    const { issueKey, approvalId, accountId } = this.#of(id);
+    return this.simulator
+      .decisions({ via: 'api' })
+      .filter((decision) => decision.issueKey === issueKey && decision.approvalId === approvalId)
+      .filter((decision) => decision.accountId === accountId).length;
+  }
+
+  /** The approver's email and API token: what they give the app's sign-in form. */
+  credentials(approver: string): Record<string, string> {
+    const account = this.simulator.approvers.find(({ accountId }) => accountId === approver);
+    if (account === undefined) throw new RangeError(`${approver} is no approver of the simulated site`);
+    return { email: account.email, apiToken: account.apiToken };
+  }
+
+  async fail(failure: SourceFailure): Promise<RestoreSource> {
+    switch (failure) {
+      case 'unavailable':
+        return this.simulator.outage({ status: 503 });
+      case 'rateLimited':
+        return this.simulator.outage({ status: 429, retryAfterSeconds: 1 });
+      case 'unreachable':
+        return this.simulator.goOffline();
+      case 'unauthorized': {
+        // The approvers' API tokens expire (or are revoked): Jira refuses them, 401.
+        const emails = this.simulator.approvers.map(({ email }) => email);
+        for (const email of emails) this.simulator.expireToken(email);
+        return () => {
+          for (const email of emails) this.simulator.renewToken(email);
+        };
+      }
+      case 'hang':
+        return this.simulator.hang();
+      default:
+        throw new RangeError(`the simulated Jira cannot fail as ${failure}`);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.simulator.close();
+  }
+
+  /** What the app shows of an approval: the request, its form and the approval, as Jira holds them. */
+  #shown(
+    request: SimulatedRequest,
+    approval: SimulatedRequest['approvals'][number],
+  ): Record<string, unknown> {
+    const nameOf = (accountId: string) =>
+      this.simulator.accounts.find((account) => account.accountId === accountId)?.displayName ?? accountId;
+    return {
+      issueKey: request.key,
+      summary: request.summary,
+      requestType: request.requestType,
+      reporter: nameOf(request.reporterId),
+      status: request.status,
+      createdAt: request.createdAt.toISOString(),
+      link: `${this.simulator.url}/servicedesk/customer/portal/${SERVICE_DESK_ID}/${request.key}`,
+      fields: request.fields.map(({ fieldId, label, value }) => ({ id: fieldId, label, value })),
+      approval: {
+        id: approval.id,
+        name: approval.name,
+        finalDecision: approval.finalDecision,
+        approvers: approval.approvers.map(({ accountId, decision }) => ({
+          name: nameOf(accountId),
+          decision,
+        })),
+      },
+    };
+  }
+
+  #of(id: string): Made {
+    const made = this.#made.get(id);
+    if (made === undefined) throw new RangeError(`the driver made no request ${id}`);
+    return made;
+  }
+
+  #tick(): void {
+    if (!this.#held) this.#clock.now += 1000;
+  }
+}
+
+/** The subject of the conformance battery: a fresh simulated site for each check, and the connector reading it. */
+export const conformance: ConformanceSubject<JiraDriver> = {
+  name: 'JiraConnector against the simulated Jira',
+  driver: () => JiraDriver.start(),
+  connector: (driver) => driver.connector(),
+};

@@ -1,0 +1,119 @@
+/**
+ * What a check of the battery is, and what it runs in.
+ * @module
+ */
+import type { UiTemplateWrite } from '../api/index.js';
+import type { ReferenceBackend } from '../backend/index.js';
+import type { Connector } from '../connector/index.js';
+import type { ConformanceSubject, SourceDriver } from './driver.js';
+import { CheckSkipped, ConformanceFailure } from './report.js';
+import { Stage } from './stage.js';
+
+/** What the connector declares, read once from a connector built for a throwaway driver. */
+export interface Declared {
+  name: string;
+  kind: 'incremental' | 'snapshot';
+  ordered: boolean;
+  taskTypes: string[];
+  lookup: boolean;
+  authRequired: boolean;
+  uiTemplates: readonly UiTemplateWrite[];
+}
+
+export function declarationsOf(connector: Connector<object>): Declared {
+  const { source } = connector;
+  return {
+    name: connector.constructor.name,
+    kind: source.kind,
+    ordered: source.kind === 'incremental' && source.ordered,
+    taskTypes: Object.keys(connector.tasks),
+    lookup: source.lookup !== undefined,
+    authRequired: connector.authRequired,
+    uiTemplates: connector.uiTemplates,
+  };
+}
+
+/** What a check runs in: the backend, the subject, the seed and a way to open stages that are closed after it. */
+export class CheckEnvironment<D extends SourceDriver = SourceDriver> {
+  readonly backend: ReferenceBackend;
+  readonly subject: ConformanceSubject<D>;
+  readonly declared: Declared;
+  readonly seed: number;
+  readonly numRuns: number;
+  readonly random: () => number;
+  readonly #stages: Stage<D>[] = [];
+
+  constructor(parts: {
+    backend: ReferenceBackend;
+    subject: ConformanceSubject<D>;
+    declared: Declared;
+    seed: number;
+    numRuns: number;
+  }) {
+    this.backend = parts.backend;
+    this.subject = parts.subject;
+    this.declared = parts.declared;
+    this.seed = parts.seed;
+    this.numRuns = parts.numRuns;
+    this.random = seededRandom(parts.seed);
+  }
+
+  /** A new tenant and a fresh source; closed with the environment. */
+  async stage(): Promise<Stage<D>> {
+    const stage = await Stage.open(this.backend, this.subject);
+    this.#stages.push(stage);
+    return stage;
+  }
+
+  /** A title for a request, drawn from the seed. */
+  title(prefix = 'Request'): string {
+    return `${prefix} ${Math.floor(this.random() * 1_000_000).toString(36)}`;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#stages.map((stage) => stage.close()));
+  }
+}
+
+/** One check of the battery. */
+export interface Check {
+  /** A stable name, `group.check`: what the report and the runner show, and what `only`/`skip` take. */
+  name: string;
+  /** What it proves, in a sentence. */
+  title: string;
+  /** Run once per declared task type (`tasks.*`), with the type. */
+  perTaskType?: boolean;
+  run(environment: CheckEnvironment, taskType: string | undefined): Promise<void>;
+}
+
+/** Skips the check, saying why, unless `condition` holds. */
+export function requires(condition: unknown, reason: string): void {
+  if (!condition) throw new CheckSkipped(reason);
+}
+
+/** mulberry32: a small seeded generator, enough for titles and choices. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Fails when a sync run that should have succeeded did not. */
+export async function expectRun(
+  run: Promise<{ error?: unknown; cut: boolean }>,
+  what = 'a sync run',
+): Promise<void> {
+  const { error } = await run;
+  if (error !== undefined) {
+    throw new ConformanceFailure(`${what} to succeed`, `it failed: ${messageOf(error)}`);
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,161 @@
+/**
+ * The source driver: what the conformance battery needs of the author's test double of their source system.
+ * @module
+ */
+import type { Connector } from '../connector/index.js';
+
+/** A request as the battery asks the driver to create it. */
+export interface NewSourceRequest {
+  /** Who decides it: an approver's id in the Approval Service. */
+  approver: string;
+  /** A short text the app shows (a title, a summary): what {@link SourceDriver.change} changes. */
+  title: string;
+}
+
+/**
+ * What the service should hold for one request of the source, as the driver knows it: the approval the connector
+ * should have pushed. A field left out is not compared.
+ */
+export interface ExpectedApproval {
+  /** The approval's id: the id {@link SourceDriver.create} returned. */
+  id: string;
+  /** The approver's id. */
+  approver: string;
+  /** Whether the request is resolved in the source (decided, closed, withdrawn). */
+  resolved: boolean;
+  /** The schema the approval follows. */
+  schemaId?: string;
+  /** When it last changed in the source: compared as an instant. */
+  lastModified?: Date | string;
+  /** What the app should show, compared as JSON. */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * The ways a source can fail that the battery knows how to expect, each with the task result status the failure
+ * table documents (docs/failure-mapping.md) for a handler's error of that kind:
+ *
+ * | failure | what the source does | status |
+ * | --- | --- | --- |
+ * | `unavailable` | answers `503` | `serviceUnavailable` |
+ * | `rateLimited` | answers `429` | `serviceUnavailable` |
+ * | `unreachable` | refuses the connection (`ECONNREFUSED`) | `serviceUnavailable` |
+ * | `unauthorized` | refuses the credentials (`401`) | `authenticationError` |
+ * | `forbidden` | forbids the action (`403`) | `authenticationError` |
+ * | `refused` | answers and refuses the action (`409`, `422`, a business rule) | `systemError` |
+ * | `hang` | never answers until the call's `signal` aborts it | `serviceUnavailable` (the task's deadline) |
+ */
+export type SourceFailure =
+  | 'unavailable'
+  | 'rateLimited'
+  | 'unreachable'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'refused'
+  | 'hang';
+
+/** Undoes what {@link SourceDriver.fail} did: the source answers normally again. */
+export type RestoreSource = () => void | Promise<void>;
+
+/**
+ * The author's handle on their test double of the source system, for the conformance battery. The battery creates
+ * a fresh driver (and source) for each check and each generated run, changes the source through it, and compares
+ * what the service holds with what {@link holds} says.
+ *
+ * Only `create`, `change`, `resolve` and `holds` are required. Each optional member turns on the checks that need
+ * it; a check that cannot run says so in the report (`skip`), with the member it needs.
+ *
+ * @example
+ * ```ts
+ * const driver: SourceDriver = {
+ *   create: ({ approver, title }) => source.add({ approver, title, status: 'open', updatedAt: clock.next() }).id,
+ *   change: (id, { title }) => source.update(id, { title, updatedAt: clock.next() }),
+ *   resolve: (id) => source.update(id, { status: 'approved', updatedAt: clock.next() }),
+ *   delete: (id) => source.remove(id),
+ *   sameInstant: (changes) => clock.hold(changes),
+ *   holds: () => source.all().map((r) => ({ id: r.id, approver: r.approver, resolved: r.status !== 'open',
+ *     lastModified: r.updatedAt, data: { title: r.title } })),
+ * };
+ * ```
+ */
+export interface SourceDriver {
+  /** Creates an open request; returns its id, the approval's id. */
+  create(request: NewSourceRequest): string | Promise<string>;
+  /**
+   * Changes what the app shows of a request (its title), as an edit in the source would; it moves `lastModified`.
+   * The battery may change, and resolve, a request it resolved before: do what the source does (an edit, or
+   * nothing where the source no longer changes a resolved request).
+   */
+  change(id: string, change: { title: string }): void | Promise<void>;
+  /** Resolves a request in the source (approved, closed, withdrawn): nobody needs to act on it any more. */
+  resolve(id: string): void | Promise<void>;
+  /**
+   * Deletes a request from the source. For a snapshot source it then vanishes from the listing and must be marked
+   * resolved; for an incremental one only reconciliation (`lookup()`) can notice. Without it, no request is deleted.
+   */
+  delete?(id: string): void | Promise<void>;
+  /**
+   * Runs `changes` so that every change it makes in the source shares one `lastModified`. Without it the ties
+   * check is skipped: give it whenever the source can stamp two changes alike (most sources can: a clock to the
+   * second or the minute).
+   */
+  sameInstant?<T>(changes: () => Promise<T>): Promise<T>;
+  /**
+   * Every request the source holds now (resolved ones included, deleted ones not), as the service should show it
+   * once synced. For a snapshot source, this is also what the source lists as open (the unresolved ones).
+   */
+  holds(): readonly ExpectedApproval[] | Promise<readonly ExpectedApproval[]>;
+  /**
+   * How many times the source has carried out an action (a decision) on the request: what the idempotency and
+   * pre-check checks count. Without it they compare {@link holds} before and after instead, and the idempotency
+   * check is skipped.
+   */
+  actions?(id: string): number | Promise<number>;
+  /**
+   * Makes the source fail the given way, on every call, until the returned function is called. The failures it can
+   * provoke are listed in {@link failures}.
+   */
+  fail?(failure: SourceFailure): RestoreSource | Promise<RestoreSource>;
+  /** The failures {@link fail} can provoke: each is a task check. @default [] */
+  failures?: readonly SourceFailure[];
+  /**
+   * The approvers to create requests for. @default ['conformance-approver-1', 'conformance-approver-2']
+   */
+  approvers?: readonly string[];
+  /**
+   * The approver's credentials a task carries when the connector has `authRequired`: what the source double
+   * accepts. Each value is a secret the battery looks for in logs and state.
+   * @default { username: 'conformance-user', password: <random> }
+   */
+  credentials?(approver: string): Record<string, string>;
+  /** How many records one page of the source's listing holds, when it pages: ties are made to cross pages. */
+  pageSize?: number;
+  /**
+   * Releases what the driver holds, such as a simulator's server: called once the battery is done with the driver
+   * (at the end of each check and generated run), after the workers reading its source have stopped.
+   */
+  close?(): void | Promise<void>;
+}
+
+/**
+ * What an author gives the battery: a fresh source and its driver, and the connector that reads it.
+ *
+ * @example
+ * ```ts
+ * const subject: ConformanceSubject<RequestsDriver> = {
+ *   driver: () => new RequestsDriver(new Requests()),
+ *   connector: (driver) => new MyConnector(driver.requests),
+ * };
+ * ```
+ */
+export interface ConformanceSubject<D extends SourceDriver = SourceDriver> {
+  /** A name for the report. @default the connector's class name */
+  name?: string;
+  /** A new, empty source and its driver: called for each check, and for each run a generated check makes. */
+  driver(): D | Promise<D>;
+  /**
+   * A connector that reads the driver's source. Called again at every (simulated) restart: a new worker gets a new
+   * connector, as a new process would.
+   */
+  connector(driver: D): Connector<object>;
+}

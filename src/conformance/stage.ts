@@ -1,0 +1,271 @@
+/**
+ * One run of a check: a tenant on the reference backend, a fresh source and its driver, and the workers a check
+ * starts against them, each behind a {@link Wire} that can cut it off.
+ * @module
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { ReferenceBackend } from '../backend/index.js';
+import type { Connector } from '../connector/index.js';
+import { TestHarness } from '../testing/index.js';
+import { type ConnectorOptions, ConnectorWorker } from '../worker/index.js';
+import type { ConformanceSubject, ExpectedApproval, SourceDriver } from './driver.js';
+import { ConformanceFailure } from './report.js';
+import { type CrashPoint, Wire, type WireListener } from './wire.js';
+
+/** A worker started by a stage, and the wire it talks through. */
+export interface StagedWorker<C extends Connector<object> = Connector<object>> {
+  worker: ConnectorWorker<C>;
+  wire: Wire;
+  connector: C;
+}
+
+/** The cursor the kit keeps in connector state, as the service holds it. */
+export interface SavedCursor {
+  lastModified: string;
+  id: string;
+}
+
+export class Stage<D extends SourceDriver = SourceDriver> {
+  readonly harness: TestHarness;
+  readonly driver: D;
+  readonly subject: ConformanceSubject<D>;
+  /** Every id the driver created in this stage, deleted ones included. */
+  readonly created = new Set<string>();
+  readonly #closing: Promise<unknown>[] = [];
+  readonly #wires: Wire[] = [];
+  readonly #workers: StagedWorker[] = [];
+  #approverTurn = 0;
+  /** The latest `lastModified` of a request deleted from the source, in milliseconds. */
+  deletedLatest = Number.NEGATIVE_INFINITY;
+
+  private constructor(harness: TestHarness, driver: D, subject: ConformanceSubject<D>) {
+    this.harness = harness;
+    this.driver = driver;
+    this.subject = subject;
+  }
+
+  static async open<D extends SourceDriver>(
+    backend: ReferenceBackend,
+    subject: ConformanceSubject<D>,
+  ): Promise<Stage<D>> {
+    const driver = await subject.driver();
+    return new Stage(new TestHarness(backend, backend.createTenant()), driver, subject);
+  }
+
+  get approvers(): readonly string[] {
+    return this.driver.approvers ?? ['conformance-approver-1', 'conformance-approver-2'];
+  }
+
+  /** Creates a request through the driver and remembers its id. */
+  async create(title: string, approver?: string): Promise<string> {
+    const approvers = this.approvers;
+    const chosen = approver ?? approvers[this.#approverTurn++ % approvers.length] ?? 'conformance-approver';
+    const id = await this.driver.create({ approver: chosen, title });
+    this.created.add(id);
+    return id;
+  }
+
+  /** Deletes a request through the driver (which must be able to), remembering when it last changed. */
+  async delete(id: string): Promise<void> {
+    const record = (await this.driver.holds()).find((held) => held.id === id);
+    if (record?.lastModified !== undefined) {
+      this.deletedLatest = Math.max(this.deletedLatest, new Date(record.lastModified).getTime());
+    }
+    await this.driver.delete?.(id);
+  }
+
+  /**
+   * Starts a worker for a new connector of the subject behind a new wire; `crash` cuts it off at a request. Resolves
+   * once it runs, or once it has been cut off while starting.
+   */
+  async start(
+    settings: {
+      crash?: CrashPoint;
+      listener?: WireListener;
+      options?: Partial<ConnectorOptions>;
+      /** The connector to run. @default a new one of the subject */
+      connector?: Connector<object>;
+    } = {},
+  ): Promise<StagedWorker> {
+    const wire = await Wire.open(this.harness.backend.url, settings.listener, settings.crash);
+    this.#wires.push(wire);
+    const connector = settings.connector ?? this.subject.connector(this.driver);
+    const overrides = settings.options ?? {};
+    const options = this.harness.connectorOptions({
+      poller: { enabled: false },
+      ...overrides,
+      service: this.harness.serviceOptions({ baseUrl: wire.url, ...overrides.service }),
+    });
+    const worker = new ConnectorWorker(connector, options);
+    const staged = { worker, wire, connector };
+    this.#workers.push(staged);
+    const started = worker.start();
+    this.#closing.push(started.catch(() => {}));
+    await Promise.race([started, wire.crashed]);
+    return staged;
+  }
+
+  /**
+   * Stops a worker: gracefully when its wire is whole, and otherwise by abandoning it (its stop, whose requests the
+   * wire drops, finishes in the background).
+   */
+  async stop(staged: StagedWorker): Promise<void> {
+    const stopped = staged.worker.stop().catch(() => {});
+    if (staged.wire.isCut) this.#closing.push(stopped);
+    else await stopped;
+  }
+
+  /**
+   * One sync run in a worker of its own: start, `syncNow()` (or `reconcileNow()`), stop. With `crash`, the worker
+   * is cut off at that request and abandoned. Resolves whether or not the run succeeded.
+   */
+  async syncRun(
+    settings: {
+      crash?: CrashPoint;
+      listener?: WireListener;
+      options?: Partial<ConnectorOptions>;
+      mode?: 'sync' | 'reconcile';
+    } = {},
+  ): Promise<{ error?: unknown; cut: boolean }> {
+    const staged = await this.start(settings);
+    let error: unknown;
+    if (!staged.wire.isCut) {
+      const run = settings.mode === 'reconcile' ? staged.worker.reconcileNow() : staged.worker.syncNow();
+      await Promise.race([run.catch((cause: unknown) => (error = cause)), staged.wire.crashed]);
+    }
+    await this.stop(staged);
+    // What the dead worker had sent lands before anything else starts.
+    await staged.wire.idle();
+    return error === undefined ? { cut: staged.wire.isCut } : { error, cut: staged.wire.isCut };
+  }
+
+  /** The cursor the service holds for the tenant's system. */
+  savedCursor(): SavedCursor | undefined {
+    return cursorOf(this.harness.state().state);
+  }
+
+  /**
+   * Compares what the service holds with what the driver says the source holds, and throws a
+   * {@link ConformanceFailure} naming every difference. `deleted` says what a request deleted from the source
+   * should be: `resolved` (a snapshot, or after reconciliation), or `any` (an incremental source cannot tell).
+   */
+  async expectExact(deleted: 'resolved' | 'any', snapshot: boolean, context = ''): Promise<void> {
+    const problems = differences(
+      await this.driver.holds(),
+      this.harness.approvals(),
+      this.created,
+      deleted,
+      snapshot,
+    );
+    if (problems.length > 0) {
+      throw new ConformanceFailure(
+        `the service to hold every request of the source as the source holds it${context}`,
+        summarize(problems),
+      );
+    }
+  }
+
+  /** Stops every worker still running (a stop is idempotent), then closes the wires. */
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((staged) => staged.worker.stop().catch(() => {})));
+    await Promise.all(this.#closing);
+    await Promise.all(this.#wires.map((wire) => wire.close()));
+    await this.driver.close?.();
+  }
+}
+
+/** The cursor inside a connector state object (`kit.sync.cursor`), if there is one. */
+export function cursorOf(state: unknown): SavedCursor | undefined {
+  const cursor = (state as { kit?: { sync?: { cursor?: unknown } } } | null | undefined)?.kit?.sync?.cursor;
+  if (typeof cursor !== 'object' || cursor === null) return undefined;
+  const { lastModified, id } = cursor as Record<string, unknown>;
+  return typeof lastModified === 'string' && typeof id === 'string' ? { lastModified, id } : undefined;
+}
+
+/** Orders two `(lastModified, id)` positions: negative when `a` is before `b`. */
+export function compareCursors(a: SavedCursor, b: SavedCursor): number {
+  const byTime = Date.parse(a.lastModified) - Date.parse(b.lastModified);
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+interface HeldApproval {
+  id: string;
+  approver: string;
+  resolved: boolean;
+  schemaId: string;
+  lastModified: string;
+  data?: Record<string, unknown>;
+}
+
+/** Every way the service's approvals differ from the source's requests, in words. */
+export function differences(
+  source: readonly ExpectedApproval[],
+  service: readonly HeldApproval[],
+  created: ReadonlySet<string>,
+  deleted: 'resolved' | 'any',
+  snapshot: boolean,
+): string[] {
+  const held = new Map(service.map((approval) => [approval.id, approval]));
+  const inSource = new Set(source.map((request) => request.id));
+  const problems: string[] = [];
+  for (const expected of source) {
+    const approval = held.get(expected.id);
+    const name = JSON.stringify(expected.id);
+    if (approval === undefined) {
+      // A snapshot source never lists a request that was resolved before the service first saw it.
+      if (!(snapshot && expected.resolved)) problems.push(`${name} is missing`);
+      continue;
+    }
+    if (approval.resolved !== expected.resolved) {
+      problems.push(`${name} has resolved ${approval.resolved}, the source ${expected.resolved}`);
+    }
+    // A snapshot source stops listing a resolved request: the service keeps its last listed content.
+    if (snapshot && expected.resolved) continue;
+    if (approval.approver !== expected.approver) {
+      problems.push(
+        `${name} has approver ${JSON.stringify(approval.approver)}, the source ${JSON.stringify(expected.approver)}`,
+      );
+    }
+    if (expected.schemaId !== undefined && approval.schemaId !== expected.schemaId) {
+      problems.push(
+        `${name} has schemaId ${JSON.stringify(approval.schemaId)}, the source ${JSON.stringify(expected.schemaId)}`,
+      );
+    }
+    if (expected.lastModified !== undefined) {
+      const want = new Date(expected.lastModified).getTime();
+      if (Date.parse(approval.lastModified) !== want) {
+        problems.push(
+          `${name} has lastModified ${approval.lastModified}, the source ${new Date(want).toISOString()}`,
+        );
+      }
+    }
+    if (
+      expected.data !== undefined &&
+      !isDeepStrictEqual(toJson(approval.data ?? {}), toJson(expected.data))
+    ) {
+      problems.push(
+        `${name} has data ${JSON.stringify(approval.data)}, the source ${JSON.stringify(toJson(expected.data))}`,
+      );
+    }
+  }
+  for (const approval of service) {
+    if (inSource.has(approval.id)) continue;
+    if (!created.has(approval.id)) {
+      problems.push(`${JSON.stringify(approval.id)} is held, but the source never had it`);
+    } else if (deleted === 'resolved' && !approval.resolved) {
+      problems.push(`${JSON.stringify(approval.id)} was deleted from the source, and is still open`);
+    }
+  }
+  return problems;
+}
+
+function toJson(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/** The first few problems, and how many more. */
+export function summarize(problems: readonly string[], shown = 5): string {
+  const head = problems.slice(0, shown).join('; ');
+  return problems.length > shown ? `${head}; and ${problems.length - shown} more` : head;
+}

@@ -1,0 +1,155 @@
+/**
+ * The generated sync check: fast-check draws sequences of source changes and sync runs, each run cut off at a
+ * request of its choosing (before or after the service has it) or let finish; after the sequence one more run must
+ * converge on the source, and every state write along the way must keep the cursor's promises. A failing sequence
+ * is shrunk to the smallest that still fails, and reproduces from the seed.
+ * @module
+ */
+import fc from 'fast-check';
+import { type CheckEnvironment, expectRun, messageOf } from './check.js';
+import { CursorWatch } from './cursor-watch.js';
+import { ConformanceFailure } from './report.js';
+import { Stage } from './stage.js';
+import type { CrashPoint, WireListener } from './wire.js';
+
+/** One step of a generated sequence. */
+export type SyncStep =
+  | { step: 'create'; title: string }
+  | { step: 'change'; pick: number; title: string }
+  | { step: 'resolve'; pick: number }
+  | { step: 'delete'; pick: number }
+  | { step: 'tie'; creates: number; pick: number }
+  | { step: 'sync'; crash: CrashPoint | null; batchSize: number; changeDuring: boolean };
+
+/** The furthest request of a worker a crash point counts to, by number: its start and a short run. */
+const REQUESTS_PER_RUN = 14;
+
+function steps(can: { delete: boolean; tie: boolean }): fc.Arbitrary<SyncStep[]> {
+  const title = fc.string({ minLength: 1, maxLength: 12 }).map((text) => `Request ${text}`);
+  const pick = fc.nat({ max: 20 });
+  const options: fc.Arbitrary<SyncStep>[] = [
+    fc.record({ step: fc.constant('create' as const), title }),
+    fc.record({ step: fc.constant('change' as const), pick, title }),
+    fc.record({ step: fc.constant('resolve' as const), pick }),
+    fc.record({
+      step: fc.constant('sync' as const),
+      crash: fc.option(
+        fc.oneof(
+          fc.record({ at: fc.constant('push' as const), nth: fc.nat({ max: 3 }), after: fc.boolean() }),
+          fc.record({ at: fc.constant('state' as const), nth: fc.nat({ max: 2 }), after: fc.boolean() }),
+          fc.record({
+            at: fc.constant('request' as const),
+            nth: fc.nat({ max: REQUESTS_PER_RUN }),
+            after: fc.boolean(),
+          }),
+        ),
+        { nil: null },
+      ),
+      batchSize: fc.integer({ min: 1, max: 3 }),
+      changeDuring: fc.boolean(),
+    }),
+  ];
+  if (can.delete) options.push(fc.record({ step: fc.constant('delete' as const), pick }));
+  if (can.tie) {
+    options.push(
+      fc.record({ step: fc.constant('tie' as const), creates: fc.integer({ min: 2, max: 5 }), pick }),
+    );
+  }
+  return fc.array(fc.oneof(...options), { minLength: 1, maxLength: 10 });
+}
+
+/** Plays one sequence on a fresh stage; throws a {@link ConformanceFailure} at the first broken promise. */
+async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]): Promise<void> {
+  const stage = await Stage.open(environment.backend, environment.subject);
+  const incremental = environment.declared.kind === 'incremental';
+  const watch = incremental ? new CursorWatch(stage) : undefined;
+  const live: string[] = [];
+  const chosen = (pick: number) => (live.length === 0 ? undefined : live[pick % live.length]);
+  let counter = 0;
+  const create = async (title: string) => {
+    live.push(await stage.create(`${title} #${counter++}`));
+  };
+  try {
+    for (const step of sequence) {
+      switch (step.step) {
+        case 'create':
+          await create(step.title);
+          break;
+        case 'change': {
+          const id = chosen(step.pick);
+          if (id !== undefined) await stage.driver.change(id, { title: `${step.title} #${counter++}` });
+          break;
+        }
+        case 'resolve': {
+          const id = chosen(step.pick);
+          if (id !== undefined) await stage.driver.resolve(id);
+          break;
+        }
+        case 'delete': {
+          const id = chosen(step.pick);
+          if (id === undefined) break;
+          await stage.delete(id);
+          live.splice(live.indexOf(id), 1);
+          break;
+        }
+        case 'tie':
+          await stage.driver.sameInstant?.(async () => {
+            for (let index = 0; index < step.creates; index += 1) await create('Tied');
+            const id = chosen(step.pick);
+            if (id !== undefined) await stage.driver.change(id, { title: `Tied change #${counter++}` });
+          });
+          break;
+        case 'sync': {
+          let changed = !step.changeDuring;
+          const during: WireListener = {
+            request: async (request) => {
+              if (changed || request.path !== '/v2/rawapprovals' || request.method === 'GET') return;
+              changed = true;
+              const id = chosen(counter);
+              if (id !== undefined)
+                await stage.driver.change(id, { title: `Changed during a run #${counter++}` });
+            },
+          };
+          await stage.syncRun({
+            ...(step.crash === null ? {} : { crash: step.crash }),
+            listener: watch?.listener(during) ?? during,
+            options: { sync: { batchSize: step.batchSize } },
+          });
+          break;
+        }
+      }
+    }
+    await expectRun(
+      stage.syncRun({ ...(watch === undefined ? {} : { listener: watch.listener() }) }),
+      'the run after the sequence',
+    );
+    await stage.expectExact(
+      incremental ? 'any' : 'resolved',
+      !incremental,
+      ' after the sequence and one more run',
+    );
+    if (watch !== undefined && watch.violations.length > 0) {
+      throw new ConformanceFailure(
+        'every saved cursor to be at or after the last, and everything at or before it acknowledged',
+        watch.violations.slice(0, 3).join('; '),
+      );
+    }
+  } finally {
+    await stage.close();
+  }
+}
+
+export async function syncProperty(environment: CheckEnvironment): Promise<void> {
+  const probe = await environment.subject.driver();
+  const can = { delete: probe.delete !== undefined, tie: probe.sameInstant !== undefined };
+  await probe.close?.();
+  const property = fc.asyncProperty(steps(can), (sequence) => play(environment, sequence));
+  const details = await fc.check(property, { seed: environment.seed, numRuns: environment.numRuns });
+  if (!details.failed) return;
+  const error = details.errorInstance;
+  const counterexample = fc.stringify(details.counterexample?.[0]);
+  if (error instanceof ConformanceFailure) {
+    throw new ConformanceFailure(error.expected, error.happened, counterexample);
+  }
+  throw new ConformanceFailure('the sequence to run', messageOf(error), counterexample);
+}

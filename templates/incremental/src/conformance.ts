@@ -1,0 +1,69 @@
+import type { ConformanceSubject, ExpectedApproval, SourceDriver } from 'approval-connector-kit/conformance';
+import { MyConnector } from './connector.js';
+import { Requests } from './source.js';
+
+/**
+ * Drives the example source for the kit's conformance battery (`test/conformance.test.ts`, `connector verify`): it
+ * creates, changes, resolves and deletes requests as the battery asks, on a clock of its own (a second per change,
+ * held still inside `sameInstant`), and says what the source holds. When you replace `Requests` with a client of
+ * your system, write the same driver for the test double of that client.
+ */
+export class RequestsDriver implements SourceDriver {
+  #time = Date.parse('2026-01-01T00:00:00.000Z');
+  #still = false;
+  #next = 1;
+  readonly requests = new Requests([], () => this.#tick());
+
+  #tick(): Date {
+    if (!this.#still) this.#time += 1000;
+    return new Date(this.#time);
+  }
+
+  create({ approver, title }: { approver: string; title: string }): string {
+    const id = `REQ-${this.#next++}`;
+    this.requests.save({ id, approver, title, status: 'open', updatedAt: this.#tick() });
+    return id;
+  }
+
+  change(id: string, { title }: { title: string }): void {
+    const request = this.requests.get(id);
+    if (request !== undefined) this.requests.save({ ...request, title, updatedAt: this.#tick() });
+  }
+
+  resolve(id: string): void {
+    const request = this.requests.get(id);
+    if (request !== undefined)
+      this.requests.save({ ...request, status: 'approved', updatedAt: this.#tick() });
+  }
+
+  delete(id: string): void {
+    this.requests.remove(id);
+  }
+
+  async sameInstant<T>(changes: () => Promise<T>): Promise<T> {
+    this.#tick();
+    this.#still = true;
+    try {
+      return await changes();
+    } finally {
+      this.#still = false;
+    }
+  }
+
+  holds(): ExpectedApproval[] {
+    return this.requests.all().map((request) => ({
+      id: request.id,
+      approver: request.approver,
+      resolved: request.status !== 'open',
+      lastModified: request.updatedAt,
+      data: { title: request.title },
+    }));
+  }
+}
+
+/** The connector and its driver, as the conformance battery takes them. */
+export const conformance: ConformanceSubject<RequestsDriver> = {
+  name: 'MyConnector',
+  driver: () => new RequestsDriver(),
+  connector: (driver) => new MyConnector(driver.requests),
+};

@@ -1,0 +1,50 @@
+import type { ConformanceSubject, ExpectedApproval, SourceDriver } from 'approval-connector-kit/conformance';
+import { MyConnector } from './connector.js';
+import { Requests } from './source.js';
+
+/**
+ * Drives the example source for the kit's conformance battery (`test/conformance.test.ts`, `connector verify`): it
+ * creates, changes, resolves and deletes requests as the battery asks, and says what the source holds. When you
+ * replace `Requests` with a client of your system, write the same driver for the test double of that client.
+ */
+export class RequestsDriver implements SourceDriver {
+  #next = 1;
+  readonly requests = new Requests();
+
+  create({ approver, title }: { approver: string; title: string }): string {
+    const id = `REQ-${this.#next++}`;
+    this.requests.save({ id, approver, title, status: 'open' });
+    return id;
+  }
+
+  change(id: string, { title }: { title: string }): void {
+    const request = this.requests.get(id);
+    if (request !== undefined) this.requests.save({ ...request, title });
+  }
+
+  resolve(id: string): void {
+    const request = this.requests.get(id);
+    if (request !== undefined) this.requests.save({ ...request, status: 'approved' });
+  }
+
+  delete(id: string): void {
+    this.requests.remove(id);
+  }
+
+  // A snapshot lists what is open: every request it holds, as the service should show it once synced.
+  holds(): ExpectedApproval[] {
+    return this.requests.all().map((request) => ({
+      id: request.id,
+      approver: request.approver,
+      resolved: request.status !== 'open',
+      data: { title: request.title },
+    }));
+  }
+}
+
+/** The connector and its driver, as the conformance battery takes them. */
+export const conformance: ConformanceSubject<RequestsDriver> = {
+  name: 'MyConnector',
+  driver: () => new RequestsDriver(),
+  connector: (driver) => new MyConnector(driver.requests),
+};
