@@ -1,9 +1,37 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import PackagesFirstSequencer from './test/setup/sequencer.js';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/**
+ * The test files that run the code under test in their own process, and leave that process as they found it: they
+ * run without isolation, one after another in a worker that keeps the modules it loaded. A file that changes the
+ * process (its directory, signal handlers, environment), mocks a module, intercepts HTTP (nock), or starts the kit in
+ * processes of its own, belongs to the isolated project.
+ */
+const SHARED_MODULES = [
+  'test/*.test.ts',
+  'test/api/**/*.test.ts',
+  'test/backend/*.test.ts',
+  'test/backend/console/console.test.ts',
+  'test/backend/console/live.test.ts',
+  'test/client/**/*.test.ts',
+  'test/internal/**/*.test.ts',
+  'test/docs/**/*.test.ts',
+  'test/deploy/**/*.test.ts',
+  'test/testing/**/*.test.ts',
+  'test/setup/*.test.ts',
+  'test/cli/dev/board.test.ts',
+  'test/cli/dev/output.test.ts',
+  'test/cli/dev/rebuild.test.ts',
+  'test/cli/dev/status.test.ts',
+  'test/cli/create-command.test.ts',
+  'test/cli/scaffold.test.ts',
+  'test/cli/templates.test.ts',
+  'test/e2e/clients-against-backend.test.ts',
+];
 
 export default defineConfig({
   // Examples import the package by its name, as a user would; inside the repo that is the source.
@@ -17,17 +45,55 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts', 'test/setup/run-folder.ts'],
-    setupFiles: ['test/setup/fail-on-console.ts', 'test/setup/fail-on-unhandled-rejection.ts'],
+    setupFiles: [
+      'test/setup/fail-on-console.ts',
+      'test/setup/fail-on-unhandled-rejection.ts',
+      'test/setup/clean-between-files.ts',
+    ],
     reporters: ['default', './test/setup/summary-reporter.ts'],
-    // The type tests. `npm test` leaves them to its own `tsc --noEmit`, which checks the same files and runs first.
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     // Most test files spend their time waiting on processes and sockets of their own, not on this one: a worker per
     // core, rather than vitest's one less, keeps the cores busy (on 2 cores, one worker would run every file in turn).
     maxWorkers: availableParallelism(),
     sequence: { sequencer: PackagesFirstSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    projects: [
+      {
+        // Loading the kit's modules afresh for each file costs a second of CPU per file: the files that run
+        // everything in this process, and change none of its state (cwd, signals, environment, mocked modules),
+        // share the workers' modules. test/setup/clean-between-files.ts puts back what a test may leave.
+        extends: true,
+        test: {
+          name: 'shared-modules',
+          include: SHARED_MODULES,
+          isolate: false,
+          globalSetup: ['test/setup/console-page.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'isolated',
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...SHARED_MODULES],
+          globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts', 'test/setup/run-folder.ts'],
+        },
+      },
+      {
+        // The type tests. `npm test` leaves them to its own `tsc --noEmit`, which checks the same files and runs
+        // first: it runs `vitest run --typecheck.enabled=false`, a flag vitest does not pass on to a project.
+        extends: true,
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: {
+            enabled: !process.argv.includes('--typecheck.enabled=false'),
+            only: true,
+            include: ['test/**/*.test-d.ts'],
+            tsconfig: './tsconfig.json',
+          },
+        },
+      },
+    ],
   },
 });

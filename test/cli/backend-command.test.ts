@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runBackendCommand } from '../../src/cli/commands/backend.js';
+import { runInProcess } from './support/in-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -127,9 +129,9 @@ describe('connector backend', () => {
     const bad = run(['backend', '--seed', 'package.json']);
     expect((await once(bad.child, 'exit'))[0]).toBe(2);
     expect(bad.stderr()).toMatch(/^Invalid seed file package\.json: /);
-    const port = run(['backend', '--port', 'eighty']);
-    expect((await once(port.child, 'exit'))[0]).toBe(2);
-    expect(port.stderr()).toMatch(
+    const port = await runInProcess(runBackendCommand, ['--port', 'eighty']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toMatch(
       /^Invalid options of connector backend: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n\nUsage: connector backend /,
     );
     const unknown = run(['nope']);
@@ -157,34 +159,34 @@ describe('connector backend', () => {
   });
 
   it('refuses an unknown flag with the nearest known one, rather than a bare parse error', async () => {
-    const typo = run(['backend', '--prot', '8080']);
-    expect((await once(typo.child, 'exit'))[0]).toBe(2);
-    expect(typo.stderr()).toMatch(
+    const typo = await runInProcess(runBackendCommand, ['--prot', '8080']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(
       /^Invalid options of connector backend: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: /,
     );
-    const stray = run(['backend', 'extra']);
-    expect((await once(stray.child, 'exit'))[0]).toBe(2);
-    expect(stray.stderr()).toMatch(/^Invalid options of connector backend: Unexpected argument `extra`/);
+    const stray = await runInProcess(runBackendCommand, ['extra']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/^Invalid options of connector backend: Unexpected argument `extra`/);
   });
 
   it('answers an unknown LOG_LEVEL with a readable message naming it, not a stack trace', async () => {
-    const loud = run(['backend', '--port', '0'], { LOG_LEVEL: 'loud' });
-    expect((await once(loud.child, 'exit'))[0]).toBe(2);
-    expect(loud.stderr()).toMatch(
+    const loud = await runInProcess(runBackendCommand, ['--port', '0'], { LOG_LEVEL: 'loud' });
+    expect(loud.code).toBe(2);
+    expect(loud.stderr).toMatch(
       /^Invalid options of connector backend: Expected `LOG_LEVEL` to be one of `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`, got `"loud"` \(string\)\n/,
     );
-    expect(loud.stdout()).toBe('');
+    expect(loud.stdout).toBe('');
   });
 
   it('names APPROVAL_ADMIN_TOKEN, not adminToken, when it is too short, and never prints it', async () => {
     const token = 'short7';
-    const short = run(['backend', '--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
-    expect((await once(short.child, 'exit'))[0]).toBe(2);
-    expect(short.stderr()).toMatch(
+    const short = await runInProcess(runBackendCommand, ['--port', '0'], { APPROVAL_ADMIN_TOKEN: token });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(
       /^Invalid options of connector backend: Expected `APPROVAL_ADMIN_TOKEN` to be a string of at least 8 characters, got a string \(not shown: it is secret\)\n/,
     );
-    expect(short.stderr()).not.toContain(token);
-    expect(short.stdout()).toBe('');
+    expect(short.stderr).not.toContain(token);
+    expect(short.stdout).toBe('');
   });
 
   it('logs each request at debug, so that at info its lines do not drown a worker’s', async () => {
@@ -217,9 +219,9 @@ describe('connector backend', () => {
   });
 
   it('prints its usage with --help', async () => {
-    const help = run(['backend', '--help']);
-    expect((await once(help.child, 'exit'))[0]).toBe(0);
-    expect(help.stdout()).toContain(
+    const help = await runInProcess(runBackendCommand, ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
       'Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]',
     );
   });

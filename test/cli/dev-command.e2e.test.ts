@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDevCommand } from '../../src/cli/commands/dev.js';
 import { WORKER_VARIABLES } from '../../src/worker/worker-config.js';
 import {
   ADMIN_TOKEN,
@@ -16,6 +17,7 @@ import {
   until,
   workFolder,
 } from './support/dev-project.js';
+import { runInProcess } from './support/in-process.js';
 import { killAll, spawnCli } from './support/processes.js';
 
 // `connector dev` in a process of its own, in a copy of the fixture project, as a developer runs it there: what it
@@ -320,26 +322,34 @@ describe('connector dev refuses', PROCESSES, () => {
     return { code, stderr: dev.stderr() };
   }
 
+  /** The same, in this process: for command lines refused before a project's folder is even looked at. */
+  async function refusedInProcess(args: string[], env: Record<string, string> = {}) {
+    const { code, stdout, stderr } = await runInProcess(runDevCommand, args, env);
+    expect(stdout).toBe('');
+    return { code, stderr };
+  }
+
   it('bad flags, with one readable message naming each, and exit code 2', async () => {
+    // One in a process of its own, which exits with the code the command answers.
     expect(await refused(['--prot', '8080'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
         /^Invalid options of connector dev: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: connector dev /,
       ),
     });
-    expect(await refused(['--port', 'eighty'])).toEqual({
+    expect(await refusedInProcess(['--port', 'eighty'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
         /^Invalid options of connector dev: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n/,
       ),
     });
-    expect(await refused(['one.js', 'two.js'])).toEqual({
+    expect(await refusedInProcess(['one.js', 'two.js'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
         /^Invalid options of connector dev: Unexpected argument `two\.js`: give one module\n/,
       ),
     });
-    expect(await refused([], { LOG_FORMAT: 'fancy' })).toEqual({
+    expect(await refusedInProcess([], { LOG_FORMAT: 'fancy' })).toEqual({
       code: 2,
       stderr: expect.stringMatching(
         /Expected `LOG_FORMAT` to be one of `pretty`, `json`, got `"fancy"` \(string\)/,

@@ -17,7 +17,7 @@ import {
 import { env } from './support/template-project.js';
 
 // create-connector and the kit as a user gets them: packed, installed from their tarballs. A project of each
-// template is made, installed, tested, built and run by the test file of that template (test/e2e/templates/).
+// template is made, installed, tested, built, run and developed by the test files of that template (test/e2e/templates/).
 
 const templates = listTemplates(join(root, 'templates')).map((template) => template.name);
 
@@ -93,9 +93,9 @@ describe('create-connector, installed from its tarball', () => {
 });
 
 describe('the templates', () => {
-  it('are each tested end to end from the packed packages, in a test file of their own', () => {
+  it('are each tested end to end from the packed packages, in test files of their own', () => {
     expect(readdirSync(join(root, 'test', 'e2e', 'templates')).sort()).toEqual(
-      templates.map((template) => `${template}.test.ts`).sort(),
+      templates.flatMap((template) => [`${template}.test.ts`, `${template}.dev.test.ts`]).sort(),
     );
   });
 });

@@ -6,9 +6,18 @@ import { afterEach, beforeEach } from 'vitest';
 const realSetImmediate = setImmediate;
 let rejections: unknown[] = [];
 
-process.on('unhandledRejection', (reason) => {
+// A worker that runs several files (vitest.config.ts's shared-modules project) runs this file again for each: one
+// listener for the process, which reports to the copy of this file that runs now.
+const LISTENER = Symbol.for('approval-connector-kit.tests.unhandledRejection');
+const current = globalThis as { [LISTENER]?: { report: (reason: unknown) => void } };
+if (current[LISTENER] === undefined) {
+  const listener = { report: (_reason: unknown) => {} };
+  current[LISTENER] = listener;
+  process.on('unhandledRejection', (reason) => listener.report(reason));
+}
+current[LISTENER].report = (reason) => {
   rejections.push(reason);
-});
+};
 
 beforeEach(() => {
   rejections = [];

@@ -9,8 +9,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const MAKERS = ['test/e2e/installed-package.test.ts', 'test/e2e/create-connector.test.ts'];
 
 /**
- * The files of generated projects: each spends most of its time on a project of its own, and all of them start
- * from the shared install. They start last: begun first (as the longest files would be), they would only wait for
+ * The files of generated projects: each spends most of its time in a copy of its template's project, and all of
+ * them start from the shared install. They start last: begun first (as the longest files would be), they would only wait for
  * the packing while another file does it, a worker idle.
  */
 const AFTER_THE_PACKING = ['test/e2e/templates/', 'test/e2e/older-node-project.test.ts'];

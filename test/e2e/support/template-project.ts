@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceBackend, startReferenceBackend } from '../../../src/backend/index.js';
 import { listTemplates } from '../../../src/cli/create/templates.js';
@@ -15,6 +15,7 @@ import {
   QUIET_INSTALL,
   root,
   run,
+  runOnce,
   succeed,
 } from './packages.js';
 
@@ -44,42 +45,85 @@ export const env = {
 const DEV_ADMIN_TOKEN = 'create-connector-dev-admin-token';
 
 /**
+ * A project of `template` as a user gets it: created by the packed create-connector, the packed kit installed. Made
+ * once per test run, whichever of the template's test files asks first (see `runOnce`), and never changed in place:
+ * each file works in a copy of its own ({@link copyProject}).
+ */
+export function createdProject(template: string): Promise<string> {
+  return runOnce(`project-${template}`, async (folder) => {
+    const installed = await installedForTemplates();
+    const { kit } = await packedPackages();
+    const project = join(folder, `${template}-connector`);
+    await succeed(
+      join(installed, 'node_modules', '.bin', 'create-connector'),
+      [project, '--template', template, '--no-install'],
+      folder,
+      env,
+    );
+    // The kit is not in the registry: its tarball stands in for the version package.json asks for. npm installs
+    // into a copy of what every project needs, installed once: it finds that in place, and adds or removes the rest.
+    linkNodeModules(installed, project);
+    await succeed('npm', ['install', kit, ...QUIET_INSTALL], project, env);
+    return project;
+  });
+}
+
+/** A copy of `project` in `parent`, of the same name: its files copied, its node_modules hard links to the same. */
+function copyProject(project: string, parent: string): string {
+  const copy = join(parent, basename(project));
+  const modules = join(project, 'node_modules');
+  cpSync(project, copy, { recursive: true, filter: (source) => source !== modules });
+  linkNodeModules(project, copy);
+  return copy;
+}
+
+/** A copy of the template's project ({@link createdProject}) for the tests of one file, removed after them. */
+function projectForThisFile(template: string): () => string {
+  let work: string | undefined;
+  let project: string | undefined;
+  // The costliest steps first, with the time they always had: the packing and the install every project shares, then
+  // the project's own creation and install (which its first test did, when each file made a project of its own).
+  beforeAll(() => installedForTemplates(), 240_000);
+  beforeAll(async () => {
+    const created = await createdProject(template);
+    work = mkdtempSync(join(tmpdir(), `${template}-project-`));
+    project = copyProject(created, work);
+  }, 180_000);
+  afterAll(() => {
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  });
+  return () => {
+    if (project === undefined) throw new Error(`the project of the ${template} template was not made`);
+    return project;
+  };
+}
+
+/**
  * The tests of a project of `template`, in a test file of its own (test/e2e/templates/), so that the templates' tests
  * run at the same time when vitest has workers for them: the project created by the packed create-connector, its
- * dependencies installed, its own tests, build, start and dev loop run as its README says.
+ * dependencies installed, its own tests, build and start run as its README says. Its dev loop is tested by
+ * {@link describeTemplateDevLoop}, in a file of its own.
  */
 export function describeTemplateProject(template: string): void {
   describe(`a project from the ${template} template`, () => {
-    let work: string;
-    let installed: string;
-    let kit: string;
+    const projectFolder = projectForThisFile(template);
     let backend: ReferenceBackend;
     let project: string;
 
     beforeAll(async () => {
-      installed = await installedForTemplates();
-      ({ kit } = await packedPackages());
-      work = mkdtempSync(join(tmpdir(), `${template}-project-`));
+      project = projectFolder();
       backend = await startReferenceBackend();
-    }, 240_000);
+    });
 
     afterAll(async () => {
       await backend?.close();
-      if (work !== undefined) rmSync(work, { recursive: true, force: true });
     });
 
     it('is created by create-connector, and passes its own tests against the installed kit', async () => {
-      project = join(work, `${template}-connector`);
-      await succeed(
-        join(installed, 'node_modules', '.bin', 'create-connector'),
-        [project, '--template', template, '--no-install'],
-        work,
-        env,
-      );
-      // The kit is not in the registry: its tarball stands in for the version package.json asks for. npm installs
-      // into a copy of what every project needs, installed once: it finds that in place, and adds or removes the rest.
-      linkNodeModules(installed, project);
-      await succeed('npm', ['install', kit, ...QUIET_INSTALL], project, env);
+      expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'))).toMatchObject({
+        name: `${template}-connector`,
+        dependencies: { 'approval-connector-kit': expect.stringMatching(/^file:/) },
+      });
       const tested = await run('npm', ['test'], { cwd: project, env });
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
       expect(tested.stdout).toMatch(/Tests\s+.*\d+ passed/);
@@ -180,6 +224,24 @@ export function describeTemplateProject(template: string): void {
         expect(await worker.stop(), worker.output()).toBe(0);
       }
     }, 60_000);
+  });
+}
+
+/**
+ * The dev loop of a project of `template` (`npm run dev`), in a test file of its own beside the template's other
+ * tests ({@link describeTemplateProject}), so that vitest can run the two at once: a copy of the same project.
+ */
+export function describeTemplateDevLoop(template: string): void {
+  describe(`a project from the ${template} template, developed with npm run dev`, () => {
+    const projectFolder = projectForThisFile(template);
+    let project: string;
+
+    beforeAll(() => {
+      project = projectFolder();
+      // As its README has a developer do first: the connector's own variables (a template made of an example needs
+      // its source's), which the loop hands on, but for the service's, which it sets.
+      copyFileSync(join(project, '.env.example'), join(project, '.env'));
+    });
 
     it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
       const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));

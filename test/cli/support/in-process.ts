@@ -1,0 +1,44 @@
+/**
+ * A `connector` command run by its function in the test's own process, for the command lines it refuses before it
+ * starts anything (its options checked, nothing read, listened to or started): the exit code it answers and what it
+ * printed, as a process of its own would give them, without the second a process takes to start. That the
+ * `connector` process exits with the code its command answers is shown by the tests that start one.
+ * @module
+ */
+import { format } from 'node:util';
+import { vi } from 'vitest';
+
+/** How a command ended, and what it printed. */
+export interface Refusal {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The variables `connector backend` and `connector dev` read: unset unless a test sets them. */
+const READ = ['APPROVAL_ADMIN_TOKEN', 'LOG_LEVEL', 'LOG_FORMAT'];
+
+/** Runs `command` with `argv`, the variables it reads unset but for `env`, as `spawnCli` gives a process of its own. */
+export async function runInProcess(
+  command: (argv: readonly string[]) => Promise<number>,
+  argv: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Refusal> {
+  for (const name of READ) vi.stubEnv(name, undefined);
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  const printed = { stdout: '', stderr: '' };
+  const { log, error } = console;
+  console.log = (...args: unknown[]) => {
+    printed.stdout += `${format(...args)}\n`;
+  };
+  console.error = (...args: unknown[]) => {
+    printed.stderr += `${format(...args)}\n`;
+  };
+  try {
+    return { code: await command(argv), ...printed };
+  } finally {
+    console.log = log;
+    console.error = error;
+    vi.unstubAllEnvs();
+  }
+}
