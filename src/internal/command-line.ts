@@ -68,16 +68,16 @@ export class CommandLine<
   }
 
   /**
-   * The options the words and the environment give, every default applied; `'help'` for `--help`, then nothing else
-   * is checked. Every problem of the words and the variables is one {@link ValidationError}.
+   * The options the words and the environment give, every default applied; `'help'` for `--help`, whatever else
+   * the words and the variables hold. Every problem of the words and the variables is one {@link ValidationError}.
    */
   parse(
     argv: readonly string[],
     env: Readonly<Record<string, string | undefined>> = {},
   ): CommandLineOptions<F, A, V> | 'help' {
+    if (this.scan(argv).help) return 'help';
     const issues: ValidationIssue[] = [];
     const words = collectIssues(issues, () => this.#parseWords(argv));
-    if (words?.['--help'] === true) return 'help';
     const variables = collectIssues(issues, () =>
       parseOptions(
         this.#variables,
@@ -95,8 +95,17 @@ export class CommandLine<
     return new ValidationError(this.#spec.subject, [{ code: 'custom', path: [], message }]);
   }
 
-  #parseWords(argv: readonly string[]): z.output<z.ZodObject> {
-    const { flags, arguments: names = {}, extraArgument = 'every option is a --flag' } = this.#spec;
+  /**
+   * The words as `parseArgs` reads them, unchecked: the flags' values, whether `--help` is asked, and the words that
+   * are no flag nor a flag's value, with their index in `argv`. A word after an unknown flag is that flag's value
+   * (`--prot 80`), not an argument of its own.
+   */
+  scan(argv: readonly string[]): {
+    values: Record<string, unknown>;
+    help: boolean;
+    words: Array<{ value: string; index: number }>;
+  } {
+    const { flags } = this.#spec;
     const { values, tokens } = parseArgs({
       args: [...argv],
       options: {
@@ -113,20 +122,22 @@ export class CommandLine<
       allowPositionals: true,
       tokens: true,
     });
-    // A word after an unknown flag is that flag's value (`--prot 80`), not an argument of its own.
-    const known = new Set([
-      'help',
-      'h',
-      ...Object.keys(flags),
-      ...Object.values(flags).map((flag) => flag.short),
-    ]);
+    const known = new Set(['help', ...Object.keys(flags)]);
     const words = tokens.flatMap((token, index) => {
       if (token.kind !== 'positional') return [];
       const before = tokens[index - 1];
       const valueOfUnknown =
         before?.kind === 'option' && !known.has(before.name) && before.inlineValue === undefined;
-      return valueOfUnknown ? [] : [token.value];
+      return valueOfUnknown ? [] : [{ value: token.value, index: token.index }];
     });
+    return { values, help: values.help === true, words };
+  }
+
+  #parseWords(argv: readonly string[]): z.output<z.ZodObject> {
+    const { arguments: names = {}, extraArgument = 'every option is a --flag' } = this.#spec;
+    const scanned = this.scan(argv);
+    const words = scanned.words.map((word) => word.value);
+    const values = scanned.values;
     const argumentNames = Object.keys(names);
     const given = Object.fromEntries(argumentNames.map((name, index) => [name, words[index]]));
     const issues: ValidationIssue[] = words.slice(argumentNames.length).map((word) => ({

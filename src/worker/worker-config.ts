@@ -191,8 +191,8 @@ The environment wins over the config file. Exit codes: 0 after a clean stop, 1 w
 2 for a bad configuration or module.`;
 }
 
-// The flags: those of the settings that have one.
-const commandLine = new CommandLine({
+/** A worker's command line: the flags of the settings that have one, and `--help`. */
+export const WORKER_COMMAND_LINE = new CommandLine({
   subject: SUBJECT,
   usage: WORKER_USAGE,
   flags: Object.fromEntries(
@@ -211,7 +211,7 @@ type FileOptions = Partial<Record<keyof z.input<typeof fileSchema>, unknown>> & 
  */
 export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources): WorkerConfig | 'help' {
   const issues: ValidationIssue[] = [];
-  const given = collectIssues(issues, () => commandLine.parse(argv));
+  const given = collectIssues(issues, () => WORKER_COMMAND_LINE.parse(argv));
   if (given === 'help') return 'help';
   const set = readVariables(env, WORKER_VARIABLES);
   const variables = collectIssues(issues, () =>
