@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { readCommandLine, startFailure } from '../../src/cli/command-line.js';
 import { DEV_VARIABLES, DEV_VARIABLES_USAGE } from '../../src/cli/commands/dev.js';
-import { startDev } from '../../src/cli/dev/index.js';
+import { type DevOptions, type DevSession, startDev } from '../../src/cli/dev/index.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { PortInUseError } from '../../src/errors.js';
 import { CommandLine, usageColumns } from '../../src/internal/command-line.js';
@@ -98,62 +98,80 @@ async function main(argv: readonly string[]): Promise<number> {
   const keys = join(run, 'keys');
   mkdirSync(keys);
   const logFile = process.stdout.isTTY === true ? join(run, 'start.log') : undefined;
-  const demo = new AbortController();
   const closeSources = async () => {
     await Promise.all(sources.map((source) => source.close()));
     if (logFile === undefined) rmSync(run, { recursive: true, force: true });
     else rmSync(keys, { recursive: true, force: true });
   };
-  let session: Awaited<ReturnType<typeof startDev>>;
+  let session: DevSession;
   try {
-    session = await startDev({
-      connectors: sources.map((source) => ({
-        name: source.name,
-        project: join(ROOT, source.project),
-        // The example's TypeScript, run by tsx (the worker runs the kit from its sources here), and its
-        // `approval-connector-kit` imports resolved by the repository's tsconfig to those same sources.
-        module: 'src/connector.ts',
-        connectorToken: source.connectorToken,
-        env: { ...source.env, CONNECTOR_KEYS_FILE: join(keys, `${source.name}.json`) },
-      })),
-      seed: startSeed(),
-      port: options['--port'],
-      logLevel: options.LOG_LEVEL,
-      ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
-      ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
-      ...(logFile === undefined ? {} : { logFile }),
-      notes: [
-        ...sources.flatMap((source) => [...source.banner(), '']),
-        options['--no-demo']
-          ? 'Open the console, pick an approval and approve it as its approver (their sign-in is above).'
-          : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
-      ],
-    });
+    session = await startDev(devOptions(options, sources, { keys, logFile }));
   } catch (error) {
     await closeSources();
     return startFailure(error, { port: options['--port'], host: '127.0.0.1', setting: '--port' });
   }
 
-  const approving = options['--no-demo']
-    ? []
-    : session.connectors.map((connector, index) =>
-        demoApprove({
-          backend: session.backend,
-          systemId: connector.tenant.system.id,
-          source: sources[index]!,
-          print: (line) => session.print(line),
-          signal: demo.signal,
-        }).catch((error: unknown) => {
-          session.print(`${sources[index]!.label}: the demo approver failed: ${String(error)}`);
-        }),
-      );
+  const demo = new AbortController();
+  const approving = options['--no-demo'] ? [] : approveDemos(session, sources, demo.signal);
   await signal;
   demo.abort();
   await Promise.all(approving);
   await session.close();
   await closeSources();
   return EXIT_CODES.done;
+}
+
+type StartOptions = Exclude<ReturnType<typeof commandLine.parse>, 'help'>;
+
+/** The loop's options: both example connectors, run from their TypeScript against the start's seed. */
+function devOptions(
+  options: StartOptions,
+  sources: readonly SimulatedSource[],
+  { keys, logFile }: { keys: string; logFile: string | undefined },
+): DevOptions {
+  return {
+    connectors: sources.map((source) => ({
+      name: source.name,
+      project: join(ROOT, source.project),
+      // The example's TypeScript, run by tsx (the worker runs the kit from its sources here), and its
+      // `approval-connector-kit` imports resolved by the repository's tsconfig to those same sources.
+      module: 'src/connector.ts',
+      connectorToken: source.connectorToken,
+      env: { ...source.env, CONNECTOR_KEYS_FILE: join(keys, `${source.name}.json`) },
+    })),
+    seed: startSeed(),
+    port: options['--port'],
+    logLevel: options.LOG_LEVEL,
+    ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
+    ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
+    ...(logFile === undefined ? {} : { logFile }),
+    notes: [
+      ...sources.flatMap((source) => [...source.banner(), '']),
+      options['--no-demo']
+        ? 'Open the console, pick an approval and approve it as its approver (their sign-in is above).'
+        : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
+    ],
+  };
+}
+
+/** A demo approver for each system, until `signal`; one that fails says so and leaves the others be. */
+function approveDemos(
+  session: DevSession,
+  sources: readonly SimulatedSource[],
+  signal: AbortSignal,
+): Promise<void>[] {
+  return session.connectors.map((connector, index) =>
+    demoApprove({
+      backend: session.backend,
+      systemId: connector.tenant.system.id,
+      source: sources[index]!,
+      print: (line) => session.print(line),
+      signal,
+    }).catch((error: unknown) => {
+      session.print(`${sources[index]!.label}: the demo approver failed: ${String(error)}`);
+    }),
+  );
 }
 
 process.exitCode = await main(process.argv.slice(2));
