@@ -29,6 +29,17 @@ Run \`connector <command> --help\` for the options of a command. Exit codes, of 
 2 refused (a wrong command line, variable or file: nothing was done). On a Node.js older than the kit needs, every
 command prints which one it found and which it needs, and exits 1.`;
 
+type Command = (argv: readonly string[]) => Promise<number>;
+
+// Each loaded only when it runs: a command's imports are its own.
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  run: async () => (await import('./commands/run.js')).runRunCommand,
+  dev: async () => (await import('./commands/dev.js')).runDevCommand,
+  backend: async () => (await import('./commands/backend.js')).runBackendCommand,
+  keys: async () => (await import('./commands/keys.js')).runKeysCommand,
+  create: async () => (await import('./commands/create.js')).runCreateCommand,
+};
+
 async function main(argv: readonly string[]): Promise<number> {
   const unsupported = unsupportedNodeMessage();
   if (unsupported !== undefined) {
@@ -37,27 +48,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   stopWithParent();
   const [command, ...rest] = argv;
+  if (command !== undefined && Object.hasOwn(COMMANDS, command)) return (await COMMANDS[command]!())(rest);
   switch (command) {
-    case 'run': {
-      const { runRunCommand } = await import('./commands/run.js');
-      return runRunCommand(rest);
-    }
-    case 'dev': {
-      const { runDevCommand } = await import('./commands/dev.js');
-      return runDevCommand(rest);
-    }
-    case 'backend': {
-      const { runBackendCommand } = await import('./commands/backend.js');
-      return runBackendCommand(rest);
-    }
-    case 'keys': {
-      const { runKeysCommand } = await import('./commands/keys.js');
-      return runKeysCommand(rest);
-    }
-    case 'create': {
-      const { runCreateCommand } = await import('./commands/create.js');
-      return runCreateCommand(rest);
-    }
     // The Node.js check above is all there is to it: the generated projects' `pretest` and `prestart` scripts run it,
     // so that an old Node gets this one message rather than a crash inside a tool.
     case 'check-node':
