@@ -149,6 +149,8 @@ const SETTINGS: ReadonlyArray<[Name, WorkerSetting]> = Object.entries(WORKER_SET
 /** The environment variables a worker reads; any other is left alone. */
 export const WORKER_VARIABLES: readonly string[] = Object.freeze(SETTINGS.map(([name]) => name));
 
+const SECRET_VARIABLES = SETTINGS.filter(([, setting]) => setting.secret).map(([name]) => name);
+
 // The variables under their own names, so that a message names what the operator set; the defaults come after the
 // flags, which win over them.
 const environmentSchema = z.object(
@@ -215,7 +217,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
   if (given === 'help') return 'help';
   const set = readVariables(env, WORKER_VARIABLES);
   const variables = collectIssues(issues, () =>
-    parseOptions(environmentSchema, set, SUBJECT, secretVariables()),
+    parseOptions(environmentSchema, set, SUBJECT, SECRET_VARIABLES),
   ) as Partial<Variables> | undefined;
   const file = set.CONNECTOR_CONFIG === undefined ? {} : readConfigFile(set.CONNECTOR_CONFIG, issues);
   const merged = withoutRoleOptions(file, issues);
@@ -247,10 +249,6 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
       keyStore(value('CONNECTOR_KEYS_FILE'), value('CONNECTOR_KEYS_READ_ONLY')),
     ),
   };
-}
-
-function secretVariables(): string[] {
-  return SETTINGS.filter(([, setting]) => setting.secret).map(([name]) => name);
 }
 
 /** The file's options without `enabled`, which is the role's: refused in words about the role. */

@@ -103,6 +103,17 @@ describe('a worker’s configuration', () => {
     expect(config.options.operations).toEqual({ port: 9200, host: '0.0.0.0' });
   });
 
+  it('lets a variable replace the file’s `operations: false`, and names a file’s section that is no object', () => {
+    const off = file({ operations: false });
+    expect(load({ ...SERVICE, OPERATIONS_PORT: '9200', CONNECTOR_CONFIG: off }).options.operations).toEqual({
+      port: 9200,
+    });
+    expect(load({ ...SERVICE, CONNECTOR_CONFIG: off }).options.operations).toBe(false);
+    expect(problems({ ...SERVICE, CONNECTOR_CONFIG: file({ service: 'https://file.example.com' }) })).toEqual(
+      ['Expected `service` to be an object, got `"https://file.example.com"` (string)'],
+    );
+  });
+
   it('takes the service from the file alone when the environment does not give it', () => {
     const service = { baseUrl: 'https://file.example.com', token: 'file-token-1' };
     expect(load({ CONNECTOR_CONFIG: file({ service }) }).options.service).toEqual(service);
