@@ -13,13 +13,14 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { backendOptionsSchema } from '../../src/backend/internal.js';
-import { startDev } from '../../src/cli/dev/index.js';
+import { readCommandLine, startFailure } from '../../src/cli/command-line.js';
+import { DEV_VARIABLES, DEV_VARIABLES_USAGE } from '../../src/cli/commands/dev.js';
+import { type DevOptions, type DevSession, startDev } from '../../src/cli/dev/index.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
-import { PortInUseError, ValidationError } from '../../src/errors.js';
-import { asFlags, logLevel, parseOptions, portText } from '../../src/internal/options.js';
+import { PortInUseError } from '../../src/errors.js';
+import { CommandLine, usageColumns } from '../../src/internal/command-line.js';
+import { portText } from '../../src/internal/options.js';
 import { onShutdownSignal } from '../../src/internal/signals.js';
 import { ensureConsolePage } from './console-page.js';
 import { demoApprove } from './demo-approver.js';
@@ -39,68 +40,40 @@ Options:
   -h, --help        show this help
 
 Environment variables (as for connector dev, docs/dev.md):
-  APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
-  LOG_LEVEL             fatal, error, warn, info, debug, trace or silent (default info)
-  LOG_FORMAT            pretty or json (default: pretty on a terminal, json otherwise)
+${usageColumns(DEV_VARIABLES_USAGE)}
 
 On a terminal, the log lines go to a file that the banner names, so that the banner stays on the screen above the
-status lines; elsewhere they are written to stdout.`;
+status lines; elsewhere they are written to stdout.
 
-const SUBJECT = 'options of npm start';
+Exit codes: 0 after Ctrl+C or SIGTERM; 1 when a server could not start (a port in use); 2 for bad options.`;
+
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MILLISECONDS = 'a whole number of milliseconds';
 
-const optionsSchema = z.strictObject({
-  '--port': portText().default(8080),
-  '--jira-port': portText().default(8081),
-  '--sap-port': portText().default(8000),
-  '--activity-ms': z
-    .string({ error: 'a whole number of milliseconds' })
-    .regex(/^\d+$/, { error: 'a whole number of milliseconds' })
-    .transform(Number)
-    .default(15_000),
-  '--no-demo': z.boolean().default(false),
-  '--help': z.boolean().default(false),
-  APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
-  LOG_LEVEL: logLevel().default('info'),
-  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+const commandLine = new CommandLine({
+  subject: 'options of npm start',
+  usage: USAGE,
+  flags: {
+    port: { type: 'string', schema: portText().default(8080) },
+    'jira-port': { type: 'string', schema: portText().default(8081) },
+    'sap-port': { type: 'string', schema: portText().default(8000) },
+    'activity-ms': {
+      type: 'string',
+      schema: z
+        .string({ error: MILLISECONDS })
+        .regex(/^\d+$/, { error: MILLISECONDS })
+        .transform(Number)
+        .default(15_000),
+    },
+    'no-demo': { type: 'boolean', schema: z.boolean().default(false) },
+  },
+  variables: DEV_VARIABLES,
+  secret: ['APPROVAL_ADMIN_TOKEN'],
 });
 
-async function main(): Promise<number> {
-  let options: z.output<typeof optionsSchema>;
-  try {
-    const { values } = parseArgs({
-      options: {
-        port: { type: 'string' },
-        'jira-port': { type: 'string' },
-        'sap-port': { type: 'string' },
-        'activity-ms': { type: 'string' },
-        'no-demo': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      // Unknown flags reach the options' check, which names the nearest known one.
-      strict: false,
-    });
-    options = parseOptions(
-      optionsSchema,
-      {
-        ...asFlags(values),
-        // An empty variable is an unset one, as a shell's `VAR=` means.
-        APPROVAL_ADMIN_TOKEN: process.env.APPROVAL_ADMIN_TOKEN || undefined,
-        LOG_LEVEL: process.env.LOG_LEVEL || undefined,
-        LOG_FORMAT: process.env.LOG_FORMAT || undefined,
-      },
-      SUBJECT,
-      ['APPROVAL_ADMIN_TOKEN'],
-    );
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    console.error(`${error.message}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  if (options['--help']) {
-    console.log(USAGE);
-    return EXIT_CODES.done;
-  }
+async function main(argv: readonly string[]): Promise<number> {
+  const options = readCommandLine(commandLine, argv);
+  if (typeof options === 'number') return options;
 
   // The only part of the kit's build the start uses; everything else runs from the sources.
   await ensureConsolePage((line) => console.log(line));
@@ -125,62 +98,21 @@ async function main(): Promise<number> {
   const keys = join(run, 'keys');
   mkdirSync(keys);
   const logFile = process.stdout.isTTY === true ? join(run, 'start.log') : undefined;
-  const demo = new AbortController();
   const closeSources = async () => {
     await Promise.all(sources.map((source) => source.close()));
     if (logFile === undefined) rmSync(run, { recursive: true, force: true });
     else rmSync(keys, { recursive: true, force: true });
   };
-  let session: Awaited<ReturnType<typeof startDev>>;
+  let session: DevSession;
   try {
-    session = await startDev({
-      connectors: sources.map((source) => ({
-        name: source.name,
-        project: join(ROOT, source.project),
-        // The example's TypeScript, run by tsx (the worker runs the kit from its sources here), and its
-        // `approval-connector-kit` imports resolved by the repository's tsconfig to those same sources.
-        module: 'src/connector.ts',
-        connectorToken: source.connectorToken,
-        env: { ...source.env, CONNECTOR_KEYS_FILE: join(keys, `${source.name}.json`) },
-      })),
-      seed: startSeed(),
-      port: options['--port'],
-      logLevel: options.LOG_LEVEL,
-      ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
-      ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
-      ...(logFile === undefined ? {} : { logFile }),
-      notes: [
-        ...sources.flatMap((source) => [...source.banner(), '']),
-        options['--no-demo']
-          ? 'Open the console, pick an approval and approve it as its approver (their sign-in is above).'
-          : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
-      ],
-    });
-  } catch (caught) {
+    session = await startDev(devOptions(options, sources, { keys, logFile }));
+  } catch (error) {
     await closeSources();
-    const error = PortInUseError.from(caught, {
-      port: options['--port'],
-      host: '127.0.0.1',
-      setting: '--port',
-    });
-    console.error(error instanceof Error ? error.message : String(error));
-    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
+    return startFailure(error, { port: options['--port'], host: '127.0.0.1', setting: '--port' });
   }
 
-  const approving = options['--no-demo']
-    ? []
-    : session.connectors.map((connector, index) =>
-        demoApprove({
-          backend: session.backend,
-          systemId: connector.tenant.system.id,
-          source: sources[index]!,
-          print: (line) => session.print(line),
-          signal: demo.signal,
-        }).catch((error: unknown) => {
-          session.print(`${sources[index]!.label}: the demo approver failed: ${String(error)}`);
-        }),
-      );
+  const demo = new AbortController();
+  const approving = options['--no-demo'] ? [] : approveDemos(session, sources, demo.signal);
   await signal;
   demo.abort();
   await Promise.all(approving);
@@ -189,4 +121,57 @@ async function main(): Promise<number> {
   return EXIT_CODES.done;
 }
 
-process.exitCode = await main();
+type StartOptions = Exclude<ReturnType<typeof commandLine.parse>, 'help'>;
+
+/** The loop's options: both example connectors, run from their TypeScript against the start's seed. */
+function devOptions(
+  options: StartOptions,
+  sources: readonly SimulatedSource[],
+  { keys, logFile }: { keys: string; logFile: string | undefined },
+): DevOptions {
+  return {
+    connectors: sources.map((source) => ({
+      name: source.name,
+      project: join(ROOT, source.project),
+      // The example's TypeScript, run by tsx (the worker runs the kit from its sources here), and its
+      // `approval-connector-kit` imports resolved by the repository's tsconfig to those same sources.
+      module: 'src/connector.ts',
+      connectorToken: source.connectorToken,
+      env: { ...source.env, CONNECTOR_KEYS_FILE: join(keys, `${source.name}.json`) },
+    })),
+    seed: startSeed(),
+    port: options['--port'],
+    logLevel: options.LOG_LEVEL,
+    ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
+    ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
+    ...(logFile === undefined ? {} : { logFile }),
+    notes: [
+      ...sources.flatMap((source) => [...source.banner(), '']),
+      options['--no-demo']
+        ? 'Open the console, pick an approval and approve it as its approver (their sign-in is above).'
+        : 'A demo approver approves one approval of each system once it is in (--no-demo: none); then approve others in the console.',
+    ],
+  };
+}
+
+/** A demo approver for each system, until `signal`; one that fails says so and leaves the others be. */
+function approveDemos(
+  session: DevSession,
+  sources: readonly SimulatedSource[],
+  signal: AbortSignal,
+): Promise<void>[] {
+  return session.connectors.map((connector, index) =>
+    demoApprove({
+      backend: session.backend,
+      systemId: connector.tenant.system.id,
+      source: sources[index]!,
+      print: (line) => session.print(line),
+      signal,
+    }).catch((error: unknown) => {
+      session.print(`${sources[index]!.label}: the demo approver failed: ${String(error)}`);
+    }),
+  );
+}
+
+process.exitCode = await main(process.argv.slice(2));

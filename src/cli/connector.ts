@@ -18,8 +18,8 @@ Commands:
   run         Run a connector as a worker, configured by its environment (docs/worker.md of the kit)
   dev         The local loop: a reference backend and the project's connector, restarted on every change
   backend     Run the reference backend (the Approval Service, v1 and v2) as a server
-  verify      Run the conformance battery against the project's connector and its source driver
   keys        Generate the key ring of a read-only key store (keys generate)
+  verify      Run the conformance battery against the project's connector and its source driver
   check-node  Exit 0 on a Node.js the kit runs on; otherwise say which one this is and which it needs
 
 Options:
@@ -30,6 +30,18 @@ Run \`connector <command> --help\` for the options of a command. Exit codes, of 
 2 refused (a wrong command line, variable or file: nothing was done). On a Node.js older than the kit needs, every
 command prints which one it found and which it needs, and exits 1.`;
 
+type Command = (argv: readonly string[]) => Promise<number>;
+
+// Each loaded only when it runs: a command's imports are its own.
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  run: async () => (await import('./commands/run.js')).runRunCommand,
+  dev: async () => (await import('./commands/dev.js')).runDevCommand,
+  backend: async () => (await import('./commands/backend.js')).runBackendCommand,
+  keys: async () => (await import('./commands/keys.js')).runKeysCommand,
+  verify: async () => (await import('./commands/verify.js')).runVerifyCommand,
+  create: async () => (await import('./commands/create.js')).runCreateCommand,
+};
+
 async function main(argv: readonly string[]): Promise<number> {
   const unsupported = unsupportedNodeMessage();
   if (unsupported !== undefined) {
@@ -38,31 +50,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   stopWithParent();
   const [command, ...rest] = argv;
+  if (command !== undefined && Object.hasOwn(COMMANDS, command)) return (await COMMANDS[command]!())(rest);
   switch (command) {
-    case 'run': {
-      const { runRunCommand } = await import('./commands/run.js');
-      return runRunCommand(rest);
-    }
-    case 'dev': {
-      const { runDevCommand } = await import('./commands/dev.js');
-      return runDevCommand(rest);
-    }
-    case 'backend': {
-      const { runBackendCommand } = await import('./commands/backend.js');
-      return runBackendCommand(rest);
-    }
-    case 'verify': {
-      const { runVerifyCommand } = await import('./commands/verify.js');
-      return runVerifyCommand(rest);
-    }
-    case 'keys': {
-      const { runKeysCommand } = await import('./commands/keys.js');
-      return runKeysCommand(rest);
-    }
-    case 'create': {
-      const { runCreateCommand } = await import('./commands/create.js');
-      return runCreateCommand(rest);
-    }
     // The Node.js check above is all there is to it: the generated projects' `pretest` and `prestart` scripts run it,
     // so that an old Node gets this one message rather than a crash inside a tool.
     case 'check-node':

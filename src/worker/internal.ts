@@ -9,6 +9,7 @@ export { createWorkerLogger } from './run-worker.js';
 export {
   type LogFormat,
   loadWorkerConfig,
+  WORKER_COMMAND_LINE,
   WORKER_USAGE,
   WORKER_VARIABLES,
   type WorkerConfig,

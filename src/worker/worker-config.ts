@@ -6,14 +6,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
 import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/internal.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
-import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../internal/options.js';
-import { type ConnectorOptions, connectorOptionsSchema } from './connector-options.js';
-import { FileKeyStore, ReadOnlyKeyStore } from './keys/index.js';
+import {
+  CommandLine,
+  collectIssues,
+  type FlagSpec,
+  readVariables,
+  usageColumns,
+} from '../internal/command-line.js';
+import { host, logLevel, nonEmptyString, parseOptions, portText } from '../internal/options.js';
+import { type ConnectorOptions, connectorOptionsSchema, DEFAULT_KEY_FILE } from './connector-options.js';
+import { FileKeyStore, type KeyStore, ReadOnlyKeyStore } from './keys/index.js';
 
 /** What a worker runs: the sync loop, the task poller, or both. */
 export type WorkerRole = 'sync' | 'tasks' | 'all';
@@ -44,42 +50,112 @@ const SUBJECT = 'worker configuration';
 const ROLES = ['sync', 'tasks', 'all'] as const satisfies readonly WorkerRole[];
 const TRUE_OR_FALSE = '`true` or `false`';
 
-// The environment variables a worker reads, under their own names so that a message names what the operator set.
-const environmentSchema = z.object({
-  APPROVAL_SERVICE_URL: clientOptionsSchema.shape.baseUrl.optional(),
-  APPROVAL_CONNECTOR_TOKEN: nonEmptyString().optional(),
-  CONNECTOR_ROLE: z.enum(ROLES).optional(),
-  CONNECTOR_CONFIG: nonEmptyString().optional(),
-  OPERATIONS_PORT: portText().optional(),
-  OPERATIONS_HOST: host().optional(),
-  CONNECTOR_KEYS_FILE: nonEmptyString().optional(),
-  CONNECTOR_KEYS_READ_ONLY: z
-    .enum(['true', 'false'], { error: TRUE_OR_FALSE })
-    .transform((value) => value === 'true')
-    .optional(),
-  LOG_LEVEL: logLevel().default('info'),
-  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
-});
+/** A setting of a worker, declared once: its parsing, `--help` and the table of docs/worker.md come from here. */
+interface WorkerSetting {
+  /** The variable's text, checked. */
+  schema: z.ZodType;
+  /** What the setting is, a line of `--help`. */
+  help: string;
+  /** Its default as docs/worker.md's table says it, in Markdown; a `value` is that value in backticks. */
+  default: string;
+  /** The value when no source gives one. */
+  value?: unknown;
+  /** The connector option it sets, which the config file may hold instead (`service.baseUrl`). */
+  option?: `${'service' | 'operations'}.${string}`;
+  /** What it is when some source must give it, for the message that asks for it. */
+  required?: string;
+  /** The flag that sets it too, and wins over it. */
+  flag?: `--${string}`;
+  /** Never shown, in a message or a log line. */
+  secret?: true;
+}
+
+/** The settings a worker reads from its environment (and its flags), in the order of `--help` and the docs. */
+export const WORKER_SETTINGS = {
+  APPROVAL_SERVICE_URL: {
+    schema: clientOptionsSchema.shape.baseUrl,
+    help: "the service's base URL",
+    default: '`service.baseUrl` of the config file; required',
+    option: 'service.baseUrl',
+    required: 'the service base URL',
+  },
+  APPROVAL_CONNECTOR_TOKEN: {
+    schema: nonEmptyString(),
+    help: 'the connector token, never printed',
+    default: '`service.token` of the config file; required',
+    option: 'service.token',
+    required: 'the connector token',
+    secret: true,
+  },
+  CONNECTOR_ROLE: {
+    schema: z.enum(ROLES),
+    help: 'sync (the sync loop), tasks (the task poller) or all',
+    default: '`all`',
+    value: 'all',
+    flag: '--role',
+  },
+  CONNECTOR_CONFIG: {
+    schema: nonEmptyString(),
+    help: 'a JSON file of any other connector option (sync, poller, shutdown, ...)',
+    default: 'none',
+  },
+  OPERATIONS_PORT: {
+    schema: portText(),
+    help: 'port of /healthz, /readyz and /metrics (0: a free one)',
+    default: 'off, or `operations.port` of the config file',
+    option: 'operations.port',
+  },
+  OPERATIONS_HOST: {
+    schema: host(),
+    help: 'interface of that port, 0.0.0.0 in a container',
+    default: '`127.0.0.1`, or `operations.host` of the config file',
+    option: 'operations.host',
+  },
+  CONNECTOR_KEYS_FILE: {
+    schema: nonEmptyString(),
+    help: 'the key ring file',
+    default: `\`${DEFAULT_KEY_FILE}\``,
+  },
+  CONNECTOR_KEYS_READ_ONLY: {
+    schema: z.enum(['true', 'false'], { error: TRUE_OR_FALSE }).transform((value) => value === 'true'),
+    help: 'true: the operator provides the keys in that file (a mounted Secret)',
+    default: '`false`',
+    value: false,
+  },
+  LOG_LEVEL: {
+    schema: logLevel(),
+    help: 'fatal, error, warn, info, debug, trace or silent',
+    default: '`info`',
+    value: 'info',
+  },
+  LOG_FORMAT: {
+    schema: z.enum(['json', 'pretty']),
+    help: 'pretty or json',
+    default: '`pretty` on a terminal, `json` otherwise',
+  },
+} as const satisfies Record<string, WorkerSetting>;
+
+type Settings = typeof WORKER_SETTINGS;
+type Name = keyof Settings;
+type Variables = {
+  [K in Name]: z.output<Settings[K]['schema']> | (Settings[K] extends { value: infer V } ? V : undefined);
+};
+
+const SETTINGS: ReadonlyArray<[Name, WorkerSetting]> = Object.entries(WORKER_SETTINGS) as [
+  Name,
+  WorkerSetting,
+][];
 
 /** The environment variables a worker reads; any other is left alone. */
-export const WORKER_VARIABLES: readonly string[] = Object.freeze(Object.keys(environmentSchema.shape));
+export const WORKER_VARIABLES: readonly string[] = Object.freeze(SETTINGS.map(([name]) => name));
 
-// The options a variable sets, and those of them that some source must give.
-const OPTION_VARIABLES = [
-  ['APPROVAL_SERVICE_URL', 'service.baseUrl'],
-  ['APPROVAL_CONNECTOR_TOKEN', 'service.token'],
-  ['OPERATIONS_PORT', 'operations.port'],
-  ['OPERATIONS_HOST', 'operations.host'],
-] as const;
-const REQUIRED_VARIABLES = [
-  ['APPROVAL_SERVICE_URL', 'service.baseUrl', 'the service base URL'],
-  ['APPROVAL_CONNECTOR_TOKEN', 'service.token', 'the connector token'],
-] as const;
+const SECRET_VARIABLES = SETTINGS.filter(([, setting]) => setting.secret).map(([name]) => name);
 
-const flagsSchema = z.strictObject({
-  '--role': z.enum(ROLES).optional(),
-  '--help': z.boolean().default(false),
-});
+// The variables under their own names, so that a message names what the operator set; the defaults come after the
+// flags, which win over them.
+const environmentSchema = z.object(
+  Object.fromEntries(SETTINGS.map(([name, setting]) => [name, setting.schema.optional()])),
+);
 
 // The connector options a JSON file can hold. The logger is the worker's (LOG_LEVEL, LOG_FORMAT) and the key store
 // comes from CONNECTOR_KEYS_FILE; the rest is the connector's own schema, so a file is checked as options are.
@@ -94,25 +170,39 @@ const fileSchema = connectorOptionsSchema.pick({
 });
 
 /** How to run a worker, for `--help` and for a bad configuration's message. */
-export const WORKER_USAGE = `Options:
-  --role sync|tasks|all   what this worker runs: the sync loop, the task poller, or both (default: all,
-                          or CONNECTOR_ROLE)
-  -h, --help              show this help
+export const WORKER_USAGE = workerUsage();
+
+function workerUsage(): string {
+  const flagRows = SETTINGS.flatMap(
+    ([name, { flag, schema }]): Array<[string, string]> =>
+      flag === undefined
+        ? []
+        : [[`${flag} ${(schema as z.ZodEnum).options.join('|')}`, `as ${name}, and wins over it`]],
+  );
+  const variableRows = SETTINGS.map(([name, setting]): [string, string] => [
+    name,
+    `${setting.help} (default: ${setting.default.replaceAll('`', '')})`,
+  ]);
+  return `Options:
+${usageColumns([...flagRows, ['-h, --help', 'show this help']])}
 
 Environment:
-  APPROVAL_SERVICE_URL      the service's base URL (or service.baseUrl in the config file)
-  APPROVAL_CONNECTOR_TOKEN  the connector token, never printed (or service.token in the config file)
-  CONNECTOR_ROLE            sync, tasks or all (default all); --role wins over it
-  CONNECTOR_CONFIG          path of a JSON file holding any other connector option (sync, poller, shutdown, ...)
-  OPERATIONS_PORT           port of /healthz, /readyz and /metrics (default: off, unless the config file sets one)
-  OPERATIONS_HOST           interface of that port (default 127.0.0.1; 0.0.0.0 in a container)
-  CONNECTOR_KEYS_FILE       the key ring file (default .connector/keys.json)
-  CONNECTOR_KEYS_READ_ONLY  true when the operator provides the keys there (a mounted Secret); default false
-  LOG_LEVEL                 fatal, error, warn, info, debug, trace or silent (default info)
-  LOG_FORMAT                pretty or json (default: pretty on a terminal, json otherwise)
+${usageColumns(variableRows)}
 
 The environment wins over the config file. Exit codes: 0 after a clean stop, 1 when the connector failed,
 2 for a bad configuration or module.`;
+}
+
+/** A worker's command line: the flags of the settings that have one, and `--help`. */
+export const WORKER_COMMAND_LINE = new CommandLine({
+  subject: SUBJECT,
+  usage: WORKER_USAGE,
+  flags: Object.fromEntries(
+    SETTINGS.flatMap(([, { flag, schema }]) =>
+      flag === undefined ? [] : [[flag.slice(2), { type: 'string', schema: schema.optional() }]],
+    ),
+  ) as Record<string, FlagSpec>,
+});
 
 type FileOptions = Partial<Record<keyof z.input<typeof fileSchema>, unknown>> & Record<string, unknown>;
 
@@ -123,34 +213,47 @@ type FileOptions = Partial<Record<keyof z.input<typeof fileSchema>, unknown>> & 
  */
 export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources): WorkerConfig | 'help' {
   const issues: ValidationIssue[] = [];
-  const collect = <T>(parse: () => T): T | undefined => {
-    try {
-      return parse();
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      issues.push(...error.issues);
-      return undefined;
-    }
-  };
+  const given = collectIssues(issues, () => WORKER_COMMAND_LINE.parse(argv));
+  if (given === 'help') return 'help';
+  const set = readVariables(env, WORKER_VARIABLES);
+  const variables = collectIssues(issues, () =>
+    parseOptions(environmentSchema, set, SUBJECT, SECRET_VARIABLES),
+  ) as Partial<Variables> | undefined;
+  const file = set.CONNECTOR_CONFIG === undefined ? {} : readConfigFile(set.CONNECTOR_CONFIG, issues);
+  const merged = withoutRoleOptions(file, issues);
+  const owned = applyVariables(merged, file, set, variables ?? {}, issues);
+  collectIssues(issues, () => checkFile(merged, owned));
+  if (variables?.CONNECTOR_KEYS_READ_ONLY === true && variables.CONNECTOR_KEYS_FILE === undefined) {
+    issues.push({
+      code: 'custom',
+      path: ['CONNECTOR_KEYS_READ_ONLY'],
+      message:
+        'Expected `CONNECTOR_KEYS_FILE` to be set when `CONNECTOR_KEYS_READ_ONLY` is true: the file the operator provides',
+    });
+  }
+  if (issues.length > 0 || variables === undefined) throw new ValidationError(SUBJECT, issues);
 
-  const flags = collect(() => parseFlags(argv));
-  if (flags?.['--help']) return 'help';
-  // An empty variable is an unset one, as a shell's `VAR=` means.
-  const given = Object.fromEntries(
-    WORKER_VARIABLES.map((name) => [name, env[name] === '' ? undefined : env[name]]),
-  );
-  const variables = collect(() =>
-    parseOptions(environmentSchema, given, SUBJECT, ['APPROVAL_CONNECTOR_TOKEN']),
-  );
-  // A variable that was set owns its option: the file's value there is overridden, whatever it is.
-  const isSet = (name: string) => given[name] !== undefined;
-  const file = given.CONNECTOR_CONFIG === undefined ? {} : readConfigFile(given.CONNECTOR_CONFIG, issues);
-
-  const merged: FileOptions = {
-    ...file,
-    service: isObject(file.service) ? { ...file.service } : (file.service ?? {}),
+  // A flag wins over its variable, and a variable over its default.
+  const value = <K extends Name>(name: K) => {
+    const { flag, value: fallback } = WORKER_SETTINGS[name] as WorkerSetting;
+    const flagged = flag === undefined ? undefined : (given as Record<string, unknown> | undefined)?.[flag];
+    return (flagged ?? variables[name] ?? fallback) as Variables[K];
   };
-  // `enabled` is the role's: refused in words about the role, and kept from the schema, which would take it.
+  return {
+    role: value('CONNECTOR_ROLE'),
+    logLevel: value('LOG_LEVEL'),
+    logFormat: value('LOG_FORMAT') ?? (isTerminal ? 'pretty' : 'json'),
+    options: withRole(
+      merged,
+      value('CONNECTOR_ROLE'),
+      keyStore(value('CONNECTOR_KEYS_FILE'), value('CONNECTOR_KEYS_READ_ONLY')),
+    ),
+  };
+}
+
+/** The file's options without `enabled`, which is the role's: refused in words about the role. */
+function withoutRoleOptions(file: FileOptions, issues: ValidationIssue[]): FileOptions {
+  const merged: FileOptions = { ...file };
   for (const part of ['sync', 'poller'] as const) {
     const section = merged[part];
     if (!isObject(section) || !('enabled' in section)) continue;
@@ -162,119 +265,88 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
     const { enabled: _enabled, ...rest } = section;
     merged[part] = rest;
   }
-  if (isObject(merged.service)) {
-    if (variables?.APPROVAL_SERVICE_URL !== undefined)
-      merged.service.baseUrl = variables.APPROVAL_SERVICE_URL;
-    if (variables?.APPROVAL_CONNECTOR_TOKEN !== undefined) {
-      merged.service.token = variables.APPROVAL_CONNECTOR_TOKEN;
-    }
-  }
-  if (isSet('OPERATIONS_PORT') || isSet('OPERATIONS_HOST')) {
-    merged.operations = {
-      ...(isObject(file.operations) ? file.operations : {}),
-      ...(variables?.OPERATIONS_PORT === undefined ? {} : { port: variables.OPERATIONS_PORT }),
-      ...(variables?.OPERATIONS_HOST === undefined ? {} : { host: variables.OPERATIONS_HOST }),
-    };
-  }
+  return merged;
+}
 
-  // The options a variable was set for are its own: a problem there is the variable's, reported above under its
-  // name. So are those that no source gave, named by the variable, the usual place for them.
-  const owned: string[] = OPTION_VARIABLES.filter(([name]) => isSet(name)).map(([, path]) => path);
-  for (const [name, path, what] of REQUIRED_VARIABLES) {
-    const option = path.split('.')[1] as string;
-    if (isSet(name) || (isObject(file.service) && file.service[option] !== undefined)) continue;
-    owned.push(path);
-    issues.push({
-      code: 'custom',
-      path: [name],
-      message: `Expected \`${name}\` to be set to ${what} (or \`${path}\` in the config file), got nothing`,
-    });
-  }
-
-  collect(() => {
-    try {
-      parseOptions(
-        fileSchema,
-        merged,
-        SUBJECT,
-        CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
-      );
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      const issuesOfFile = error.issues.filter((issue) => {
-        const path = issue.path.join('.');
-        return !owned.some((name) => path === name || path.startsWith(`${name}.`));
+/**
+ * Sets in `merged` the options the variables that were set give, and asks for the required ones that no source
+ * gives. Answers the options that are the variables' own: a problem there is the variable's, reported under its
+ * name; so is an option that no source gave, named by its variable, the usual place for it.
+ */
+function applyVariables(
+  merged: FileOptions,
+  file: FileOptions,
+  set: Readonly<Record<string, string | undefined>>,
+  variables: Partial<Variables>,
+  issues: ValidationIssue[],
+): string[] {
+  const owned: string[] = [];
+  for (const [name, setting] of SETTINGS) {
+    if (setting.option === undefined) continue;
+    const [section, key] = setting.option.split('.') as [keyof FileOptions & string, string];
+    if (set[name] !== undefined) {
+      owned.push(setting.option);
+      // The variable owns its option, whatever the file holds there; a section that is no object is replaced
+      // when it is `false` (no operations port), and otherwise left for the file's check to name.
+      const current = merged[section];
+      if (current !== undefined && current !== false && !isObject(current)) continue;
+      const value = variables[name];
+      merged[section] = {
+        ...(isObject(current) ? current : {}),
+        ...(value === undefined ? {} : { [key]: value }),
+      };
+    } else if (setting.required !== undefined) {
+      const fromFile = file[section];
+      if (isObject(fromFile) && fromFile[key] !== undefined) continue;
+      merged[section] ??= {};
+      owned.push(setting.option);
+      issues.push({
+        code: 'custom',
+        path: [name],
+        message: `Expected \`${name}\` to be set to ${setting.required} (or \`${setting.option}\` in the config file), got nothing`,
       });
-      throw new ValidationError(SUBJECT, issuesOfFile);
     }
-  });
-
-  if (variables?.CONNECTOR_KEYS_READ_ONLY === true && variables.CONNECTOR_KEYS_FILE === undefined) {
-    issues.push({
-      code: 'custom',
-      path: ['CONNECTOR_KEYS_READ_ONLY'],
-      message:
-        'Expected `CONNECTOR_KEYS_FILE` to be set when `CONNECTOR_KEYS_READ_ONLY` is true: the file the operator provides',
-    });
   }
+  return owned;
+}
 
-  if (issues.length > 0 || variables === undefined) throw new ValidationError(SUBJECT, issues);
+/** Checks the merged options as the connector would, but for those the variables own. */
+function checkFile(merged: FileOptions, owned: readonly string[]): void {
+  try {
+    parseOptions(
+      fileSchema,
+      merged,
+      SUBJECT,
+      CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
+    );
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const issuesOfFile = error.issues.filter((issue) => {
+      const path = issue.path.join('.');
+      return !owned.some((name) => path === name || path.startsWith(`${name}.`));
+    });
+    throw new ValidationError(SUBJECT, issuesOfFile);
+  }
+}
 
-  const role = flags?.['--role'] ?? variables.CONNECTOR_ROLE ?? 'all';
-  const keysFile = variables.CONNECTOR_KEYS_FILE;
+function withRole(
+  merged: FileOptions,
+  role: WorkerRole,
+  keyStore: KeyStore | undefined,
+): Omit<ConnectorOptions, 'logger'> {
   const sync = isObject(merged.sync) ? merged.sync : {};
   const poller = isObject(merged.poller) ? merged.poller : {};
-  const options = {
+  return {
     ...merged,
     sync: { ...sync, enabled: role !== 'tasks' },
     poller: { ...poller, enabled: role !== 'sync' },
-    ...(keysFile === undefined
-      ? {}
-      : {
-          keyStore: variables.CONNECTOR_KEYS_READ_ONLY
-            ? new ReadOnlyKeyStore({ file: resolve(keysFile) })
-            : new FileKeyStore(resolve(keysFile)),
-        }),
+    ...(keyStore === undefined ? {} : { keyStore }),
   } as Omit<ConnectorOptions, 'logger'>;
-  return {
-    role,
-    logLevel: variables.LOG_LEVEL,
-    logFormat: variables.LOG_FORMAT ?? (isTerminal ? 'pretty' : 'json'),
-    options,
-  };
 }
 
-function parseFlags(argv: readonly string[]): z.output<typeof flagsSchema> {
-  const known = new Set(['role', 'help', 'h']);
-  const { values, tokens } = parseArgs({
-    args: [...argv],
-    options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    // Unknown flags reach the options' check, which names the nearest known one.
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  // A word after an unknown flag is that flag's value (`--rol tasks`), not an argument of its own.
-  const stray: ValidationIssue[] = tokens
-    .filter((token, index) => {
-      if (token.kind !== 'positional') return false;
-      const before = tokens[index - 1];
-      return !(before?.kind === 'option' && !known.has(before.name) && before.inlineValue === undefined);
-    })
-    .map((token) => ({
-      code: 'custom' as const,
-      path: [],
-      message: `Unexpected argument \`${(token as { value: string }).value}\`: every option is a --flag`,
-    }));
-  let flags: z.output<typeof flagsSchema>;
-  try {
-    flags = parseOptions(flagsSchema, asFlags(values), SUBJECT);
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    throw new ValidationError(SUBJECT, [...stray, ...error.issues]);
-  }
-  if (stray.length > 0) throw new ValidationError(SUBJECT, stray);
-  return flags;
+function keyStore(file: string | undefined, readOnly: boolean): KeyStore | undefined {
+  if (file === undefined) return undefined;
+  return readOnly ? new ReadOnlyKeyStore({ file: resolve(file) }) : new FileKeyStore(resolve(file));
 }
 
 /** The config file's options, or `{}` with the problem added to `issues` when it cannot be read as a JSON object. */

@@ -45,5 +45,9 @@ describe('the connector command', () => {
     const unknown = spawnCli(['--versoin']);
     expect(await unknown.exited).toBe(EXIT_CODES.refused);
     expect(unknown.stderr()).toMatch(/^Unknown command: --versoin\n/);
+    // The name of a property every object has is no command either.
+    const inherited = spawnCli(['toString']);
+    expect(await inherited.exited).toBe(EXIT_CODES.refused);
+    expect(inherited.stderr()).toMatch(/^Unknown command: toString\n/);
   });
 });

@@ -1,11 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { resolveConnectorOptions } from '../../src/worker/connector-options.js';
+import { DEFAULT_KEY_FILE, resolveConnectorOptions } from '../../src/worker/connector-options.js';
 import { FileKeyStore, ReadOnlyKeyStore } from '../../src/worker/index.js';
-import { loadWorkerConfig, type WorkerConfig } from '../../src/worker/worker-config.js';
+import { operationsServerOptionsSchema } from '../../src/worker/operations/index.js';
+import {
+  loadWorkerConfig,
+  WORKER_SETTINGS,
+  WORKER_USAGE,
+  type WorkerConfig,
+} from '../../src/worker/worker-config.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'worker-config-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -95,6 +101,17 @@ describe('a worker’s configuration', () => {
       token: 'conn-token-1',
     });
     expect(config.options.operations).toEqual({ port: 9200, host: '0.0.0.0' });
+  });
+
+  it('lets a variable replace the file’s `operations: false`, and names a file’s section that is no object', () => {
+    const off = file({ operations: false });
+    expect(load({ ...SERVICE, OPERATIONS_PORT: '9200', CONNECTOR_CONFIG: off }).options.operations).toEqual({
+      port: 9200,
+    });
+    expect(load({ ...SERVICE, CONNECTOR_CONFIG: off }).options.operations).toBe(false);
+    expect(problems({ ...SERVICE, CONNECTOR_CONFIG: file({ service: 'https://file.example.com' }) })).toEqual(
+      ['Expected `service` to be an object, got `"https://file.example.com"` (string)'],
+    );
   });
 
   it('takes the service from the file alone when the environment does not give it', () => {
@@ -232,3 +249,65 @@ describe('a worker’s configuration', () => {
     ]);
   });
 });
+
+describe('the declaration of a worker’s settings', () => {
+  const settings = Object.entries(WORKER_SETTINGS) as Array<
+    [string, { default: string; value?: unknown; option?: string; flag?: string }]
+  >;
+
+  /** The rows of docs/worker.md's table of variables: name and default, as written. */
+  function documentedVariables(): Array<[string, string]> {
+    const text = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'worker.md'), 'utf8');
+    const configuration = text.slice(text.indexOf('## Configuration'));
+    return configuration
+      .split('\n')
+      .filter((line) => /^\| `[A-Z_]+` +\|/.test(line))
+      .map((line) => {
+        const [name, fallback] = line
+          .split('|')
+          .slice(1, 3)
+          .map((cell) => cell.trim());
+        return [name!.replaceAll('`', ''), fallback!];
+      });
+  }
+
+  it('is what docs/worker.md’s table says: every variable, in order, with its default', () => {
+    expect(documentedVariables()).toEqual(settings.map(([name, setting]) => [name, setting.default]));
+  });
+
+  it('documents the default a worker applies, and where the config file may set it instead', () => {
+    for (const [name, setting] of settings) {
+      if (setting.value !== undefined) expect(setting.default, name).toBe(`\`${String(setting.value)}\``);
+      if (setting.option !== undefined) expect(setting.default, name).toContain(`\`${setting.option}\``);
+    }
+    // The defaults applied further on: the key store's file, the operations endpoints' interface.
+    expect(WORKER_SETTINGS.CONNECTOR_KEYS_FILE.default).toBe(`\`${DEFAULT_KEY_FILE}\``);
+    const host = operationsServerOptionsSchema.shape.host.parse(undefined);
+    expect(WORKER_SETTINGS.OPERATIONS_HOST.default).toMatch(new RegExp(`^\`${host}\``));
+    // Without any variable but the service's, each default above is what the worker runs with.
+    const config = load(SERVICE, [], true);
+    expect(config).toMatchObject({
+      role: WORKER_SETTINGS.CONNECTOR_ROLE.value,
+      logLevel: WORKER_SETTINGS.LOG_LEVEL.value,
+      logFormat: 'pretty',
+    });
+    expect(config.options.keyStore).toBeUndefined();
+  });
+
+  it('gives --help every flag and variable with its default', () => {
+    const plain = (text: string) => text.replaceAll(/\s+/g, ' ');
+    const usage = plain(WORKER_USAGE);
+    expect(usage).toContain('--role sync|tasks|all');
+    for (const [name, setting] of settings) {
+      expect(usage).toMatch(
+        new RegExp(
+          `\\b${name} (?:(?!\\b[A-Z_]{6,}\\b).)*\\(default: ${escapeRegExp(setting.default.replaceAll('`', ''))}\\)`,
+        ),
+      );
+    }
+  });
+});
+
+function escapeRegExp(text: string): string {
+  return text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,6 +1,4 @@
-import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { z } from 'zod';
 import {
   type ReferenceBackend,
   readSeedFile,
@@ -8,11 +6,24 @@ import {
   startReferenceBackend,
 } from '../../backend/index.js';
 import { backendOptionsSchema } from '../../backend/internal.js';
-import { PortInUseError, ValidationError } from '../../errors.js';
-import { asFlags, host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
+import { CommandLine, usageColumns } from '../../internal/command-line.js';
+import { host, logLevel, nonEmptyString, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
+import { readCommandLine, startFailure } from '../command-line.js';
 import { backendBanner } from '../dev/index.js';
 import { EXIT_CODES } from '../exit-codes.js';
+
+/** The environment variables of the commands that run a reference backend: this one, `dev` and `npm start`. */
+export const BACKEND_VARIABLES = {
+  APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
+  LOG_LEVEL: logLevel().default('info'),
+};
+
+/** Their lines of `--help`. */
+export const BACKEND_VARIABLES_USAGE: ReadonlyArray<[string, string]> = [
+  ['APPROVAL_ADMIN_TOKEN', "the admin API's token, never printed (default: a random one, printed at start)"],
+  ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
+];
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
 
@@ -28,65 +39,28 @@ Options:
   -h, --help     show this help
 
 Environment:
-  APPROVAL_ADMIN_TOKEN  the admin API's token, never printed (default: a random one, printed at start)
-  LOG_LEVEL             pino level (default info)`;
+${usageColumns(BACKEND_VARIABLES_USAGE)}
 
-// The flags under the names the user typed, and the two environment variables the command reads.
-const commandOptionsSchema = z.strictObject({
-  '--port': portText().default(8080),
-  '--host': host().default('127.0.0.1'),
-  '--data': nonEmptyString().optional(),
-  '--seed': nonEmptyString().optional(),
-  '--help': z.boolean().default(false),
-  APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
-  LOG_LEVEL: logLevel().default('info'),
+Exit codes: 0 after Ctrl+C or SIGTERM; 1 when the server could not start (a port in use); 2 for bad options, or a
+seed or data file it cannot use.`;
+
+const commandLine = new CommandLine({
+  subject: 'options of connector backend',
+  usage: USAGE,
+  flags: {
+    port: { type: 'string', schema: portText().default(8080) },
+    host: { type: 'string', schema: host().default('127.0.0.1') },
+    data: { type: 'string', schema: nonEmptyString().optional() },
+    seed: { type: 'string', schema: nonEmptyString().optional() },
+  },
+  variables: BACKEND_VARIABLES,
+  secret: ['APPROVAL_ADMIN_TOKEN'],
 });
 
 /** `connector backend`: runs until SIGINT or SIGTERM, then closes and resolves with the exit code. */
 export async function runBackendCommand(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      data: { type: 'string' },
-      seed: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    // Unknown flags reach the options' check, which names the nearest known one.
-    strict: false,
-    allowPositionals: true,
-  });
-  let options: z.output<typeof commandOptionsSchema>;
-  try {
-    options = parseOptions(
-      commandOptionsSchema,
-      {
-        ...asFlags(values),
-        // An empty variable is an unset one, as a shell's `VAR=` means.
-        APPROVAL_ADMIN_TOKEN: process.env.APPROVAL_ADMIN_TOKEN || undefined,
-        LOG_LEVEL: process.env.LOG_LEVEL,
-      },
-      'options of connector backend',
-      ['APPROVAL_ADMIN_TOKEN'],
-    );
-    if (positionals.length > 0) {
-      throw new ValidationError('options of connector backend', [
-        {
-          path: [],
-          message: `Unexpected argument \`${positionals[0]}\`: every option is a --flag`,
-          code: 'unrecognized_keys',
-        },
-      ]);
-    }
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  if (options['--help']) {
-    console.log(USAGE);
-    return EXIT_CODES.done;
-  }
+  const options = readCommandLine(commandLine, argv);
+  if (typeof options === 'number') return options;
 
   // An admin token the operator chose is theirs to know: only a generated one is printed.
   const chosenAdminToken = options.APPROVAL_ADMIN_TOKEN;
@@ -108,15 +82,8 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
       ...(chosenAdminToken === undefined ? {} : { adminToken: chosenAdminToken }),
       logger,
     });
-  } catch (caught) {
-    const error = PortInUseError.from(caught, {
-      port: options['--port'],
-      host: options['--host'],
-      setting: '--port',
-    });
-    console.error(error instanceof Error ? error.message : String(error));
-    // A seed or data file it was given and cannot use is refused; a server that cannot start (a port in use) failed.
-    return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
+  } catch (error) {
+    return startFailure(error, { port: options['--port'], host: options['--host'], setting: '--port' });
   }
 
   console.log(banner(backend, seed, options['--data'], chosenAdminToken === undefined));

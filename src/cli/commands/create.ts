@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
+import { CommandLine } from '../../internal/command-line.js';
+import { nonEmptyString } from '../../internal/options.js';
 import { packageRoot } from '../../internal/package-root.js';
+import { readCommandLine } from '../command-line.js';
 import { terminalPrompter } from '../create/prompts.js';
 import { type KitPackage, packageNameProblem, scaffold, targetProblem } from '../create/scaffold.js';
 import { DEFAULT_TEMPLATE, listTemplates, type Template } from '../create/templates.js';
@@ -50,6 +51,34 @@ Exit codes: 0 when the project was created; 2 for bad input or a refused folder 
 cancelled (nothing is written then either), or when installing the dependencies failed (the project stays).`;
 }
 
+/** What the flags and the questions chose. */
+interface Choices {
+  folder: string;
+  template: Template;
+  packageManager: PackageManager;
+  install: boolean;
+  git: boolean;
+}
+
+function createCommandLine(templates: readonly Template[]) {
+  const names = templates.map((template) => template.name) as [string, ...string[]];
+  return new CommandLine({
+    subject: SUBJECT,
+    usage: usage(templates),
+    arguments: { folder: nonEmptyString().optional() },
+    extraArgument: 'give one folder',
+    flags: {
+      template: { type: 'string', schema: z.enum(names).optional() },
+      'package-manager': { type: 'string', schema: z.enum(PACKAGE_MANAGERS).optional() },
+      'no-install': { type: 'boolean', schema: z.boolean().default(false) },
+      'no-git': { type: 'boolean', schema: z.boolean().default(false) },
+      yes: { type: 'boolean', short: 'y', schema: z.boolean().default(false) },
+    },
+  });
+}
+
+type CreateOptions = Exclude<ReturnType<ReturnType<typeof createCommandLine>['parse']>, 'help'>;
+
 /** `connector create`: creates a project from a template, and resolves with the exit code. */
 export async function runCreateCommand(
   argv: readonly string[],
@@ -70,92 +99,12 @@ export async function runCreateCommand(
   }
   const templatesFolder = join(root, 'templates');
   const templates = listTemplates(templatesFolder);
-  const names = templates.map((template) => template.name) as [string, ...string[]];
+  const options = readCommandLine(createCommandLine(templates), argv, { io });
+  if (typeof options === 'number') return options;
 
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: {
-      template: { type: 'string' },
-      'package-manager': { type: 'string' },
-      'no-install': { type: 'boolean' },
-      'no-git': { type: 'boolean' },
-      yes: { type: 'boolean', short: 'y' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    // Unknown flags reach the options' check, which names the nearest known one.
-    strict: false,
-    allowPositionals: true,
-  });
-  const schema = z.strictObject({
-    folder: nonEmptyString().optional(),
-    '--template': z.enum(names).optional(),
-    '--package-manager': z.enum(PACKAGE_MANAGERS).optional(),
-    '--no-install': z.boolean().default(false),
-    '--no-git': z.boolean().default(false),
-    '--yes': z.boolean().default(false),
-    '--help': z.boolean().default(false),
-  });
-  let options: z.output<typeof schema>;
+  let choices: Choices;
   try {
-    options = parseOptions(
-      schema,
-      {
-        ...asFlags(values),
-        folder: positionals[0],
-      },
-      SUBJECT,
-    );
-    if (positionals.length > 1) {
-      throw new ValidationError(SUBJECT, [
-        { path: [], code: 'custom', message: `Unexpected argument \`${positionals[1]}\`: give one folder` },
-      ]);
-    }
-  } catch (error) {
-    complain(`${(error as Error).message}\n\n${usage(templates)}`);
-    return EXIT_CODES.refused;
-  }
-  if (options['--help']) {
-    say(usage(templates));
-    return EXIT_CODES.done;
-  }
-
-  const folderProblem = (folder: string) => {
-    const target = resolve(io.cwd, folder);
-    return packageNameProblem(basename(target)) ?? targetProblem(target);
-  };
-  const interactive = io.stdin.isTTY === true && !options['--yes'];
-  const prompter = interactive ? terminalPrompter(io.stdin, io.stdout) : undefined;
-  let folder: string;
-  let template: Template;
-  let packageManager: PackageManager;
-  let install: boolean;
-  let git: boolean;
-  try {
-    folder =
-      options.folder ??
-      (await prompter?.text('Where should the project go?', {
-        initial: DEFAULT_FOLDER,
-        check: folderProblem,
-      })) ??
-      DEFAULT_FOLDER;
-    // Refused before anything else is asked.
-    const problem = folderProblem(folder);
-    if (problem !== undefined)
-      throw new ValidationError(SUBJECT, [{ path: ['folder'], code: 'custom', message: problem }]);
-    const templateName =
-      options['--template'] ??
-      (await prompter?.select(
-        'Which template?',
-        templates.map((template) => ({ value: template.name, hint: template.description })),
-        DEFAULT_TEMPLATE,
-      )) ??
-      DEFAULT_TEMPLATE;
-    template = templates.find((candidate) => candidate.name === templateName)!;
-    packageManager = options['--package-manager'] ?? detectPackageManager(io.env);
-    install =
-      !options['--no-install'] &&
-      ((await prompter?.confirm(`Install the dependencies with ${packageManager}?`, true)) ?? true);
-    git = !options['--no-git'] && ((await prompter?.confirm('Initialise a git repository?', true)) ?? true);
+    choices = await choose(options, templates, io);
   } catch (error) {
     if ((error as Error).name === 'AbortError') {
       complain('Cancelled: nothing was created.');
@@ -163,11 +112,10 @@ export async function runCreateCommand(
     }
     complain((error as Error).message);
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
-  } finally {
-    prompter?.close();
   }
 
-  const target = resolve(io.cwd, folder);
+  const { template, packageManager, install, git } = choices;
+  const target = resolve(io.cwd, choices.folder);
   try {
     scaffold({ target, name: basename(target), template, templatesFolder, kit: readKitPackage(root) });
   } catch (error) {
@@ -187,13 +135,64 @@ export async function runCreateCommand(
       return EXIT_CODES.failed;
     }
   }
+  say(nextSteps(relative(io.cwd, target) || '.', choices));
+  return EXIT_CODES.done;
+}
 
+/**
+ * What the flags say, and on a terminal (unless `--yes`) the answers to what they do not; otherwise the defaults.
+ * A folder that cannot be used is refused before anything else is asked.
+ */
+async function choose(
+  options: CreateOptions,
+  templates: readonly Template[],
+  io: CreateCommandIo,
+): Promise<Choices> {
+  const folderProblem = (folder: string) => {
+    const target = resolve(io.cwd, folder);
+    return packageNameProblem(basename(target)) ?? targetProblem(target);
+  };
+  const interactive = io.stdin.isTTY === true && !options['--yes'];
+  const prompter = interactive ? terminalPrompter(io.stdin, io.stdout) : undefined;
+  try {
+    const folder =
+      options.folder ??
+      (await prompter?.text('Where should the project go?', {
+        initial: DEFAULT_FOLDER,
+        check: folderProblem,
+      })) ??
+      DEFAULT_FOLDER;
+    const problem = folderProblem(folder);
+    if (problem !== undefined)
+      throw new ValidationError(SUBJECT, [{ path: ['folder'], code: 'custom', message: problem }]);
+    const templateName =
+      options['--template'] ??
+      (await prompter?.select(
+        'Which template?',
+        templates.map((template) => ({ value: template.name, hint: template.description })),
+        DEFAULT_TEMPLATE,
+      )) ??
+      DEFAULT_TEMPLATE;
+    const packageManager = options['--package-manager'] ?? detectPackageManager(io.env);
+    const install =
+      !options['--no-install'] &&
+      ((await prompter?.confirm(`Install the dependencies with ${packageManager}?`, true)) ?? true);
+    const git =
+      !options['--no-git'] && ((await prompter?.confirm('Initialise a git repository?', true)) ?? true);
+    const template = templates.find((candidate) => candidate.name === templateName)!;
+    return { folder, template, packageManager, install, git };
+  } finally {
+    prompter?.close();
+  }
+}
+
+/** The commands to run next, from the folder `create` ran in (`cd` is the project's folder from there). */
+function nextSteps(cd: string, { packageManager, install }: Choices): string {
   // `bun test` is bun's own test runner, not the project's script.
   const run = (script: string) =>
     packageManager === 'bun' || (packageManager === 'npm' && script !== 'test')
       ? `${packageManager} run ${script}`
       : `${packageManager} ${script}`;
-  const cd = relative(io.cwd, target) || '.';
   const steps: Array<[string, string?]> = [
     ...(cd === '.' ? [] : [[`cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}`] as [string]]),
     ...(install ? [] : [[`${packageManager} install`] as [string]]),
@@ -201,18 +200,15 @@ export async function runCreateCommand(
     [run('dev'), 'develop: the connector against a local backend and its console, restarted on changes'],
   ];
   const width = Math.max(...steps.map(([command]) => command.length));
-  say(
-    [
-      '',
-      'Next:',
-      ...steps.map(
-        ([command, why]) => `  ${why === undefined ? command : `${command.padEnd(width)}  # ${why}`}`,
-      ),
-      '',
-      'Its README.md says how to run it, in a container too.',
-    ].join('\n'),
-  );
-  return EXIT_CODES.done;
+  return [
+    '',
+    'Next:',
+    ...steps.map(
+      ([command, why]) => `  ${why === undefined ? command : `${command.padEnd(width)}  # ${why}`}`,
+    ),
+    '',
+    'Its README.md says how to run it, in a container too.',
+  ].join('\n');
 }
 
 function readKitPackage(root: string): KitPackage {

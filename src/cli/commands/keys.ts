@@ -1,14 +1,15 @@
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ApprovalKitError, ValidationError } from '../../errors.js';
-import { asFlags, nonEmptyString, parseOptions } from '../../internal/options.js';
+import { CommandLine } from '../../internal/command-line.js';
+import { nonEmptyString } from '../../internal/options.js';
 import {
   generateKeyRingData,
   type KeyRingData,
   KeyRingInvalidError,
   ReadOnlyKeyStore,
 } from '../../worker/index.js';
+import { readCommandLine } from '../command-line.js';
 import { EXIT_CODES } from '../exit-codes.js';
 
 const USAGE = `Usage: connector keys generate [--previous FILE] [--out FILE]
@@ -20,58 +21,35 @@ out of logs and version control.
 Options:
   --previous FILE  the ring in use now: its unexpired keys are kept, so tasks sealed to them still open
   --out FILE       write the ring to this new file (mode 0600) rather than to stdout
-  -h, --help       show this help`;
+  -h, --help       show this help
 
-const SUBJECT = 'options of connector keys';
+Exit codes: 0 when the ring was written; 2 for bad options, a previous ring that is none, or an --out file that
+exists (nothing is written then); 1 when a file could not be read or written.`;
 
-const optionsSchema = z.strictObject({
-  '--previous': nonEmptyString().optional(),
-  '--out': nonEmptyString().optional(),
-  '--help': z.boolean().default(false),
+const commandLine = new CommandLine({
+  subject: 'options of connector keys',
+  usage: USAGE,
+  arguments: { action: z.string().optional() },
+  extraArgument: 'generate takes no other',
+  flags: {
+    previous: { type: 'string', schema: nonEmptyString().optional() },
+    out: { type: 'string', schema: nonEmptyString().optional() },
+  },
 });
 
 /** `connector keys generate`: prints (or writes) a key ring with a new current key, and resolves with the exit code. */
 export async function runKeysCommand(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: {
-      previous: { type: 'string' },
-      out: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+  const options = readCommandLine(commandLine, argv, {
+    check: (options) => {
+      if (options.action === 'generate') return options;
+      throw commandLine.refuse(
+        options.action === undefined
+          ? 'Expected a subcommand: generate'
+          : `Unknown subcommand \`${options.action}\`: the one known is generate`,
+      );
     },
-    // Unknown flags reach the options' check, which names the nearest known one.
-    strict: false,
-    allowPositionals: true,
   });
-  let options: z.output<typeof optionsSchema>;
-  try {
-    options = parseOptions(optionsSchema, asFlags(values), SUBJECT);
-    const [action, extra] = positionals;
-    if (!options['--help'] && action !== 'generate') {
-      throw new ValidationError(SUBJECT, [
-        {
-          code: 'custom',
-          path: [],
-          message:
-            action === undefined
-              ? 'Expected a subcommand: generate'
-              : `Unknown subcommand \`${action}\`: the one known is generate`,
-        },
-      ]);
-    }
-    if (extra !== undefined) {
-      throw new ValidationError(SUBJECT, [
-        { code: 'custom', path: [], message: `Unexpected argument \`${extra}\`` },
-      ]);
-    }
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  if (options['--help']) {
-    console.log(USAGE);
-    return EXIT_CODES.done;
-  }
+  if (typeof options === 'number') return options;
 
   try {
     const previousFile = options['--previous'];

@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { Connector } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
 import { type ConnectorFactory, runWorker } from '../../worker/index.js';
-import { WORKER_USAGE } from '../../worker/internal.js';
+import { WORKER_COMMAND_LINE, WORKER_USAGE } from '../../worker/internal.js';
 import { EXIT_CODES } from '../exit-codes.js';
 
 /** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */
@@ -21,19 +20,13 @@ ${WORKER_USAGE}`;
 
 /** `connector run [module]`: the worker. Resolves with its exit code. */
 export async function runRunCommand(argv: readonly string[]): Promise<number> {
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  if (tokens.some((token) => token.kind === 'option' && token.name === 'help')) {
+  // The worker checks its own flags; the first word that is no flag nor a flag's value is the module.
+  const { help, words } = WORKER_COMMAND_LINE.scan(argv);
+  if (help) {
     console.log(USAGE);
     return EXIT_CODES.done;
   }
-  // The first argument that is no flag nor a flag's value is the module; everything else is the worker's.
-  const module = tokens.find((token) => token.kind === 'positional');
+  const [module] = words;
   const rest = module === undefined ? [...argv] : argv.filter((_, index) => index !== module.index);
   const path = resolve(module?.value ?? DEFAULT_MODULE);
   return runWorker(

@@ -207,13 +207,7 @@ const STATUS_INTERVAL_MS = 250;
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
   const settings = parseOptions(devOptionsSchema, options, 'development options', ['adminToken']);
-  const output = new DevOutput(settings.output);
-  const logFile = settings.logFile === undefined ? undefined : createWriteStream(settings.logFile);
-  const printer = await LogPrinter.create(
-    logFile === undefined ? output : new DevOutput(logFile),
-    settings.logFormat ?? (output.interactive ? 'pretty' : 'json'),
-  );
-  const logger = pino({ level: settings.logLevel, base: undefined }, printer.destination());
+  const { output, logFile, printer, logger } = await openOutput(settings);
   const specs = settings.connectors.map((connector) => ({
     ...connector,
     project: resolve(connector.project),
@@ -247,45 +241,19 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     banner(
       backend,
       connectors,
-      {
-        dataFile: settings.dataFile,
-        adminTokenGenerated: settings.adminToken === undefined,
-      },
+      { dataFile: settings.dataFile, adminTokenGenerated: settings.adminToken === undefined },
       settings.notes,
       settings.logFile,
     ),
   );
 
-  // The admin token opens everything: neither a worker nor a build gets it.
-  const { APPROVAL_ADMIN_TOKEN: _admin, ...all } = settings.env;
-  const env = definedOnly(all);
-  const boards = connectors.map(
-    (connector) => new ConnectorBoard(connector.name, connector.tenant.system.id, backend),
-  );
-  const unwatch = backend.watch((change) => {
-    for (const board of boards) board.heard(change);
-  });
-  const loops = connectors.map(
-    (connector, index) =>
-      new ConnectorLoop({
-        project: connector.project,
-        module: connector.module,
-        workerEnv: workerEnvironment(connector, specs[index]!.env, backend.url, env),
-        buildEnv: env,
-        logger: logger.child({ component: 'dev', connector: connector.name }),
-        printer,
-        label: connectors.length > 1 ? { connector: connector.name } : {},
-        board: boards[index]!,
-        stopTimeoutMs: settings.stopTimeoutMs,
-      }),
-  );
+  const { boards, loops, unwatch } = startLoops(settings, { backend, connectors, logger, printer });
   const status = () => boards.map((board) => board.snapshot());
   const draw = () => {
     const now = Date.now();
     output.status(status().map((line) => renderStatusLine(line, { now, width: output.width - 1 })));
   };
   const redraw = output.interactive ? setInterval(draw, STATUS_INTERVAL_MS).unref() : undefined;
-  for (const loop of loops) loop.start();
 
   let closed: Promise<void> | undefined;
   return {
@@ -306,6 +274,58 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
       return closed;
     },
   };
+}
+
+type DevSettings = z.output<typeof devOptionsSchema>;
+
+/** Where the session writes: the terminal (or the stream given), and the log lines there or to the log file. */
+async function openOutput(settings: DevSettings) {
+  const output = new DevOutput(settings.output);
+  const logFile = settings.logFile === undefined ? undefined : createWriteStream(settings.logFile);
+  const printer = await LogPrinter.create(
+    logFile === undefined ? output : new DevOutput(logFile),
+    settings.logFormat ?? (output.interactive ? 'pretty' : 'json'),
+  );
+  const logger = pino({ level: settings.logLevel, base: undefined }, printer.destination());
+  return { output, logFile, printer, logger };
+}
+
+/** Starts a loop for each connector (build, run, rebuild on change) and the board that follows its work. */
+function startLoops(
+  settings: DevSettings,
+  session: {
+    backend: ReferenceBackend;
+    connectors: readonly DevSessionConnector[];
+    logger: pino.Logger;
+    printer: LogPrinter;
+  },
+): { boards: ConnectorBoard[]; loops: ConnectorLoop[]; unwatch: () => void } {
+  const { backend, connectors, logger, printer } = session;
+  // The admin token opens everything: neither a worker nor a build gets it.
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...all } = settings.env;
+  const env = definedOnly(all);
+  const boards = connectors.map(
+    (connector) => new ConnectorBoard(connector.name, connector.tenant.system.id, backend),
+  );
+  const unwatch = backend.watch((change) => {
+    for (const board of boards) board.heard(change);
+  });
+  const loops = connectors.map(
+    (connector, index) =>
+      new ConnectorLoop({
+        project: connector.project,
+        module: connector.module,
+        workerEnv: workerEnvironment(connector, settings.connectors[index]!.env, backend.url, env),
+        buildEnv: env,
+        logger: logger.child({ component: 'dev', connector: connector.name }),
+        printer,
+        label: connectors.length > 1 ? { connector: connector.name } : {},
+        board: boards[index]!,
+        stopTimeoutMs: settings.stopTimeoutMs,
+      }),
+  );
+  for (const loop of loops) loop.start();
+  return { boards, loops, unwatch };
 }
 
 /**

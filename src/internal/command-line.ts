@@ -1,0 +1,199 @@
+/**
+ * The one command-line reader of the kit's commands (`connector backend`, `dev`, `keys`, `create`, a worker's flags)
+ * and of `npm start`: `node:util`'s `parseArgs` reads the words, and the options pipeline checks them together with
+ * the environment variables the command reads, so that a flag and a variable are refused alike, each named as the
+ * user wrote it, every problem in one message.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ValidationError, type ValidationIssue } from '../errors.js';
+import { asFlags, parseOptions } from './options.js';
+
+/** A flag: its value's type as `parseArgs` reads it, a one-letter alias, and the schema that checks it. */
+export interface FlagSpec<S extends z.ZodType = z.ZodType> {
+  type: 'string' | 'boolean';
+  short?: string;
+  schema: S;
+}
+
+/** What a command reads from its command line and its environment. */
+export interface CommandLineSpec<
+  F extends Record<string, FlagSpec>,
+  A extends Record<string, z.ZodType>,
+  V extends Record<string, z.ZodType>,
+> {
+  /** What is checked, for the message: `'options of connector backend'`. */
+  subject: string;
+  /** The text `--help` prints, and a refusal ends with. */
+  usage: string;
+  /** The flags by their long name, without the dashes; `-h, --help` is every command's. */
+  flags: F;
+  /** The words that are no flag, in their order (`module`, `folder`); an extra one is refused. */
+  arguments?: A;
+  /** What the refusal of an extra word tells the user to do instead. @default 'every option is a --flag' */
+  extraArgument?: string;
+  /** The environment variables the command reads; an empty one is an unset one. */
+  variables?: V;
+  /** Variables whose values are never shown. */
+  secret?: readonly string[];
+}
+
+export type CommandLineOptions<F extends Record<string, FlagSpec>, A, V> = {
+  [K in keyof F & string as `--${K}`]: z.output<F[K]['schema']>;
+} & { '--help': boolean } & { [K in keyof A]: A[K] extends z.ZodType ? z.output<A[K]> : never } & {
+  [K in keyof V]: V[K] extends z.ZodType ? z.output<V[K]> : never;
+};
+
+/** A command's command line, declared once: its flags, its arguments, its variables and its usage. */
+export class CommandLine<
+  F extends Record<string, FlagSpec>,
+  A extends Record<string, z.ZodType> = Record<never, never>,
+  V extends Record<string, z.ZodType> = Record<never, never>,
+> {
+  readonly usage: string;
+  readonly #spec: CommandLineSpec<F, A, V>;
+  readonly #words: z.ZodObject;
+  readonly #variables: z.ZodObject;
+
+  constructor(spec: CommandLineSpec<F, A, V>) {
+    this.#spec = spec;
+    this.usage = spec.usage;
+    this.#words = z.strictObject({
+      ...spec.arguments,
+      ...Object.fromEntries(Object.entries(spec.flags).map(([name, flag]) => [`--${name}`, flag.schema])),
+      '--help': z.boolean().default(false),
+    });
+    this.#variables = z.strictObject({ ...spec.variables });
+  }
+
+  /**
+   * The options the words and the environment give, every default applied; `'help'` for `--help`, whatever else
+   * the words and the variables hold. Every problem of the words and the variables is one {@link ValidationError}.
+   */
+  parse(
+    argv: readonly string[],
+    env: Readonly<Record<string, string | undefined>> = {},
+  ): CommandLineOptions<F, A, V> | 'help' {
+    if (this.scan(argv).help) return 'help';
+    const issues: ValidationIssue[] = [];
+    const words = collectIssues(issues, () => this.#parseWords(argv));
+    const variables = collectIssues(issues, () =>
+      parseOptions(
+        this.#variables,
+        readVariables(env, Object.keys(this.#spec.variables ?? {})),
+        this.#spec.subject,
+        this.#spec.secret,
+      ),
+    );
+    if (issues.length > 0) throw new ValidationError(this.#spec.subject, issues);
+    return { ...words, ...variables } as CommandLineOptions<F, A, V>;
+  }
+
+  /** A refusal of this command line, for what its schemas cannot say: ``refuse('Expected a subcommand: generate')``. */
+  refuse(message: string): ValidationError {
+    return new ValidationError(this.#spec.subject, [{ code: 'custom', path: [], message }]);
+  }
+
+  /**
+   * The words as `parseArgs` reads them, unchecked: the flags' values, whether `--help` is asked, and the words that
+   * are no flag nor a flag's value, with their index in `argv`. A word after an unknown flag is that flag's value
+   * (`--prot 80`), not an argument of its own.
+   */
+  scan(argv: readonly string[]): {
+    values: Record<string, unknown>;
+    help: boolean;
+    words: Array<{ value: string; index: number }>;
+  } {
+    const { flags } = this.#spec;
+    const { values, tokens } = parseArgs({
+      args: [...argv],
+      options: {
+        ...Object.fromEntries(
+          Object.entries(flags).map(([name, { type, short }]) => [
+            name,
+            short === undefined ? { type } : { type, short },
+          ]),
+        ),
+        help: { type: 'boolean', short: 'h' },
+      },
+      // Unknown flags reach the options' check, which names the nearest known one.
+      strict: false,
+      allowPositionals: true,
+      tokens: true,
+    });
+    const known = new Set(['help', ...Object.keys(flags)]);
+    const words = tokens.flatMap((token, index) => {
+      if (token.kind !== 'positional') return [];
+      const before = tokens[index - 1];
+      const valueOfUnknown =
+        before?.kind === 'option' && !known.has(before.name) && before.inlineValue === undefined;
+      return valueOfUnknown ? [] : [{ value: token.value, index: token.index }];
+    });
+    return { values, help: values.help === true, words };
+  }
+
+  #parseWords(argv: readonly string[]): z.output<z.ZodObject> {
+    const { arguments: names = {}, extraArgument = 'every option is a --flag' } = this.#spec;
+    const scanned = this.scan(argv);
+    const words = scanned.words.map((word) => word.value);
+    const values = scanned.values;
+    const argumentNames = Object.keys(names);
+    const given = Object.fromEntries(argumentNames.map((name, index) => [name, words[index]]));
+    const issues: ValidationIssue[] = words.slice(argumentNames.length).map((word) => ({
+      code: 'custom',
+      path: [],
+      message: `Unexpected argument \`${word}\`: ${extraArgument}`,
+    }));
+    const parsed = collectIssues(issues, () =>
+      parseOptions(this.#words, { ...asFlags(values), ...given }, this.#spec.subject),
+    );
+    if (issues.length > 0 || parsed === undefined) throw new ValidationError(this.#spec.subject, issues);
+    return parsed;
+  }
+}
+
+/**
+ * Runs a check and answers what it gives; a {@link ValidationError} it throws adds its issues to `issues` instead,
+ * so that several checks are reported in one message.
+ */
+export function collectIssues<T>(issues: ValidationIssue[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
+  }
+}
+
+/** The variables of these names, an empty one (a shell's `VAR=`) read as unset. */
+export function readVariables(
+  env: Readonly<Record<string, string | undefined>>,
+  names: readonly string[],
+): Record<string, string | undefined> {
+  return Object.fromEntries(names.map((name) => [name, env[name] === '' ? undefined : env[name]]));
+}
+
+const LINE_WIDTH = 116;
+
+/**
+ * Rows of a usage text, `  left  right`, the right column aligned and wrapped at word boundaries so that no line is
+ * wider than the usage's other lines.
+ */
+export function usageColumns(rows: ReadonlyArray<readonly [string, string]>): string {
+  const width = Math.max(...rows.map(([left]) => left.length));
+  const indent = ' '.repeat(width + 4);
+  return rows
+    .map(([left, right]) => {
+      const lines = [`  ${left.padEnd(width)} `];
+      for (const word of right.split(' ')) {
+        const line = lines.at(-1)!;
+        if (line.length + 1 + word.length > LINE_WIDTH && line.trim() !== left)
+          lines.push(`${indent}${word}`);
+        else lines[lines.length - 1] = `${line} ${word}`;
+      }
+      return lines.join('\n');
+    })
+    .join('\n');
+}
