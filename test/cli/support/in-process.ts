@@ -34,9 +34,22 @@ export async function runInProcess(
   console.error = (...args: unknown[]) => {
     printed.stderr += `${format(...args)}\n`;
   };
+  // Commands also write to the streams themselves (their usage and refusals).
+  const writes = [
+    vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
+      printed.stdout += String(text);
+      return true;
+    }),
+    vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+      printed.stderr += String(text);
+      return true;
+    }),
+  ];
   try {
-    return { code: await command(argv), ...printed };
+    const code = await command(argv);
+    return { code, ...printed };
   } finally {
+    for (const write of writes) write.mockRestore();
     console.log = log;
     console.error = error;
     vi.unstubAllEnvs();
