@@ -68,6 +68,7 @@ describe('a broken connector fails the check named for its bug', () => {
     ['failure-swallowed', 'incremental', 'tasks.failures'],
     ['precheck-ignored', 'incremental', 'tasks.precheck'],
     ['vanished-forgotten', 'snapshot', 'sync.snapshot-vanished'],
+    ['signal-ignored', 'incremental', 'tasks.deadline'],
   ];
   it.each(cases)(
     '%s (%s) fails %s',

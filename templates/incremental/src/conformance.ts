@@ -1,4 +1,9 @@
-import type { ConformanceSubject, ExpectedApproval, SourceDriver } from 'approval-connector-kit/conformance';
+import type {
+  ConformanceSubject,
+  ExpectedApproval,
+  SourceDriver,
+  SourceFailure,
+} from 'approval-connector-kit/conformance';
 import { MyConnector } from './connector.js';
 import { Requests } from './source.js';
 
@@ -38,6 +43,17 @@ export class RequestsDriver implements SourceDriver {
 
   delete(id: string): void {
     this.requests.remove(id);
+  }
+
+  // The failures the example source can show, each as the HTTP status a real client's error would carry.
+  readonly failures: readonly SourceFailure[] = ['unavailable', 'unauthorized', 'refused'];
+
+  fail(failure: SourceFailure): () => void {
+    const status = { unavailable: 503, unauthorized: 401, refused: 409 }[failure as 'unavailable'];
+    this.requests.failure = Object.assign(new Error(`The source answered ${status}`), { status });
+    return () => {
+      this.requests.failure = undefined;
+    };
   }
 
   async sameInstant<T>(changes: () => Promise<T>): Promise<T> {

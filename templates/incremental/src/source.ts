@@ -16,6 +16,8 @@ export interface Request {
  */
 export class Requests {
   readonly #requests = new Map<string, Request>();
+  /** For tests: while set, every call fails with it, as the real system's client would fail. */
+  failure: Error | undefined;
   readonly #now: () => Date;
 
   constructor(requests: Iterable<Request> = [], now: () => Date = () => new Date()) {
@@ -42,12 +44,14 @@ export class Requests {
 
   /** Every request changed at or after `since`, every request when it is `undefined`. */
   async *changedSince(since: Date | undefined): AsyncIterable<Request> {
+    if (this.failure !== undefined) throw this.failure;
     for (const request of this.#requests.values()) {
       if (since === undefined || request.updatedAt >= since) yield { ...request };
     }
   }
 
   async decide(id: string, status: 'approved' | 'rejected', comment: string): Promise<void> {
+    if (this.failure !== undefined) throw this.failure;
     const request = this.#requests.get(id);
     // Statuses the kit recognises: a 404 or a 409 reports the task as a `systemError` (see the kit's failure mapping).
     if (request === undefined) throw Object.assign(new Error(`No request ${id}`), { status: 404 });

@@ -15,6 +15,8 @@ export interface Request {
  */
 export class Requests {
   readonly #requests = new Map<string, Request>();
+  /** For tests: while set, every call fails with it, as the real system's client would fail. */
+  failure: Error | undefined;
 
   constructor(requests: Iterable<Request> = []) {
     for (const request of requests) this.#requests.set(request.id, { ...request });
@@ -39,12 +41,14 @@ export class Requests {
 
   /** Every request still waiting for a decision. */
   async *open(): AsyncIterable<Request> {
+    if (this.failure !== undefined) throw this.failure;
     for (const request of this.#requests.values()) {
       if (request.status === 'open') yield { ...request };
     }
   }
 
   async decide(id: string, status: 'approved' | 'rejected', comment: string): Promise<void> {
+    if (this.failure !== undefined) throw this.failure;
     const request = this.#requests.get(id);
     // Statuses the kit recognises: a 404 or a 409 reports the task as a `systemError` (see the kit's failure mapping).
     if (request === undefined) throw Object.assign(new Error(`No request ${id}`), { status: 404 });

@@ -21,7 +21,8 @@ export type Bug =
   | 'precheck-ignored'
   | 'vanished-forgotten'
   | 'progress-saved-before-acknowledged'
-  | 'credentials-kept-in-state';
+  | 'credentials-kept-in-state'
+  | 'signal-ignored';
 
 const PAGE_SIZE = 3;
 
@@ -43,7 +44,8 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
   ) => {
     if (bugs.has('precheck-ignored')) return true as const;
     try {
-      if (await source.isOpen(approval.id, signal)) return true as const;
+      if (await source.isOpen(approval.id, bugs.has('signal-ignored') ? undefined : signal))
+        return true as const;
     } catch (error) {
       if (bugs.has('failure-swallowed')) return true as const;
       throw error;
@@ -61,7 +63,8 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
         await context.state.write({ lastLogin: password.reveal() });
       }
       try {
-        await source.decide(approval.id, status, context.idempotencyKey, context.signal);
+        const signal = bugs.has('signal-ignored') ? undefined : context.signal;
+        await source.decide(approval.id, status, context.idempotencyKey, signal);
       } catch (error) {
         if (!bugs.has('failure-swallowed')) throw error;
       }
