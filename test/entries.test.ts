@@ -14,6 +14,7 @@ const entries = {
   'approval-connector-kit/client': 'src/client/index.ts',
   'approval-connector-kit/worker': 'src/worker/index.ts',
   'approval-connector-kit/testing': 'src/testing/index.ts',
+  'approval-connector-kit/conformance': 'src/conformance/index.ts',
   'approval-connector-kit/backend': 'src/backend/index.ts',
   'approval-connector-kit/check-node': 'src/check-node.ts',
 } as const;
@@ -266,6 +267,29 @@ describe('the names of each entry', () => {
     ]);
   });
 
+  it('of /conformance: the battery an author runs against their connector', () => {
+    expect(exported['approval-connector-kit/conformance']).toEqual([
+      'CHECK_NAMES',
+      'type CheckResult',
+      'type CheckStatus',
+      'ConformanceFailure',
+      'type ConformanceOptions',
+      'type ConformanceReport',
+      'type ConformanceSubject',
+      'conformanceSuite',
+      'type ConformanceSuiteOptions',
+      'type ExpectedApproval',
+      'FAILURE_STATUS',
+      'formatReport',
+      'type NewSourceRequest',
+      'type RestoreSource',
+      'runConformance',
+      'type SourceDriver',
+      'type SourceFailure',
+      'type TestRunner',
+    ]);
+  });
+
   it('of /backend: the reference backend', () => {
     expect(exported['approval-connector-kit/backend']).toEqual([
       'type ApprovalRecord',
@@ -374,6 +398,7 @@ describe('the imports of the package that the docs, examples and templates show'
         'approval-connector-kit/client',
         'approval-connector-kit/worker',
         'approval-connector-kit/testing',
+        'approval-connector-kit/conformance',
         'approval-connector-kit/backend',
       ]),
     );

@@ -144,7 +144,10 @@ function resultOf(
  * in-process. Nothing is printed; `formatReport(report)` gives the text.
  *
  * @example
+ * <!-- example: typecheck, because it runs the whole battery -->
  * ```ts
+ * import { formatReport, runConformance } from 'approval-connector-kit/conformance';
+ *
  * const report = await runConformance({
  *   driver: () => new RequestsDriver(),
  *   connector: (driver) => new MyConnector(driver.requests),
@@ -192,6 +195,7 @@ export interface ConformanceSuiteOptions extends ConformanceOptions {
  * check fails its test with what was expected, what happened and the seed.
  *
  * @example
+ * <!-- example: typecheck, because it registers tests with the reader's test runner -->
  * ```ts
  * import { describe, it } from 'vitest'; // or 'node:test'
  * import { conformanceSuite } from 'approval-connector-kit/conformance';

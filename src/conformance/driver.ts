@@ -66,6 +66,7 @@ export type RestoreSource = () => void | Promise<void>;
  * it; a check that cannot run says so in the report (`skip`), with the member it needs.
  *
  * @example
+ * <!-- example: fragment, because it sketches a driver over a source and a clock of the reader's own -->
  * ```ts
  * const driver: SourceDriver = {
  *   create: ({ approver, title }) => source.add({ approver, title, status: 'open', updatedAt: clock.next() }).id,
@@ -141,7 +142,10 @@ export interface SourceDriver {
  * What an author gives the battery: a fresh source and its driver, and the connector that reads it.
  *
  * @example
+ * <!-- example: typecheck, because its driver and connector are the reader's own -->
  * ```ts
+ * import type { ConformanceSubject } from 'approval-connector-kit/conformance';
+ *
  * const subject: ConformanceSubject<RequestsDriver> = {
  *   driver: () => new RequestsDriver(new Requests()),
  *   connector: (driver) => new MyConnector(driver.requests),

@@ -6,6 +6,7 @@
  * reproduces it. See `docs/conformance.md`.
  *
  * @example
+ * <!-- example: typecheck, because it registers tests with the reader's test runner -->
  * ```ts
  * import { conformanceSuite } from 'approval-connector-kit/conformance';
  * import { describe, it } from 'vitest'; // or 'node:test'

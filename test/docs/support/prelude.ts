@@ -47,6 +47,10 @@ interface SourceSystem {
   users(): Iterable<{ systemUserId: string; email: string }>;
 }
 declare const source: SourceSystem;
+// The reader's test double of their source system, and its driver for the conformance battery.
+declare class Requests {}
+type RequestsDriver = import('approval-connector-kit/conformance').SourceDriver & { readonly requests: SourceSystem };
+declare const RequestsDriver: new (requests?: Requests) => RequestsDriver;
 declare const sourceClient: SourceSystem;
 interface MySourceClient extends SourceSystem {}
 declare const MySourceClient: new () => MySourceClient;
