@@ -15,6 +15,21 @@ function deletedMeans(environment: CheckEnvironment): 'resolved' | 'any' {
   return environment.declared.kind === 'snapshot' ? 'resolved' : 'any';
 }
 
+/**
+ * A stage whose source held three requests when the connector synced them, one of which has since been resolved in
+ * the source and one deleted (when the driver can delete): what the next run or reconciliation must show.
+ */
+async function resolvedAndDeletedAfterASync(environment: CheckEnvironment): Promise<Stage> {
+  const stage = await environment.stage();
+  const resolved = await stage.create(environment.title());
+  const deleted = await stage.create(environment.title());
+  await stage.create(environment.title());
+  await expectRun(stage.syncRun(), 'the first sync run');
+  await stage.driver.resolve(resolved);
+  if (stage.driver.delete !== undefined) await stage.delete(deleted);
+  return stage;
+}
+
 async function exact(environment: CheckEnvironment, stage: Stage, context: string): Promise<void> {
   await stage.expectExact(deletedMeans(environment), environment.declared.kind === 'snapshot', context);
 }
@@ -147,15 +162,7 @@ export const syncChecks: Check[] = [
     title: 'for a snapshot source, a request it no longer lists is resolved',
     async run(environment) {
       requires(environment.declared.kind === 'snapshot', 'the source is incremental');
-      const stage = await environment.stage();
-      const [resolved, deleted] = [
-        await stage.create(environment.title()),
-        await stage.create(environment.title()),
-      ];
-      await stage.create(environment.title());
-      await expectRun(stage.syncRun(), 'the first sync run');
-      await stage.driver.resolve(resolved);
-      if (stage.driver.delete !== undefined) await stage.delete(deleted);
+      const stage = await resolvedAndDeletedAfterASync(environment);
       await expectRun(stage.syncRun(), 'the second sync run');
       await exact(environment, stage, ' after requests were resolved or deleted in the source');
     },
@@ -165,15 +172,7 @@ export const syncChecks: Check[] = [
     title: 'reconciliation resolves what the source resolved (or deleted)',
     async run(environment) {
       requires(environment.declared.lookup, 'the source has no lookup(): no reconciliation');
-      const stage = await environment.stage();
-      const [resolved, deleted] = [
-        await stage.create(environment.title()),
-        await stage.create(environment.title()),
-      ];
-      await stage.create(environment.title());
-      await expectRun(stage.syncRun(), 'the first sync run');
-      await stage.driver.resolve(resolved);
-      if (stage.driver.delete !== undefined) await stage.delete(deleted);
+      const stage = await resolvedAndDeletedAfterASync(environment);
       await expectRun(stage.syncRun({ mode: 'reconcile' }), 'a reconciliation');
       await stage.expectExact(
         'resolved',
