@@ -172,7 +172,8 @@ export interface ConformanceSubject<D extends SourceDriver = SourceDriver> {
 
 /**
  * A connector run as a process: `connector run <module>`, with the worker's variables set by the battery
- * (`APPROVAL_SERVICE_URL`, `APPROVAL_CONNECTOR_TOKEN`, `CONNECTOR_ROLE=sync`, `CONNECTOR_CONFIG`, `LOG_FORMAT=json`)
+ * (`APPROVAL_SERVICE_URL`, `APPROVAL_CONNECTOR_TOKEN`, `CONNECTOR_ROLE=sync`, `CONNECTOR_CONFIG`,
+ * `CONNECTOR_KEYS_FILE`, `LOG_FORMAT=json`; no operations port)
  * and the module's own from {@link env}.
  *
  * @example

@@ -100,6 +100,9 @@ async function run(environment: CheckEnvironment): Promise<void> {
     APPROVAL_CONNECTOR_TOKEN: stage.harness.tenant.connectorToken,
     CONNECTOR_ROLE: 'sync',
     CONNECTOR_CONFIG: config,
+    // A key ring of the check's own, and no operations port: nothing of the project's is touched.
+    CONNECTOR_KEYS_FILE: join(directory, 'keys.json'),
+    OPERATIONS_PORT: '',
     LOG_FORMAT: 'json',
     LOG_LEVEL: 'info',
   };
