@@ -87,7 +87,7 @@ export interface Check {
 }
 
 /** Skips the check, saying why, unless `condition` holds. */
-export function requires(condition: unknown, reason: string): void {
+export function requires(condition: unknown, reason: string): asserts condition {
   if (!condition) throw new CheckSkipped(reason);
 }
 

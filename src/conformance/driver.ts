@@ -162,4 +162,38 @@ export interface ConformanceSubject<D extends SourceDriver = SourceDriver> {
    * connector, as a new process would.
    */
   connector(driver: D): Connector<object>;
+  /**
+   * How to run the connector as a process of its own, `connector run <module>`: what the opt-in check
+   * `sync.sigkill` needs to kill it with SIGKILL and restart it. Only for a source another process can reach (a
+   * simulator over HTTP, a file, a database). Without it, that check is skipped.
+   */
+  process?: ConnectorProcess<D>;
+}
+
+/**
+ * A connector run as a process: `connector run <module>`, with the worker's variables set by the battery
+ * (`APPROVAL_SERVICE_URL`, `APPROVAL_CONNECTOR_TOKEN`, `CONNECTOR_ROLE=sync`, `CONNECTOR_CONFIG`,
+ * `CONNECTOR_KEYS_FILE`, `LOG_FORMAT=json`; no operations port)
+ * and the module's own from {@link env}.
+ *
+ * @example
+ * <!-- example: fragment, because its driver is the reader's own -->
+ * ```ts
+ * const subject: ConformanceSubject<JiraDriver> = {
+ *   driver: () => JiraDriver.start(),
+ *   connector: (driver) => new JiraConnector(driver.client()),
+ *   process: { module: 'dist/connector.js', env: (driver) => ({ JIRA_SITE: driver.url, JIRA_TOKEN: 'test' }) },
+ * };
+ * ```
+ */
+export interface ConnectorProcess<D extends SourceDriver = SourceDriver> {
+  /**
+   * The connector module `connector run` imports, from {@link cwd}: its default export (a connector, or a function
+   * that builds one from its context's `env`). A module in TypeScript needs a loader: `NODE_OPTIONS` in {@link env}.
+   */
+  module: string;
+  /** The module's own variables, for this driver's source (its URL, its file). @default none */
+  env?(driver: D): Record<string, string>;
+  /** The working directory of the process. @default process.cwd() */
+  cwd?: string;
 }

@@ -32,6 +32,7 @@ export {
 } from './battery.js';
 export type {
   ConformanceSubject,
+  ConnectorProcess,
   ExpectedApproval,
   NewSourceRequest,
   RestoreSource,

@@ -4,6 +4,7 @@
  */
 import { type Check, type CheckEnvironment, expectRun, requires } from './check.js';
 import { CursorWatch } from './cursor-watch.js';
+import { sigkillCheck } from './process-check.js';
 import { ConformanceFailure } from './report.js';
 import type { Stage } from './stage.js';
 import { syncProperty } from './sync-property.js';
@@ -157,6 +158,7 @@ export const syncChecks: Check[] = [
     title: 'a crash at any point loses nothing and converges on restart (generated runs, shrunk)',
     run: (environment) => syncProperty(environment),
   },
+  sigkillCheck,
   {
     name: 'sync.snapshot-vanished',
     title: 'for a snapshot source, a request it no longer lists is resolved',

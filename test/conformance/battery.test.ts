@@ -15,6 +15,7 @@ describe('a correct connector', () => {
     // Every check ran: the driver can do everything a check needs, and the connector declares a lookup.
     expect(report.checks.filter((check) => check.status === 'skip').map((check) => check.name)).toEqual([
       'registration.key-rotation',
+      'sync.sigkill',
       'sync.snapshot-vanished',
       'tasks.credentials[approve]',
       'tasks.credentials[reject]',
