@@ -278,6 +278,7 @@ describe('the names of each entry', () => {
       'type ConformanceSubject',
       'conformanceSuite',
       'type ConformanceSuiteOptions',
+      'type ConnectorProcess',
       'type ExpectedApproval',
       'FAILURE_STATUS',
       'formatReport',

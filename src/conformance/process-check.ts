@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectorCommand } from '../cli/dev/worker-process.js';
+import { connectorCommand } from '../internal/connector-command.js';
 import { type Check, type CheckEnvironment, requires } from './check.js';
 import { CursorWatch } from './cursor-watch.js';
 import type { ConnectorProcess } from './driver.js';

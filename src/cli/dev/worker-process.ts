@@ -4,9 +4,8 @@
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { packageRoot } from '../../internal/package-root.js';
+import { connectorCommand } from '../../internal/connector-command.js';
 
 /** How a worker ended: its exit code, or the signal that ended it. */
 export type WorkerExit = number | string;
@@ -92,17 +91,4 @@ export class WorkerProcess {
     })();
     return this.#stopping;
   }
-}
-
-/**
- * The kit's own `connector` command with `args`: its build, or, when the kit runs from its sources (its own tests),
- * its sources through tsx.
- */
-export function connectorCommand(args: readonly string[]): { command: string; args: string[] } {
-  // This module is itself inside the kit's folder.
-  const root = packageRoot()!;
-  const entry = import.meta.url.endsWith('.ts')
-    ? ['--import', import.meta.resolve('tsx'), join(root, 'src', 'cli', 'connector.ts')]
-    : [join(root, 'dist', 'cli', 'connector.js')];
-  return { command: process.execPath, args: [...entry, ...args] };
 }
