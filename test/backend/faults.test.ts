@@ -23,6 +23,22 @@ afterAll(() => backend.close());
 const state = () => call(backend, 'GET', '/v2/connector/state', { token: tenant.connectorToken });
 const systems = () => call(backend, 'GET', '/v1/systems', { token: tenant.managementToken });
 
+/** Injects a `status` fault on putting an approval and puts B: the answer is in the v2 shape, and B is not stored. */
+async function expectPutOfBAnswered(status: number): Promise<void> {
+  backend.faults.inject({
+    method: 'PUT',
+    path: '/v2/rawapprovals/:approvalId',
+    fault: { type: 'status', status },
+  });
+  const put = await call(backend, 'PUT', '/v2/rawapprovals/B', {
+    token: tenant.connectorToken,
+    body: { approval: { schemaId: 's', approver: 'u' } },
+  });
+  expect(put).toMatchObject({ status, body: { status: 'failure' } });
+  expect(put.headers['retry-after']).toBeUndefined();
+  expect(backend.listApprovals(tenant.system.id).map((a) => a.id)).toEqual(['A']);
+}
+
 describe('faults', () => {
   it('are off unless asked', async () => {
     expect(backend.faults.list()).toEqual([]);
@@ -51,18 +67,7 @@ describe('faults', () => {
     const answer = await call(backend, 'GET', '/v1/systems');
     expect(answer).toMatchObject({ status: 503, body: { Error: 'Internal Server Error. injected fault' } });
     expect(answer.headers['retry-after']).toBe('1');
-    backend.faults.inject({
-      method: 'PUT',
-      path: '/v2/rawapprovals/:approvalId',
-      fault: { type: 'status', status: 500 },
-    });
-    const put = await call(backend, 'PUT', '/v2/rawapprovals/B', {
-      token: tenant.connectorToken,
-      body: { approval: { schemaId: 's', approver: 'u' } },
-    });
-    expect(put).toMatchObject({ status: 500, body: { status: 'failure' } });
-    expect(put.headers['retry-after']).toBeUndefined();
-    expect(backend.listApprovals(tenant.system.id).map((a) => a.id)).toEqual(['A']);
+    await expectPutOfBAnswered(500);
   });
 
   it('answer a 4xx a proxy would send, in the shape of the path’s API, without doing anything', async () => {
@@ -71,18 +76,7 @@ describe('faults', () => {
       status: 403,
       body: { Error: 'Forbidden. injected fault' },
     });
-    backend.faults.inject({
-      method: 'PUT',
-      path: '/v2/rawapprovals/:approvalId',
-      fault: { type: 'status', status: 431 },
-    });
-    const put = await call(backend, 'PUT', '/v2/rawapprovals/B', {
-      token: tenant.connectorToken,
-      body: { approval: { schemaId: 's', approver: 'u' } },
-    });
-    expect(put).toMatchObject({ status: 431, body: { status: 'failure' } });
-    expect(put.headers['retry-after']).toBeUndefined();
-    expect(backend.listApprovals(tenant.system.id).map((a) => a.id)).toEqual(['A']);
+    await expectPutOfBAnswered(431);
   });
 
   it('drop the connection before the request is handled', async () => {

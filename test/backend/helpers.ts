@@ -3,6 +3,7 @@ import {
   type ReferenceBackend,
   type ReferenceBackendOptions,
   startReferenceBackend,
+  type Tenant,
 } from '../../src/backend/index.js';
 
 /** An answer as the tests look at it: status, parsed JSON body (or text), headers. */
@@ -78,3 +79,46 @@ export function notFound(collection: string, id: string) {
 
 /** A UUID no store will have. */
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * A new tenant whose connector has registered the approve and reject task types (and what `registration` adds) and
+ * pushed `approvals` through the connector API.
+ */
+export async function registerTenant(
+  backend: ReferenceBackend,
+  approvals: unknown[],
+  registration: Record<string, unknown> = {},
+): Promise<Tenant> {
+  const tenant = backend.createTenant();
+  await call(backend, 'PATCH', '/v2/connector', {
+    token: tenant.connectorToken,
+    body: { taskTypes: ['approve', 'reject'], ...registration },
+  });
+  await call(backend, 'PUT', '/v2/rawapprovals', { token: tenant.connectorToken, body: { approvals } });
+  return tenant;
+}
+
+type User = ReturnType<ReferenceBackend['createUser']>;
+
+/** Creates a user of the tenant's organization for each `[email, firstName, lastName]`, answering them in order. */
+export function createUsers<const People extends readonly (readonly [string, string, string])[]>(
+  backend: ReferenceBackend,
+  tenant: Tenant,
+  people: People,
+): { -readonly [K in keyof People]: User } {
+  return people.map(([email, firstName, lastName]) =>
+    backend.createUser(tenant.organization.id, { email, firstName, lastName }),
+  ) as { -readonly [K in keyof People]: User };
+}
+
+/** Maps users of the tenant's organization to users of its system, through the management API. */
+export function mapUsers(
+  backend: ReferenceBackend,
+  tenant: Tenant,
+  mappings: { userId: string; systemUserId: string }[],
+): Promise<Answer> {
+  return call(backend, 'POST', `/v1/systems/${tenant.system.id}/usermappings/bulk`, {
+    token: tenant.managementToken,
+    body: mappings,
+  });
+}

@@ -88,62 +88,74 @@ describe('a data file of an earlier schema', () => {
   const GRACE = '6f1c2a4e-0000-4000-8000-000000000004';
   const TASK = '6f1c2a4e-0000-4000-8000-000000000005';
 
-  /** A file as a backend of schema version 1 left it: a tenant, two users, a mapping, an approval, a waiting task. */
-  function versionOneFile(file: string): void {
+  type Insert = (sql: string, ...values: (string | number | null)[]) => void;
+
+  /**
+   * Writes a file as a backend of schema `version` left it: its schema, an organization with a system, the system's
+   * connector token (`v<version>-connector`) and its registration, then what `fill` inserts.
+   */
+  function oldStoreFile(file: string, version: 1 | 2, at: number, fill: (insert: Insert) => void): void {
     const db = new DatabaseSync(file);
-    db.exec(readFileSync(new URL('./fixtures/schema-v1.sql', import.meta.url), 'utf8'));
-    const at = Date.parse('2026-04-01T00:00:00.000Z');
-    const insert = (sql: string, ...values: (string | number | null)[]) => db.prepare(sql).run(...values);
+    db.exec(readFileSync(new URL(`./fixtures/schema-v${version}.sql`, import.meta.url), 'utf8'));
+    const insert: Insert = (sql, ...values) => db.prepare(sql).run(...values);
     insert('INSERT INTO organizations VALUES (?, ?, ?)', ORG, 'Acme', at);
     insert('INSERT INTO systems VALUES (?, ?, ?, ?)', SYSTEM, ORG, 'Jira', at);
     insert(
       'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
-      hashToken('v1-management'),
-      'management',
-      ORG,
-      null,
-      at,
-    );
-    insert(
-      'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
-      hashToken('v1-connector'),
+      hashToken(`v${version}-connector`),
       'connector',
       ORG,
       SYSTEM,
       at,
     );
     insert('INSERT INTO connectors VALUES (?, ?, 0, NULL, NULL, ?)', SYSTEM, '["approve"]', at);
-    insert("INSERT INTO connector_states VALUES (?, ?, ?, ?, '{}')", SYSTEM, TASK, at, at);
-    insert(
-      'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
-      ADA,
-      ORG,
-      'ada@acme.example',
-      'Ada',
-      'Lovelace',
-      at,
-    );
-    insert(
-      'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
-      GRACE,
-      ORG,
-      'grace@acme.example',
-      'Grace',
-      'Hopper',
-      at,
-    );
-    insert('INSERT INTO user_mappings VALUES (?, ?, ?)', SYSTEM, ADA, 'jira-ada');
-    insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
-    insert(
-      `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, created_at)
-       VALUES (?, ?, 'approve', 'PO-1', '', 'waiting', ?, ?)`,
-      TASK,
-      SYSTEM,
-      at,
-      at,
-    );
-    db.exec('PRAGMA user_version = 1');
+    fill(insert);
+    db.exec(`PRAGMA user_version = ${version}`);
     db.close();
+  }
+
+  /** A file as a backend of schema version 1 left it: a tenant, two users, a mapping, an approval, a waiting task. */
+  function versionOneFile(file: string): void {
+    const at = Date.parse('2026-04-01T00:00:00.000Z');
+    oldStoreFile(file, 1, at, (insert) => {
+      insert(
+        'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
+        hashToken('v1-management'),
+        'management',
+        ORG,
+        null,
+        at,
+      );
+      insert("INSERT INTO connector_states VALUES (?, ?, ?, ?, '{}')", SYSTEM, TASK, at, at);
+      insert(
+        'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
+        ADA,
+        ORG,
+        'ada@acme.example',
+        'Ada',
+        'Lovelace',
+        at,
+      );
+      insert(
+        'INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)',
+        GRACE,
+        ORG,
+        'grace@acme.example',
+        'Grace',
+        'Hopper',
+        at,
+      );
+      insert('INSERT INTO user_mappings VALUES (?, ?, ?)', SYSTEM, ADA, 'jira-ada');
+      insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
+      insert(
+        `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, created_at)
+       VALUES (?, ?, 'approve', 'PO-1', '', 'waiting', ?, ?)`,
+        TASK,
+        SYSTEM,
+        at,
+        at,
+      );
+    });
   }
 
   /** The file's tables, indexes and triggers as SQLite keeps them, and its schema version. */
@@ -209,40 +221,26 @@ describe('a data file of an earlier schema', () => {
    * still, the second leased until a minute ago, the third waiting.
    */
   function versionTwoFile(file: string, at: number): string[] {
-    const db = new DatabaseSync(file);
-    db.exec(readFileSync(new URL('./fixtures/schema-v2.sql', import.meta.url), 'utf8'));
-    const insert = (sql: string, ...values: (string | number | null)[]) => db.prepare(sql).run(...values);
-    insert('INSERT INTO organizations VALUES (?, ?, ?)', ORG, 'Acme', at);
-    insert('INSERT INTO systems VALUES (?, ?, ?, ?)', SYSTEM, ORG, 'Jira', at);
-    insert(
-      'INSERT INTO tokens VALUES (?, ?, ?, ?, ?)',
-      hashToken('v2-connector'),
-      'connector',
-      ORG,
-      SYSTEM,
-      at,
-    );
-    insert('INSERT INTO connectors VALUES (?, ?, 0, NULL, NULL, ?)', SYSTEM, '["approve"]', at);
-    insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
     const tasks: [string, string, number][] = [
       ['6f1c2a4e-0000-4000-8000-000000000011', 'leased', at + 60 * 60_000],
       ['6f1c2a4e-0000-4000-8000-000000000012', 'leased', at - 60_000],
       ['6f1c2a4e-0000-4000-8000-000000000013', 'waiting', at - 30_000],
     ];
-    for (const [id, state, availableAt] of tasks) {
-      insert(
-        `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, deliveries, created_at)
+    oldStoreFile(file, 2, at, (insert) => {
+      insert("INSERT INTO approvals VALUES (?, 'PO-1', 'po', 'u', 0, ?, '{}')", SYSTEM, at);
+      for (const [id, state, availableAt] of tasks) {
+        insert(
+          `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, state, available_at, deliveries, created_at)
          VALUES (?, ?, 'approve', 'PO-1', '', ?, ?, ?, ?)`,
-        id,
-        SYSTEM,
-        state,
-        availableAt,
-        state === 'leased' ? 1 : 0,
-        at - 120_000,
-      );
-    }
-    db.exec('PRAGMA user_version = 2');
-    db.close();
+          id,
+          SYSTEM,
+          state,
+          availableAt,
+          state === 'leased' ? 1 : 0,
+          at - 120_000,
+        );
+      }
+    });
     return tasks.map(([id]) => id);
   }
 

@@ -2,7 +2,7 @@ import nacl from 'tweetnacl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCredentials, sealCredentials, toBase64 } from '../../src/api/index.js';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
-import { call, type ManualClock, start, UNKNOWN_ID } from './helpers.js';
+import { call, type ManualClock, registerTenant, start, UNKNOWN_ID } from './helpers.js';
 
 let backend: ReferenceBackend;
 let clock: ManualClock;
@@ -13,22 +13,16 @@ beforeAll(async () => {
 });
 afterAll(() => backend.close());
 
-async function registeredTenant(registration: Record<string, unknown> = {}): Promise<Tenant> {
-  const tenant = backend.createTenant();
-  await call(backend, 'PATCH', '/v2/connector', {
-    token: tenant.connectorToken,
-    body: { taskTypes: ['approve', 'reject'], ...registration },
-  });
-  await call(backend, 'PUT', '/v2/rawapprovals', {
-    token: tenant.connectorToken,
-    body: {
-      approvals: [
-        { id: 'PO-1', schemaId: 'po', approver: 'u', data: { amount: 1 } },
-        { id: 'PO-2', schemaId: 'po', approver: 'u' },
-      ],
-    },
-  });
-  return tenant;
+/** A tenant whose connector has registered and pushed two purchase orders, PO-1 with data. */
+function registeredTenant(registration: Record<string, unknown> = {}): Promise<Tenant> {
+  return registerTenant(
+    backend,
+    [
+      { id: 'PO-1', schemaId: 'po', approver: 'u', data: { amount: 1 } },
+      { id: 'PO-2', schemaId: 'po', approver: 'u' },
+    ],
+    registration,
+  );
 }
 
 const getTask = (tenant: Tenant) =>

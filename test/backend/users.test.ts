@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceBackend, Tenant } from '../../src/backend/index.js';
-import { call, notFound, start, UNKNOWN_ID } from './helpers.js';
+import { call, createUsers, mapUsers, notFound, start, UNKNOWN_ID } from './helpers.js';
 
 let backend: ReferenceBackend;
 
@@ -18,20 +18,13 @@ describe('Get users (1)', () => {
   let tenant: Tenant;
   beforeAll(() => {
     tenant = backend.createTenant();
-    const people = [
+    createUsers(backend, tenant, [
       ['ada@acme.example', 'Ada', 'Lovelace'],
       ['grace@acme.example', 'Grace', 'Hopper'],
       ['alan@acme.example', 'Alan', 'Turing'],
       ['Edsger@acme.example', 'Edsger', 'Dijkstra'],
       ['barbara@acme.example', 'Barbara', 'Liskov'],
-    ];
-    for (const [email, firstName, lastName] of people) {
-      backend.createUser(tenant.organization.id, {
-        email: email!,
-        firstName: firstName!,
-        lastName: lastName!,
-      });
-    }
+    ]);
   });
 
   it('answers every user of the organization, ordered by email, with the published firastName spelling', async () => {
@@ -76,18 +69,11 @@ describe('Get users (1)', () => {
 
   it('searches longer terms the same way, letters beyond ASCII folded as toLowerCase folds them', async () => {
     const tenant = backend.createTenant();
-    const people = [
+    createUsers(backend, tenant, [
       ['ilkay@x.example', 'İlkay', 'Gündoğan'],
       ['sofia@x.example', 'Σοφία', 'ΠΑΠΑΔΟΠΟΎΛΟΥ'],
       ['kelvin@x.example', 'Kelvin', 'Strauß'],
-    ];
-    for (const [email, firstName, lastName] of people) {
-      backend.createUser(tenant.organization.id, {
-        email: email!,
-        firstName: firstName!,
-        lastName: lastName!,
-      });
-    }
+    ]);
     const search = async (term: string, fields = 'firstName,lastName') =>
       (await users(tenant, `?search=${encodeURIComponent(term)}&searchableFields=${fields}`)).body.map(
         (u: { email: string }) => u.email,
@@ -282,20 +268,11 @@ describe('Add users (2)', () => {
 describe('Delete users (3)', () => {
   it('deletes the users and their mappings, answering the count', async () => {
     const tenant = backend.createTenant();
-    const a = backend.createUser(tenant.organization.id, {
-      email: 'a@x.example',
-      firstName: 'A',
-      lastName: 'A',
-    });
-    const b = backend.createUser(tenant.organization.id, {
-      email: 'b@x.example',
-      firstName: 'B',
-      lastName: 'B',
-    });
-    await call(backend, 'POST', `/v1/systems/${tenant.system.id}/usermappings/bulk`, {
-      token: tenant.managementToken,
-      body: [{ userId: a.id, systemUserId: 'sa' }],
-    });
+    const [a, b] = createUsers(backend, tenant, [
+      ['a@x.example', 'A', 'A'],
+      ['b@x.example', 'B', 'B'],
+    ]);
+    await mapUsers(backend, tenant, [{ userId: a.id, systemUserId: 'sa' }]);
     const answer = await call(backend, 'DELETE', '/v1/users', {
       token: tenant.managementToken,
       body: [a.id, a.id],
@@ -311,16 +288,8 @@ describe('Delete users (3)', () => {
   it('is all or nothing: one unknown or foreign id answers 404 and deletes none', async () => {
     const tenant = backend.createTenant();
     const other = backend.createTenant();
-    const a = backend.createUser(tenant.organization.id, {
-      email: 'a@x.example',
-      firstName: 'A',
-      lastName: 'A',
-    });
-    const foreign = backend.createUser(other.organization.id, {
-      email: 'f@x.example',
-      firstName: 'F',
-      lastName: 'F',
-    });
+    const [a] = createUsers(backend, tenant, [['a@x.example', 'A', 'A']]);
+    const [foreign] = createUsers(backend, other, [['f@x.example', 'F', 'F']]);
     for (const id of [UNKNOWN_ID, foreign.id]) {
       const answer = await call(backend, 'DELETE', '/v1/users', {
         token: tenant.managementToken,

@@ -1,33 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBackendCommand } from '../../src/cli/commands/backend.js';
 import { runInProcess } from './support/in-process.js';
+import { type CliProcess, killAll, spawnCli } from './support/processes.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const children: ChildProcess[] = [];
-
-function run(
-  args: string[],
-  env: Record<string, string | undefined> = {},
-): { child: ChildProcess; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/connector.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', APPROVAL_ADMIN_TOKEN: undefined, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  return { child, stdout: () => out, stderr: () => err };
+/** `connector <args>` in a process of its own, logging at info unless `env` says otherwise. */
+function run(args: string[], env: Record<string, string> = {}): CliProcess {
+  return spawnCli(args, { LOG_LEVEL: 'info', ...env });
 }
 
 async function waitFor(read: () => string, pattern: RegExp, child: ChildProcess): Promise<RegExpMatchArray> {
@@ -39,9 +20,7 @@ async function waitFor(read: () => string, pattern: RegExp, child: ChildProcess)
   }
 }
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
+afterEach(() => killAll());
 
 describe('connector backend', () => {
   it('serves the demo seed, prints its URL and tokens, and stops cleanly on SIGTERM', async () => {

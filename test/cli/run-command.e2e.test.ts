@@ -9,6 +9,7 @@ import {
   type BackendProcess,
   type CliProcess,
   killAll,
+  putApprovals,
   spawnCli,
   startBackendProcess,
 } from './support/processes.js';
@@ -75,17 +76,7 @@ function startWorker(args: string[], env: Record<string, string> = {}): CliProce
 
 /** Puts approvals in the service and a task for each, as approvers acting in the app would. */
 async function tasksFor(ids: string[]): Promise<Task[]> {
-  await backend.service('PUT', '/v2/rawapprovals', token, {
-    approvals: ids.map((id) => ({
-      id,
-      schemaId: 'po',
-      approver: 'ada',
-      resolved: false,
-      lastModified: '2026-05-01T09:00:00.000Z',
-      data: {},
-    })),
-  });
-  await backend.service('PATCH', '/v2/connector', token, { taskTypes: ['approve'], authRequired: false });
+  await putApprovals(backend, token, ids);
   const tasks: Task[] = [];
   for (const approvalId of ids) {
     tasks.push(await backend.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId }));

@@ -31,6 +31,15 @@ function uuid(n: number): string {
   return `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
 }
 
+/** 3000 users to add, more than one request under the body limit carries (each last name is 20 bytes of UTF-8). */
+function longUserList() {
+  return Array.from({ length: 3000 }, (_, n) => ({
+    email: `user-${n}@example.com`,
+    firstName: `First ${n}`,
+    lastName: 'Ł'.repeat(10),
+  }));
+}
+
 describe('splitByBytes', () => {
   it('keeps every item, in order, in chunks whose JSON fits the limit', () => {
     fc.assert(
@@ -57,11 +66,7 @@ describe('splitByBytes', () => {
 
 describe('the 100K body limit', () => {
   it('sends a long Add users list as several requests under the limit, results in input order', async () => {
-    const users = Array.from({ length: 3000 }, (_, n) => ({
-      email: `user-${n}@example.com`,
-      firstName: `First ${n}`,
-      lastName: 'Ł'.repeat(10),
-    }));
+    const users = longUserList();
     let next = 0;
     // Answer each request with one result per user it carried, ids counting up across requests.
     server.otherwise((request) => ({
@@ -81,11 +86,7 @@ describe('the 100K body limit', () => {
   });
 
   it('says which users were added, which are uncertain and which were not sent when a later request fails', async () => {
-    const users = Array.from({ length: 3000 }, (_, n) => ({
-      email: `user-${n}@example.com`,
-      firstName: `First ${n}`,
-      lastName: 'Ł'.repeat(10),
-    }));
+    const users = longUserList();
     let answered = 0;
     server.otherwise((request) =>
       answered++ === 0

@@ -4,16 +4,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listTemplates } from '../../src/cli/create/templates.js';
 import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
-import {
-  findOlderNode,
-  installedForTemplates,
-  linkNodeModules,
-  packedPackages,
-  QUIET_INSTALL,
-  root,
-  run,
-  succeed,
-} from './support/packages.js';
+import { findOlderNode, installPacked, root, run, succeed } from './support/packages.js';
 import { env } from './support/template-project.js';
 
 // create-connector and the kit as a user gets them: packed, installed from their tarballs. A project of each
@@ -24,12 +15,9 @@ const templates = listTemplates(join(root, 'templates')).map((template) => templ
 let tools: string;
 
 beforeAll(async () => {
-  const installed = await installedForTemplates();
-  const { kit, createConnector } = await packedPackages();
   tools = mkdtempSync(join(tmpdir(), 'create-connector-'));
   writeFileSync(join(tools, 'package.json'), JSON.stringify({ name: 'tools', private: true }));
-  linkNodeModules(installed, tools);
-  await succeed('npm', ['install', kit, createConnector, ...QUIET_INSTALL], tools, env);
+  await installPacked(tools, ['kit', 'createConnector'], env);
 }, 240_000);
 
 afterAll(() => {

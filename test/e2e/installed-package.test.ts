@@ -23,6 +23,29 @@ function importsOf(file: string): string[] {
   return [...code.matchAll(/^\s*(?:import|export)\b[^'";]*?['"]([^'"]+)['"]/gm)].map((match) => match[1]!);
 }
 
+// What the connector scripts below share: the approval their source yields, and a reference backend with a worker
+// for the connector class OneApproval, started and synced once (the poller as `poller` says).
+const PR_1 = `{
+        id: 'PR-1',
+        schemaId: 'purchase-request',
+        approver: 'ada',
+        resolved: false,
+        lastModified: new Date('2026-05-01T10:00:00Z'),
+        data: { amount: 420 },
+      }`;
+
+const startSyncedWorker = (poller: string) => `const backend = await startReferenceBackend();
+const tenant = backend.createTenant();
+const worker = new ConnectorWorker(new OneApproval(), {
+  service: { baseUrl: backend.url, token: tenant.connectorToken },
+  keyStore: new MemoryKeyStore(),
+  logger: { level: 'warn' },
+  sync: { runOnStart: false, reconcileSchedule: false },
+  poller: ${poller},
+});
+await worker.start();
+await worker.syncNow();`;
+
 // A connector as a user would write it against the installed package, and the reference backend from it.
 const CONNECTOR_SCRIPT = `
 import { Connector, incremental } from 'approval-connector-kit';
@@ -33,29 +56,12 @@ class OneApproval extends Connector {
   tasks = {};
   source = incremental({
     async *changes() {
-      yield {
-        id: 'PR-1',
-        schemaId: 'purchase-request',
-        approver: 'ada',
-        resolved: false,
-        lastModified: new Date('2026-05-01T10:00:00Z'),
-        data: { amount: 420 },
-      };
+      yield ${PR_1};
     },
   });
 }
 
-const backend = await startReferenceBackend();
-const tenant = backend.createTenant();
-const worker = new ConnectorWorker(new OneApproval(), {
-  service: { baseUrl: backend.url, token: tenant.connectorToken },
-  keyStore: new MemoryKeyStore(),
-  logger: { level: 'warn' },
-  sync: { runOnStart: false, reconcileSchedule: false },
-  poller: { enabled: false },
-});
-await worker.start();
-await worker.syncNow();
+${startSyncedWorker('{ enabled: false }')}
 await worker.stop();
 console.log(JSON.stringify(backend.listApprovals(tenant.system.id)));
 await backend.close();
@@ -121,29 +127,12 @@ class OneApproval extends Connector {
   };
   readonly source = incremental({
     async *changes(): AsyncIterable<SourceApproval> {
-      yield {
-        id: 'PR-1',
-        schemaId: 'purchase-request',
-        approver: 'ada',
-        resolved: false,
-        lastModified: new Date('2026-05-01T10:00:00Z'),
-        data: { amount: 420 },
-      };
+      yield ${PR_1};
     },
   });
 }
 
-const backend = await startReferenceBackend();
-const tenant = backend.createTenant();
-const worker = new ConnectorWorker(new OneApproval(), {
-  service: { baseUrl: backend.url, token: tenant.connectorToken },
-  keyStore: new MemoryKeyStore(),
-  logger: { level: 'warn' },
-  sync: { runOnStart: false, reconcileSchedule: false },
-  poller: { idleMinMs: 5, idleMaxMs: 20 },
-});
-await worker.start();
-await worker.syncNow();
+${startSyncedWorker('{ idleMinMs: 5, idleMaxMs: 20 }')}
 const { id } = backend.createTask({
   systemId: tenant.system.id,
   type: 'approve',
@@ -162,6 +151,9 @@ await worker.stop();
 await backend.close();
 console.log(JSON.stringify({ decided, result, approval: approval.id }));
 `;
+
+/** The test's environment, with the Node that runs it first on PATH, for the installed `connector` command. */
+const withThisNode = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` };
 
 let work: string;
 let app: string;
@@ -288,7 +280,7 @@ describe('the packed kit', () => {
   it('serves the console page that the connector backend command links to', async () => {
     const child = spawn(join(app, 'node_modules', '.bin', 'connector'), ['backend', '--port', '0'], {
       cwd: app,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+      env: withThisNode,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
@@ -322,11 +314,10 @@ describe('the packed kit', () => {
   it('runs a connector module with connector run, configured by its environment, until SIGTERM', async () => {
     writeFileSync(join(app, 'worker.js'), WORKER_MODULE);
     const bin = join(app, 'node_modules', '.bin', 'connector');
-    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` };
     const started = (args: string[], extra: Record<string, string>) => {
       const child = spawn(bin, args, {
         cwd: app,
-        env: { ...env, ...extra },
+        env: { ...withThisNode, ...extra },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const output = { out: '', err: '' };
@@ -388,13 +379,13 @@ describe('the packed kit', () => {
   it('installs the connector command', async () => {
     const outcome = await run(join(app, 'node_modules', '.bin', 'connector'), ['--help'], {
       cwd: app,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+      env: withThisNode,
     });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('Usage: connector <command> [options]');
     const version = await run(join(app, 'node_modules', '.bin', 'connector'), ['--version'], {
       cwd: app,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` },
+      env: withThisNode,
     });
     const installed = JSON.parse(
       readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),

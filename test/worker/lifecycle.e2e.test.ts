@@ -347,27 +347,35 @@ describe('the moves of its state', () => {
     return Number(/^approval_connector_ready (\d+)$/m.exec(body)?.[1]);
   }
 
+  /** Expects the worker to have logged just `moves` so far, and its ready gauge to read `ready`. */
+  async function expectMoves(
+    lines: { level: number; msg: string; [key: string]: unknown }[],
+    built: ConnectorWorker<Connector<object>>,
+    moves: string[],
+    ready: 0 | 1,
+  ): Promise<void> {
+    expect(logged(lines)).toEqual(moves);
+    expect(await readyGauge(built)).toBe(ready);
+  }
+
   it('through a normal life: idle, starting, running, stopping, stopped; ready only while running', async () => {
     const logs = capturedLogs();
     const built = connector({ logger: { level: 'info', destination: logs.destination } });
     expect(await readyGauge(built)).toBe(0);
     const started = built.start();
-    expect(logged(logs.lines)).toEqual(['idle>starting']);
-    expect(await readyGauge(built)).toBe(0);
+    await expectMoves(logs.lines, built, ['idle>starting'], 0);
     await started;
-    expect(logged(logs.lines)).toEqual(['idle>starting', 'starting>running']);
-    expect(await readyGauge(built)).toBe(1);
+    await expectMoves(logs.lines, built, ['idle>starting', 'starting>running'], 1);
     const stopping = built.stop();
     expect(built.lifecycle).toBe('stopping');
     expect(await readyGauge(built)).toBe(0);
     await stopping;
-    expect(logged(logs.lines)).toEqual([
-      'idle>starting',
-      'starting>running',
-      'running>stopping',
-      'stopping>stopped',
-    ]);
-    expect(await readyGauge(built)).toBe(0);
+    await expectMoves(
+      logs.lines,
+      built,
+      ['idle>starting', 'starting>running', 'running>stopping', 'stopping>stopped'],
+      0,
+    );
     // Each move is logged once, when it happens: the connector's own lines fall between them.
     const messages = logs.lines.map((line) => line.msg);
     expect(messages.indexOf('connector running')).toBeGreaterThan(
@@ -388,21 +396,19 @@ describe('the moves of its state', () => {
     expect(built.lifecycle).toBe('failed');
     expect(await readyGauge(built)).toBe(0);
     await built.stop();
-    expect(logged(logs.lines)).toEqual([
-      'idle>starting',
-      'starting>failed',
-      'failed>stopping',
-      'stopping>stopped',
-    ]);
-    expect(await readyGauge(built)).toBe(0);
+    await expectMoves(
+      logs.lines,
+      built,
+      ['idle>starting', 'starting>failed', 'failed>stopping', 'stopping>stopped'],
+      0,
+    );
   });
 
   it('through a stop before start: idle to stopped, in one move', async () => {
     const logs = capturedLogs();
     const built = connector({ logger: { level: 'info', destination: logs.destination } });
     await built.stop();
-    expect(logged(logs.lines)).toEqual(['idle>stopped']);
-    expect(await readyGauge(built)).toBe(0);
+    await expectMoves(logs.lines, built, ['idle>stopped'], 0);
     // A refused start moves nothing.
     await expect(built.start()).rejects.toBeInstanceOf(LifecycleError);
     expect(logged(logs.lines)).toEqual(['idle>stopped']);
@@ -423,8 +429,7 @@ describe('the moves of its state', () => {
     expect(await readyGauge(built)).toBe(0);
     await built.stop();
     await started;
-    expect(logged(logs.lines)).toEqual(['idle>starting', 'starting>stopping', 'stopping>stopped']);
-    expect(await readyGauge(built)).toBe(0);
+    await expectMoves(logs.lines, built, ['idle>starting', 'starting>stopping', 'stopping>stopped'], 0);
   });
 
   it('logs every change of state, each move starting where the last one ended', async () => {

@@ -11,7 +11,7 @@ import {
   type TaskContext,
   task,
 } from '../../src/connector/index.js';
-import type { TestHarness } from '../../src/testing/index.js';
+import type { CreatedTask, TestHarness } from '../../src/testing/index.js';
 import {
   type ConnectorOptions,
   type ConnectorWorker,
@@ -33,6 +33,39 @@ async function startSynced(
   const worker = await harness.start(new MemoryConnector(source), overrides);
   await worker.syncNow();
   return worker;
+}
+
+let proxy: RewritingProxy;
+
+/** Puts a RewritingProxy in front of the backend, as `proxy`, for each test of the describe that calls it. */
+function proxyAroundEachTest(): void {
+  beforeEach(async () => {
+    proxy = await RewritingProxy.start(harness.backend.url);
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+}
+
+/** Holds every Get task at the proxy until `released`, counting those it holds. */
+function holdGetTasks(released: Promise<void>): { count: number } {
+  const held = { count: 0 };
+  proxy.hold = ({ method, path }) => {
+    if (method !== 'GET' || path !== '/v2/connector/tasks') return;
+    held.count += 1;
+    return released;
+  };
+  return held;
+}
+
+/** Expects the task to end in internalError with `code`, its handler never run. */
+async function expectRefused(
+  task: CreatedTask,
+  worker: { connector: { actions: unknown[] } },
+  code: string,
+): Promise<void> {
+  expect(await harness.awaitResult(task)).toMatchObject({ status: 'internalError', meta: { code } });
+  expect(worker.connector.actions).toEqual([]);
 }
 
 describe('running tasks', () => {
@@ -103,11 +136,7 @@ describe('running tasks', () => {
     const worker = await startSynced();
     // `reject` requires comments, and empty ones (the service's default) fail its schema.
     const task = harness.createTask(worker, { type: 'reject', approvalId: 'PO-1', approveComments: '' });
-    expect(await harness.awaitResult(task)).toMatchObject({
-      status: 'internalError',
-      meta: { code: 'task_data_invalid' },
-    });
-    expect(worker.connector.actions).toEqual([]);
+    await expectRefused(task, worker, 'task_data_invalid');
   });
 });
 
@@ -199,24 +228,13 @@ describe('what a task declaration gets', () => {
 });
 
 describe('lease depth, over HTTP', () => {
-  let proxy: RewritingProxy;
-  beforeEach(async () => {
-    proxy = await RewritingProxy.start(harness.backend.url);
-  });
-  afterEach(async () => {
-    await proxy.close();
-  });
+  proxyAroundEachTest();
 
   it('sends a Get task for each free slot at once, leases no more tasks than it has slots, and runs them together', async () => {
     const ids = ['PO-1', 'PO-2', 'PO-3', 'PO-4', 'PO-5'];
     for (const id of ids) source.put(id, '2026-05-01T10:00:00.000Z');
-    let getTasks = 0;
     const released = Promise.withResolvers<void>();
-    proxy.hold = ({ method, path }) => {
-      if (method !== 'GET' || path !== '/v2/connector/tasks') return;
-      getTasks += 1;
-      return released.promise;
-    };
+    const held = holdGetTasks(released.promise);
     const gate = Promise.withResolvers<void>();
     const worker = await startSynced({
       service: harness.serviceOptions({ baseUrl: proxy.url }),
@@ -224,7 +242,7 @@ describe('lease depth, over HTTP', () => {
     });
     worker.connector.gate = gate.promise;
     // Held at the proxy until all four are there: a poller sending one at a time never gets past this.
-    await vi.waitFor(() => expect(getTasks).toBe(4), { timeout: 10_000 });
+    await vi.waitFor(() => expect(held.count).toBe(4), { timeout: 10_000 });
 
     const tasks = ids.map((approvalId) => harness.createTask(worker, { type: 'approve', approvalId }));
     released.resolve();
@@ -233,7 +251,7 @@ describe('lease depth, over HTTP', () => {
       () => expect(tasks.filter((task) => harness.task(task.id)?.deliveries === 1)).toHaveLength(4),
       { timeout: 10_000 },
     );
-    expect(getTasks).toBe(4);
+    expect(held.count).toBe(4);
     expect(tasks.filter((task) => harness.task(task.id)?.deliveries === 0)).toHaveLength(1);
 
     gate.resolve();
@@ -244,31 +262,20 @@ describe('lease depth, over HTTP', () => {
 });
 
 describe('the connection pool, over HTTP', () => {
-  let proxy: RewritingProxy;
-  beforeEach(async () => {
-    proxy = await RewritingProxy.start(harness.backend.url);
-  });
-  afterEach(async () => {
-    await proxy.close();
-  });
+  proxyAroundEachTest();
 
   it.each([20, 40])(
     'has a connection for each of %i tasks at once, so that the pool does not hold the poller back',
     async (concurrency) => {
-      let getTasks = 0;
       const released = Promise.withResolvers<void>();
-      proxy.hold = ({ method, path }) => {
-        if (method !== 'GET' || path !== '/v2/connector/tasks') return;
-        getTasks += 1;
-        return released.promise;
-      };
+      const held = holdGetTasks(released.promise);
       const worker = await harness.start(new MemoryConnector(source), {
         service: harness.serviceOptions({ baseUrl: proxy.url }),
         sync: { enabled: false },
         poller: { concurrency },
       });
       // A Get task for every slot reaches the service at once: a pool of 16 connections let only 16 through.
-      await vi.waitFor(() => expect(getTasks).toBe(concurrency), { timeout: 10_000 });
+      await vi.waitFor(() => expect(held.count).toBe(concurrency), { timeout: 10_000 });
       released.resolve();
       await worker.stop();
     },
@@ -276,13 +283,7 @@ describe('the connection pool, over HTTP', () => {
 });
 
 describe('tasks that break the contract', () => {
-  let proxy: RewritingProxy;
-  beforeEach(async () => {
-    proxy = await RewritingProxy.start(harness.backend.url);
-  });
-  afterEach(async () => {
-    await proxy.close();
-  });
+  proxyAroundEachTest();
   const isGetTask = ({ method, path }: { method: string; path: string }) =>
     method === 'GET' && path === '/v2/connector/tasks';
 
@@ -466,11 +467,7 @@ describe('credentials and keys', () => {
     const other = await harness.start(new CredentialConnector(source), {
       keyStore: new MemoryKeyStore(),
     });
-    expect(await harness.awaitResult(task)).toMatchObject({
-      status: 'internalError',
-      meta: { code: 'credentials_unreadable' },
-    });
-    expect(other.connector.actions).toEqual([]);
+    await expectRefused(task, other, 'credentials_unreadable');
   });
 });
 

@@ -56,6 +56,17 @@ function setup(emails: string[]) {
   return { tenant, users, client };
 }
 
+/** Users a@ and b@ of a new tenant, already mapped to `aId` and src-b, and nothing recorded as sent yet. */
+async function mappedAB(aId: string) {
+  const { tenant, users, client } = setup(['a@x.example', 'b@x.example']);
+  await client.addUserMappings(tenant.system.id, [
+    { userId: users[0]!.id, systemUserId: aId },
+    { userId: users[1]!.id, systemUserId: 'src-b' },
+  ]);
+  sent = [];
+  return { tenant, users, client };
+}
+
 async function storedMappings(client: ManagementClient, tenant: Tenant) {
   const mappings = await client.getSystemUserMappings(tenant.system.id);
   return Object.fromEntries(mappings.map((mapping) => [mapping.userId, mapping.systemUserId]));
@@ -106,12 +117,7 @@ describe('syncUserMappings', () => {
   });
 
   it('sends nothing for mappings that already exist identically', async () => {
-    const { tenant, users, client } = setup(['a@x.example', 'b@x.example']);
-    await client.addUserMappings(tenant.system.id, [
-      { userId: users[0]!.id, systemUserId: 'src-a' },
-      { userId: users[1]!.id, systemUserId: 'src-b' },
-    ]);
-    sent = [];
+    const { tenant, client } = await mappedAB('src-a');
 
     const report = await syncUserMappings(client, tenant.system.id, [
       { systemUserId: 'src-a', email: 'A@x.example' },
@@ -125,12 +131,7 @@ describe('syncUserMappings', () => {
   });
 
   it("replaces a user's changed id and sends only that one", async () => {
-    const { tenant, users, client } = setup(['a@x.example', 'b@x.example']);
-    await client.addUserMappings(tenant.system.id, [
-      { userId: users[0]!.id, systemUserId: 'old-a' },
-      { userId: users[1]!.id, systemUserId: 'src-b' },
-    ]);
-    sent = [];
+    const { tenant, users, client } = await mappedAB('old-a');
 
     const report = await syncUserMappings(client, tenant.system.id, [
       { systemUserId: 'new-a', email: 'a@x.example' },

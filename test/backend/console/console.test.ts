@@ -8,7 +8,7 @@ import { PageAssets } from '../../../src/backend/console/assets.js';
 import { MAX_COMMENT_CHARS } from '../../../src/backend/console/limits.js';
 import { HISTORY_APPROVALS, HISTORY_PER_APPROVAL } from '../../../src/backend/console/live.js';
 import type { ReferenceBackend, Tenant } from '../../../src/backend/index.js';
-import { call, type ManualClock, start } from '../helpers.js';
+import { call, createUsers, type ManualClock, mapUsers, registerTenant, start } from '../helpers.js';
 import { type ConsoleSession, consoleCall, loginToken, signIn } from './support/session.js';
 
 let backend: ReferenceBackend;
@@ -25,41 +25,29 @@ afterEach(() => {
   backend.faults.clear();
 });
 
-async function tenantWithApprovals(registration: Record<string, unknown> = {}): Promise<Tenant> {
-  const tenant = backend.createTenant();
-  await call(backend, 'PATCH', '/v2/connector', {
-    token: tenant.connectorToken,
-    body: { taskTypes: ['approve', 'reject'], ...registration },
-  });
-  await call(backend, 'PUT', '/v2/rawapprovals', {
-    token: tenant.connectorToken,
-    body: {
-      approvals: [
-        {
-          id: 'PO-1',
-          schemaId: 'po',
-          approver: 'ada',
-          lastModified: '2026-05-01T10:00:00Z',
-          data: { title: 'Desks' },
-        },
-        {
-          id: 'PO-2',
-          schemaId: 'po',
-          approver: 'grace',
-          resolved: true,
-          lastModified: '2026-05-01T11:00:00Z',
-        },
-        {
-          id: 'LV-1',
-          schemaId: 'leave',
-          approver: 'ada',
-          lastModified: '2026-05-01T12:00:00Z',
-          data: { who: 'Alan' },
-        },
-      ],
-    },
-  });
-  return tenant;
+/** A tenant whose connector has registered and pushed two purchase orders (one resolved) and a leave request. */
+function tenantWithApprovals(registration: Record<string, unknown> = {}): Promise<Tenant> {
+  return registerTenant(
+    backend,
+    [
+      {
+        id: 'PO-1',
+        schemaId: 'po',
+        approver: 'ada',
+        lastModified: '2026-05-01T10:00:00Z',
+        data: { title: 'Desks' },
+      },
+      { id: 'PO-2', schemaId: 'po', approver: 'grace', resolved: true, lastModified: '2026-05-01T11:00:00Z' },
+      {
+        id: 'LV-1',
+        schemaId: 'leave',
+        approver: 'ada',
+        lastModified: '2026-05-01T12:00:00Z',
+        data: { who: 'Alan' },
+      },
+    ],
+    registration,
+  );
 }
 
 describe('the page', () => {
@@ -245,15 +233,8 @@ describe('the CSRF defence', () => {
 describe('what the pages read', () => {
   it('lists organizations with their systems, users and user mappings', async () => {
     const tenant = backend.createTenant({ organizationName: 'Initech' });
-    const user = backend.createUser(tenant.organization.id, {
-      email: 'peter@initech.example',
-      firstName: 'Peter',
-      lastName: 'Gibbons',
-    });
-    await call(backend, 'POST', `/v1/systems/${tenant.system.id}/usermappings/bulk`, {
-      token: tenant.managementToken,
-      body: [{ userId: user.id, systemUserId: 'pg' }],
-    });
+    const [user] = createUsers(backend, tenant, [['peter@initech.example', 'Peter', 'Gibbons']]);
+    await mapUsers(backend, tenant, [{ userId: user.id, systemUserId: 'pg' }]);
     const answer = await consoleCall(backend, session, 'GET', '/organizations');
     expect(answer.body.find((org: { id: string }) => org.id === tenant.organization.id)).toEqual({
       ...tenant.organization,
@@ -356,15 +337,8 @@ describe('what the pages read', () => {
 describe('an approval’s own page', () => {
   it('answers the approval with its approver as the organization knows them, and its tasks’ timelines', async () => {
     const tenant = await tenantWithApprovals();
-    const ada = backend.createUser(tenant.organization.id, {
-      email: 'ada@example.com',
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-    });
-    await call(backend, 'POST', `/v1/systems/${tenant.system.id}/usermappings/bulk`, {
-      token: tenant.managementToken,
-      body: [{ userId: ada.id, systemUserId: 'ada' }],
-    });
+    const [ada] = createUsers(backend, tenant, [['ada@example.com', 'Ada', 'Lovelace']]);
+    await mapUsers(backend, tenant, [{ userId: ada.id, systemUserId: 'ada' }]);
     const created = backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PO-1' });
     clock.advance(1_000);
     await call(backend, 'GET', '/v2/connector/tasks', { token: tenant.connectorToken });

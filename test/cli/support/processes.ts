@@ -159,3 +159,27 @@ export async function startBackendProcess(): Promise<BackendProcess> {
     },
   };
 }
+
+/**
+ * Puts an open approval (schema `po`, approver ada) for each id in the tenant of the connector `token`, in batches of
+ * 500, and registers the connector for approve tasks, so that tasks can be created for them.
+ */
+export async function putApprovals(
+  backend: BackendProcess,
+  token: string,
+  ids: readonly string[],
+): Promise<void> {
+  for (let start = 0; start < ids.length; start += 500) {
+    await backend.service('PUT', '/v2/rawapprovals', token, {
+      approvals: ids.slice(start, start + 500).map((id) => ({
+        id,
+        schemaId: 'po',
+        approver: 'ada',
+        resolved: false,
+        lastModified: '2026-05-01T09:00:00.000Z',
+        data: {},
+      })),
+    });
+  }
+  await backend.service('PATCH', '/v2/connector', token, { taskTypes: ['approve'], authRequired: false });
+}

@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CliProcess, spawnCli, startBackendProcess } from './processes.js';
+import { type CliProcess, putApprovals, spawnCli, startBackendProcess } from './processes.js';
 
 /** What a run of {@link runTaskWorkers} saw. */
 export interface TaskWorkersRun {
@@ -56,19 +56,7 @@ export async function runTaskWorkers(options: {
       connectorToken: TOKEN,
     });
     const ids = Array.from({ length: options.tasks }, (_, n) => `A-${n}`);
-    for (let start = 0; start < ids.length; start += 500) {
-      await backend.service('PUT', '/v2/rawapprovals', TOKEN, {
-        approvals: ids.slice(start, start + 500).map((id) => ({
-          id,
-          schemaId: 'po',
-          approver: 'ada',
-          resolved: false,
-          lastModified: '2026-05-01T09:00:00.000Z',
-          data: {},
-        })),
-      });
-    }
-    await backend.service('PATCH', '/v2/connector', TOKEN, { taskTypes: ['approve'], authRequired: false });
+    await putApprovals(backend, TOKEN, ids);
     let next = 0;
     await Promise.all(
       Array.from({ length: LOADING_CONCURRENCY }, async () => {

@@ -242,3 +242,18 @@ export function linkNodeModules(installed: string, project: string): void {
   };
   copy(join(installed, 'node_modules'), join(project, 'node_modules'));
 }
+
+/**
+ * Installs the packed packages named in `which` into `project` from their tarballs, as a user would: on a copy of
+ * {@link installedForTemplates} (see {@link linkNodeModules}), so that npm finds all but them in place.
+ */
+export async function installPacked(
+  project: string,
+  which: readonly (keyof PackedPackages)[],
+  env?: NodeJS.ProcessEnv,
+): Promise<void> {
+  const installed = await installedForTemplates();
+  const packed = await packedPackages();
+  linkNodeModules(installed, project);
+  await succeed('npm', ['install', ...which.map((name) => packed[name]), ...QUIET_INSTALL], project, env);
+}

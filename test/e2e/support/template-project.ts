@@ -10,9 +10,8 @@ import { listTemplates } from '../../../src/cli/create/templates.js';
 import { dotenv, environment, healthcheckCommand } from '../../cli/support/dockerfile.js';
 import {
   installedForTemplates,
+  installPacked,
   linkNodeModules,
-  packedPackages,
-  QUIET_INSTALL,
   root,
   run,
   runOnce,
@@ -52,7 +51,6 @@ const DEV_ADMIN_TOKEN = 'create-connector-dev-admin-token';
 export function createdProject(template: string): Promise<string> {
   return runOnce(`project-${template}`, async (folder) => {
     const installed = await installedForTemplates();
-    const { kit } = await packedPackages();
     const project = join(folder, `${template}-connector`);
     await succeed(
       join(installed, 'node_modules', '.bin', 'create-connector'),
@@ -62,8 +60,7 @@ export function createdProject(template: string): Promise<string> {
     );
     // The kit is not in the registry: its tarball stands in for the version package.json asks for. npm installs
     // into a copy of what every project needs, installed once: it finds that in place, and adds or removes the rest.
-    linkNodeModules(installed, project);
-    await succeed('npm', ['install', kit, ...QUIET_INSTALL], project, env);
+    await installPacked(project, ['kit'], env);
     return project;
   });
 }
