@@ -5,6 +5,7 @@
 import type { UiTemplateWrite } from '../api/index.js';
 import type { ReferenceBackend } from '../backend/index.js';
 import type { Connector } from '../connector/index.js';
+import { seededRandom } from '../internal/random.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
 import { CheckSkipped, ConformanceFailure } from './report.js';
 import { Stage } from './stage.js';
@@ -89,18 +90,6 @@ export interface Check {
 /** Skips the check, saying why, unless `condition` holds. */
 export function requires(condition: unknown, reason: string): asserts condition {
   if (!condition) throw new CheckSkipped(reason);
-}
-
-/** mulberry32: a small seeded generator, enough for titles and choices. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** Fails when a sync run that should have succeeded did not. */

@@ -4,6 +4,8 @@
  * @module
  */
 
+export { seededRandom } from '../../src/internal/random.js';
+
 /** A 32-bit hash of a seed and some parts; the same input always gives the same number. */
 export function hash32(seed: number, ...parts: readonly (number | string)[]): number {
   let hash = mix((seed ^ 0x9e3779b9) >>> 0);
@@ -21,18 +23,6 @@ export function hash32(seed: number, ...parts: readonly (number | string)[]): nu
 /** {@link hash32} as a number in [0, 1). */
 export function unit(seed: number, ...parts: readonly (number | string)[]): number {
   return hash32(seed, ...parts) / 2 ** 32;
-}
-
-/** A stream of numbers in [0, 1) from a seed (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** One of `items`, picked by `random`. */
