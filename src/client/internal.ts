@@ -5,9 +5,4 @@
  * @module
  */
 
-export {
-  CLIENT_SECRET_OPTIONS,
-  clientOptionsSchema,
-  type ResolvedClientOptions,
-  resolveClientOptions,
-} from './options.js';
+export { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from './options.js';

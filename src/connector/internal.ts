@@ -5,5 +5,5 @@
  */
 
 export { REDACTED, redactSecrets, secretPattern, wrapCredentials } from './secret.js';
-export { type ParsedSourceApproval, parseSourceApproval } from './source.js';
+export { parseSourceApproval } from './source.js';
 export { SyncCursor } from './state.js';
