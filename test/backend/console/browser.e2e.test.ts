@@ -121,6 +121,8 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(await page.locator('.rendered .fields dd').allTextContents()).toEqual(['940']);
     await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/RAW-1`);
     await page.getByRole('heading', { level: 1, name: 'RAW-1' }).waitFor();
+    // The data panel fills in after the heading: wait for it before reading it.
+    await page.locator('.tree-leaf').first().waitFor();
     expect(await page.locator('.rendered').count()).toBe(0);
     expect(await page.locator('.tree-leaf').allTextContents()).toEqual(['note"as a tree"']);
     await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/approvals/PR-8`);
