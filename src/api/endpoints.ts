@@ -247,13 +247,29 @@ export type EndpointName = keyof typeof endpoints;
 
 /** Fills `:name` placeholders of an endpoint path, percent-encoding each value. */
 export function buildPath(template: string, params: Readonly<Record<string, string>> = {}): string {
-  return template.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+  const parts = partsOf(template);
+  let path = parts[0] as string;
+  for (let index = 1; index < parts.length; index += 2) {
+    const name = parts[index] as string;
     const value = params[name];
     if (value === undefined) {
       throw new ValidationError(`path parameters of ${template}`, [
         { path: [name], message: 'is required', code: 'invalid_type' },
       ]);
     }
-    return encodeURIComponent(value);
-  });
+    path += encodeURIComponent(value) + parts[index + 1];
+  }
+  return path;
+}
+
+// Each template split once, on every request after the first: literal text, a parameter's name, literal text, ….
+const TEMPLATE_PARTS = new Map<string, readonly string[]>();
+
+function partsOf(template: string): readonly string[] {
+  let parts = TEMPLATE_PARTS.get(template);
+  if (parts === undefined) {
+    parts = template.split(/:([A-Za-z]+)/);
+    TEMPLATE_PARTS.set(template, parts);
+  }
+  return parts;
 }

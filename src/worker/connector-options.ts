@@ -309,17 +309,17 @@ const pollerOptionsSchema = z
 
 /**
  * The connections of a worker's pool when `service.connections` is not set: as many as the requests the worker can
- * have in flight at once. One per task the poller runs at once (a slot's lease, its handler's state writes and its
- * report take turns), one per Update approvals request of a sync run plus one for the run's reads and cursor saves
- * (both only when that part runs), and one for the rest (registration, keys, templates, the worker's state saves).
- * With the defaults, 4 + 4 + 1 + 1 = 10.
+ * have in flight at once. Two per task the poller runs at once (a slot's lease and its handler's state writes take
+ * turns on one, while the result of the slot's previous task is reported on the other), one per Update approvals
+ * request of a sync run plus one for the run's reads and cursor saves (both only when that part runs), and one for
+ * the rest (registration, keys, templates, the worker's state saves). With the defaults, 8 + 4 + 1 + 1 = 14.
  */
 export function poolConnections(options: {
   poller: { enabled: boolean; concurrency: number };
   sync: { enabled: boolean; concurrency: number };
 }): number {
   const { poller, sync } = options;
-  return (poller.enabled ? poller.concurrency : 0) + (sync.enabled ? sync.concurrency + 1 : 0) + 1;
+  return (poller.enabled ? 2 * poller.concurrency : 0) + (sync.enabled ? sync.concurrency + 1 : 0) + 1;
 }
 
 /** The schema of {@link ConnectorOptions}: checks them and applies every default. */

@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import type { Task, TaskResult, TaskResultStatus } from '../api/index.js';
 import {
   ApiError,
@@ -33,7 +32,7 @@ import {
 /**
  * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in
  * milliseconds from its first report: about a lease, after which the service offers the task again and the result
- * kept in memory answers that offer. The report gives up on the first failure that would pass it, and frees its slot.
+ * kept in memory answers that offer. The report gives up on the first failure that would pass it, and ends.
  */
 export const REPORT_RETRY_MS = 60_000;
 
@@ -73,13 +72,22 @@ export interface PollerParts {
  * it. A task already running or recently finished in this process is not run again when the service offers it again
  * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
  *
+ * A slot is held from a task's lease request until its handler ends; its result then travels on its own, so that the
+ * slot leases the next task meanwhile rather than sit idle for a round trip. At most `concurrency` handlers run at
+ * once, and the tasks held (leased, running, or with a result not yet acknowledged) never pass twice that: while the
+ * service does not acknowledge results, the poller stops leasing rather than run tasks whose results pile up.
+ *
  * Every duration (a task's deadline and time taken, the watchdog, how long a result is kept) is read from the
  * monotonic clock, so a step of the wall clock changes none of them.
  */
 export class TaskPoller {
   readonly #parts: PollerParts;
   readonly #settings: PollerSettings;
-  readonly #queue: PQueue;
+  /**
+   * The tasks' jobs (from a task's lease answered to its handler's end), each of which never rejects. The poll loop
+   * leases a task only for a free slot, so a job starts as soon as its task comes: no queue is needed.
+   */
+  readonly #jobs = new Set<Promise<void>>();
   /** The tasks whose handlers run, each with its handler's signal, aborted at its deadline or at forced shutdown. */
   readonly #running = new Map<string, AbortController>();
   readonly #recent = new Map<string, { result: TaskResult; at: number }>();
@@ -98,6 +106,8 @@ export class TaskPoller {
   readonly #deadline = new AbortController();
   /** The result reports in flight, each with its own signal, which the deadline aborts. */
   readonly #reports = new Set<AbortController>();
+  /** The tasks whose result is being reported, by id, each with the report's end (which never rejects). */
+  readonly #reporting = new Map<string, Promise<void>>();
   /** Get task requests in flight, each with the time it was sent; stopping aborts them. */
   readonly #leases = new Map<AbortController, number>();
   /** Empty answers in a row, the answers of requests sent together counted once; 0 while tasks come. */
@@ -113,8 +123,6 @@ export class TaskPoller {
   constructor(parts: PollerParts, settings: PollerSettings) {
     this.#parts = parts;
     this.#settings = settings;
-    this.#queue = new PQueue({ concurrency: settings.concurrency });
-    this.#queue.addEventListener('next', () => this.#changed());
     // One listener each, rather than a signal per request and per task combined with AbortSignal.any, which costs
     // tens of microseconds each time and more as the signals it tracks pile up.
     this.#stopPolling.signal.addEventListener(
@@ -176,10 +184,12 @@ export class TaskPoller {
     const left = () => graceMs + forceMs - (performance.now() - startedAt);
     this.#stopPolling.abort();
     clearInterval(this.#watchdog);
-    // Waited for only once the loop has ended: it may still hand a task it just received to the queue.
+    // Waited for only once the loop has ended: it may still start a job for a task it just received.
     const drained = (async () => {
       await this.#loop;
-      await this.#queue.onIdle();
+      await Promise.all(this.#jobs);
+      // Every report has started once the jobs have ended: a task's job starts its report before it ends.
+      await Promise.all(this.#reporting.values());
     })();
     if (await settlesWithin(drained, graceMs)) {
       deadline.cancel();
@@ -196,7 +206,7 @@ export class TaskPoller {
     }
     // Running, or their result not acknowledged.
     this.#parts.logger.error(
-      { taskIds: [...this.#running.keys()] },
+      { taskIds: [...new Set([...this.#running.keys(), ...this.#reporting.keys()])] },
       'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
     );
   }
@@ -209,7 +219,7 @@ export class TaskPoller {
   async #pollLoop(): Promise<void> {
     const stopping = this.#stopPolling.signal;
     while (!stopping.aborted) {
-      const free = this.#settings.concurrency - this.#busySlots() - this.#leases.size;
+      const free = this.#freeSlots();
       if (free > 0 && this.#idle === 0) {
         void this.#lease(0);
         continue;
@@ -227,7 +237,7 @@ export class TaskPoller {
         this.#wake = resolve;
       });
     }
-    // A lease that answered as polling stopped still hands its task to the queue, which stop() then drains.
+    // A lease that answered as polling stopped still starts its task's job, which stop() then waits for.
     while (this.#leases.size > 0) {
       await new Promise<void>((resolve) => {
         this.#wake = resolve;
@@ -235,16 +245,26 @@ export class TaskPoller {
     }
   }
 
-  /** Resolves the poll loop's wait: a lease answered, a task's job ended, or polling stopped. */
+  /** Resolves the poll loop's wait: a lease answered, a task's job or report ended, or polling stopped. */
   #changed(): void {
     const wake = this.#wake;
     this.#wake = undefined;
     wake?.();
   }
 
-  /** Slots held by tasks, queued or running. */
+  /** Slots held by tasks. */
   #busySlots(): number {
-    return this.#queue.pending + this.#queue.size;
+    return this.#jobs.size;
+  }
+
+  /**
+   * The lease requests the poller may send now: a slot free of tasks and of lease requests, within twice the
+   * concurrency counting the results not yet acknowledged.
+   */
+  #freeSlots(): number {
+    const { concurrency } = this.#settings;
+    const held = this.#busySlots() + this.#leases.size;
+    return Math.min(concurrency - held, 2 * concurrency - held - this.#reporting.size);
   }
 
   /** One Get task request; `idle` is how many empty answers in a row the poller had counted when it was sent. */
@@ -265,14 +285,18 @@ export class TaskPoller {
       }
       this.#idle = 0;
       // #handle catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
-      this.#queue
-        .add(() => this.#handle(leased))
+      const job: Promise<void> = this.#handle(leased)
         .catch((error: unknown) =>
           logger.error(
             { err: error, taskId: (leased.valid ? leased.task : leased).id },
             'running the task failed unexpectedly',
           ),
-        );
+        )
+        .finally(() => {
+          this.#jobs.delete(job);
+          this.#changed();
+        });
+      this.#jobs.add(job);
     } catch (error) {
       if (signal.aborted) return; // polling stopped, or the watchdog cut a stuck poll short
       metrics?.pollError();
@@ -317,11 +341,8 @@ export class TaskPoller {
     const now = performance.now();
     const { watchdogMs } = this.#settings;
     const stuck = [...this.#leases].filter(([, sentAt]) => now - sentAt > watchdogMs);
-    // With no request in flight, the loop itself stopped sending them, unless every slot holds a task (busy).
-    const silent =
-      this.#leases.size === 0 &&
-      now - this.#lastPollAt > watchdogMs &&
-      this.#busySlots() < this.#settings.concurrency;
+    // With no request in flight, the loop itself stopped sending them, unless no slot is free (busy).
+    const silent = this.#leases.size === 0 && now - this.#lastPollAt > watchdogMs && this.#freeSlots() > 0;
     if (stuck.length === 0 && !silent) return;
     this.#setStalled(true);
     this.#parts.logger.error(
@@ -334,7 +355,7 @@ export class TaskPoller {
   async #handle(leased: LeasedTask): Promise<void> {
     const task = idAndType(leased);
     const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
-    if (await this.#offeredAgain(task.id, logger)) return;
+    if (this.#offeredAgain(task.id, logger)) return;
     const { timeoutMs } = this.#settings;
     // The handler's signal: aborted at the deadline here, or by stop() at forced shutdown (see the constructor).
     const handler = new AbortController();
@@ -366,7 +387,7 @@ export class TaskPoller {
           'task finished after its deadline; reporting it late',
         );
       }
-      await this.#finished(leased, ended.result, performance.now() - started, logger);
+      this.#finished(leased, ended.result, performance.now() - started, logger);
     } finally {
       due.cancel();
       this.#running.delete(task.id);
@@ -374,12 +395,17 @@ export class TaskPoller {
   }
 
   /**
-   * Answers a task offered again while it runs here (nothing: it is not run twice) or after it finished here (its
-   * result, reported again). Resolves with whether it was one of them.
+   * Answers a task offered again while it runs here (nothing: it is not run twice), while its result is reported
+   * (nothing: that report goes on), or after it finished here (its result, reported again). Gives whether it was one
+   * of them.
    */
-  async #offeredAgain(taskId: string, logger: PinoLogger): Promise<boolean> {
+  #offeredAgain(taskId: string, logger: PinoLogger): boolean {
     if (this.#running.has(taskId)) {
       logger.info('task offered again while it runs; not running it twice');
+      return true;
+    }
+    if (this.#reporting.has(taskId)) {
+      logger.info('task offered again while its result is reported; not reporting it twice');
       return true;
     }
     const recent = this.#recentResult(taskId);
@@ -388,19 +414,36 @@ export class TaskPoller {
       { status: recent.status },
       'task offered again after it finished; reporting its result again',
     );
-    await this.#report(taskId, recent, logger);
+    this.#startReport(taskId, recent, logger);
     return true;
   }
 
-  /** Records a task's result (remembered, counted, logged, and told when it succeeded), then reports it. */
-  async #finished(leased: LeasedTask, result: TaskResult, tookMs: number, logger: PinoLogger): Promise<void> {
+  /** Records a task's result (remembered, counted, logged, and told when it succeeded), then starts its report. */
+  #finished(leased: LeasedTask, result: TaskResult, tookMs: number, logger: PinoLogger): void {
     const task = idAndType(leased);
     // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
     this.#remember(task.id, result);
     this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
     logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
     if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
-    await this.#report(task.id, result, logger);
+    this.#startReport(task.id, result, logger);
+  }
+
+  /**
+   * Reports a result outside the task's slot (see the class), tracked until it ends so that stop() waits for it and
+   * the poll loop learns of the room it leaves.
+   */
+  #startReport(taskId: string, result: TaskResult, logger: PinoLogger): void {
+    const reported: Promise<void> = this.#report(taskId, result, logger)
+      // #report catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
+      .catch((error: unknown) =>
+        logger.error({ err: error }, 'reporting the task result failed unexpectedly'),
+      )
+      .finally(() => {
+        if (this.#reporting.get(taskId) === reported) this.#reporting.delete(taskId);
+        this.#changed();
+      });
+    this.#reporting.set(taskId, reported);
   }
 
   /**

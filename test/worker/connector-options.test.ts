@@ -357,10 +357,10 @@ describe('the connection pool of a worker', () => {
 
   it('is sized by the poller and the sync when service.connections is not set', () => {
     expect(resolveConnectorOptions({ service }).service.connections).toBeUndefined();
-    expect(poolConnections(resolveConnectorOptions({ service }))).toBe(10);
-    expect(poolConnections(resolveConnectorOptions({ service, poller: { concurrency: 32 } }))).toBe(38);
+    expect(poolConnections(resolveConnectorOptions({ service }))).toBe(14);
+    expect(poolConnections(resolveConnectorOptions({ service, poller: { concurrency: 32 } }))).toBe(70);
     // A tasks worker (the sync off) and a sync worker (the poller off).
-    expect(poolConnections(resolveConnectorOptions({ service, sync: { enabled: false } }))).toBe(5);
+    expect(poolConnections(resolveConnectorOptions({ service, sync: { enabled: false } }))).toBe(9);
     expect(
       poolConnections(
         resolveConnectorOptions({ service, poller: { enabled: false }, sync: { concurrency: 8 } }),

@@ -204,6 +204,95 @@ describe('concurrency', () => {
   });
 });
 
+describe('results reported outside the slot', () => {
+  it("leases the next task while the previous one's result is reported, and holds no more than twice the concurrency", async () => {
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2), taskNumbered(3)];
+    const acknowledged: ReturnType<typeof deferred<void>>[] = [];
+    const { polls, reports, handled } = startPoller({
+      settings: { concurrency: 1 },
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: () => {
+        const ack = deferred();
+        acknowledged.push(ack);
+        return ack.promise;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    // PO-1's result is on its way, and the slot ran PO-2 meanwhile: two tasks held, no third leased.
+    expect(handled).toEqual(['PO-1', 'PO-2']);
+    expect(reports.map(({ taskId }) => taskId)).toEqual([taskNumbered(1).id, taskNumbered(2).id]);
+    expect(polls).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polls).toHaveLength(2);
+
+    // An acknowledgement leaves room: the next task is leased at once.
+    acknowledged[0]?.resolve();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual(['PO-1', 'PO-2', 'PO-3']);
+    for (const ack of acknowledged) ack.resolve();
+  });
+
+  it('does not report a result twice when the task is offered again while its result is reported', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(1)];
+    const acknowledged = deferred();
+    const { reports, handled } = startPoller({
+      settings: { concurrency: 1 },
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: () => acknowledged.promise,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual(['PO-1']);
+    expect(reports).toHaveLength(1);
+    expect(logLines.map((line) => line.msg)).toContain(
+      'task offered again while its result is reported; not reporting it twice',
+    );
+    acknowledged.resolve();
+  });
+
+  it('waits for the results still being reported when it stops, within its deadline', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const acknowledged = deferred();
+    const { poller, reports } = startPoller({
+      settings: { concurrency: 1 },
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: () => acknowledged.promise,
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reports).toHaveLength(1);
+    let stopped = false;
+    const stopping = poller.stop(1_000, 1_000).then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(stopped).toBe(false);
+    acknowledged.resolve();
+    await vi.advanceTimersByTimeAsync(0);
+    await stopping;
+    expect(stopped).toBe(true);
+    expect(logLines.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  it('names a task whose result is still unacknowledged at the shutdown deadline among those whose outcome is unknown', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const { poller, reports } = startPoller({
+      settings: { concurrency: 1 },
+      getTask: async () => answers.shift() ?? null,
+      reportTaskResult: () => new Promise(() => {}),
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reports).toHaveLength(1);
+    const stopping = poller.stop(1_000, 1_000);
+    await vi.advanceTimersByTimeAsync(2_000);
+    await stopping;
+    expect(logLines.filter((line) => line.level === 50)).toContainEqual(
+      expect.objectContaining({
+        msg: 'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
+        taskIds: [taskNumbered(1).id],
+      }),
+    );
+  });
+});
+
 describe('lease depth', () => {
   /** A service whose Get task answers only when the test says, counting the requests in flight. */
   function heldService() {
@@ -523,44 +612,52 @@ describe('reporting results', () => {
     },
   );
 
-  it('retries a result the service cannot take yet (408, 425, 429, 5xx) only within REPORT_RETRY_MS, then frees its slot', async () => {
+  it('retries a result the service cannot take yet (408, 425, 429, 5xx) only within REPORT_RETRY_MS, leasing no more while the results held fill twice its concurrency', async () => {
     const metrics = new ConnectorMetrics();
-    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2), taskNumbered(3)];
     const failures = [
       new ApiError('api', target, 408, undefined),
       new ApiError('api', target, 425, undefined),
       new RateLimitedError(target, 429, undefined, undefined),
     ];
+    const refused = new Set([taskNumbered(1).id, taskNumbered(2).id]);
     const { reports, handled } = startPoller({
       settings: { concurrency: 1 },
       metrics,
       random: () => 0.5,
       getTask: async () => answers.shift() ?? null,
       reportTaskResult: async (taskId) => {
-        if (taskId !== taskNumbered(1).id) return;
-        throw failures.shift() ?? new ServerError(target, 503, undefined);
+        if (!refused.has(taskId)) return;
+        throw (
+          (taskId === taskNumbered(1).id ? failures.shift() : undefined) ??
+          new ServerError(target, 503, undefined)
+        );
       },
     });
     await vi.advanceTimersByTimeAsync(REPORT_RETRY_MS - 1_000);
-    expect(handled).toEqual(['PO-1']);
-    const tries = reports.length;
-    expect(tries).toBeGreaterThan(4);
-    await vi.advanceTimersByTimeAsync(5_000);
+    // The slot leased PO-2 while PO-1's result was retried; with both results held, it leases no third task.
     expect(handled).toEqual(['PO-1', 'PO-2']);
-    expect(reports.at(-1)?.taskId).toBe(taskNumbered(2).id);
+    const attemptsOf = (id: string) => reports.filter((report) => report.taskId === id).length;
+    expect(attemptsOf(taskNumbered(1).id)).toBeGreaterThan(4);
+    expect(attemptsOf(taskNumbered(2).id)).toBeGreaterThan(4);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(handled).toEqual(['PO-1', 'PO-2', 'PO-3']);
+    expect(attemptsOf(taskNumbered(3).id)).toBe(1);
     expect(warnings().filter((msg) => msg === 'reporting the task result failed; retrying')).toHaveLength(
-      reports.length - 2,
+      reports.length - 3,
     );
-    expect(logLines.filter((line) => line.level === 50)).toEqual([
-      expect.objectContaining({
-        msg: 'reporting the task result kept failing; giving up until the service offers the task again',
-        taskId: taskNumbered(1).id,
-        httpStatus: 503,
-        attempts: reports.length - 1,
-      }),
-    ]);
+    expect(logLines.filter((line) => line.level === 50)).toEqual(
+      [taskNumbered(1).id, taskNumbered(2).id].map((taskId) =>
+        expect.objectContaining({
+          msg: 'reporting the task result kept failing; giving up until the service offers the task again',
+          taskId,
+          httpStatus: 503,
+          attempts: attemptsOf(taskId),
+        }),
+      ),
+    );
     const { body } = await metrics.render();
-    expect(body).toContain('approval_connector_task_reports_failed_total{reason="exhausted"} 1');
+    expect(body).toContain('approval_connector_task_reports_failed_total{reason="exhausted"} 2');
   });
 
   it('waits the Retry-After the service asked for before reporting again', async () => {
