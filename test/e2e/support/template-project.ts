@@ -92,7 +92,7 @@ export function createdProject(template: string): Promise<string> {
 }
 
 /** A copy of `project` in `parent`, of the same name: its files copied, its node_modules hard links to the same. */
-function copyProject(project: string, parent: string): string {
+export function copyProject(project: string, parent: string): string {
   const copy = join(parent, basename(project));
   const modules = join(project, 'node_modules');
   cpSync(project, copy, { recursive: true, filter: (source) => source !== modules });
