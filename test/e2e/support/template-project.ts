@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceBackend, startReferenceBackend } from '../../../src/backend/index.js';
+import type { ReferenceBackend } from '../../../src/backend/index.js';
 import { listTemplates } from '../../../src/cli/create/templates.js';
 import { dotenv, environment, healthcheckCommand } from '../../cli/support/dockerfile.js';
 import {
@@ -135,6 +135,8 @@ export function describeTemplateProject(template: string): void {
 
     beforeAll(async () => {
       project = projectFolder();
+      // Loaded here, not by the module: the dev loop's files, and the other files that use this one, need no backend.
+      const { startReferenceBackend } = await import('../../../src/backend/index.js');
       backend = await startReferenceBackend();
     });
 
