@@ -8,6 +8,7 @@ import { MINIMUM_NODE_VERSION } from '../../src/internal/node-version.js';
 import {
   filesOf,
   findOlderNode,
+  linkNodeModules,
   packedPackages,
   QUIET_INSTALL,
   root,
@@ -197,6 +198,9 @@ beforeAll(async () => {
     join(lowest, 'package.json'),
     JSON.stringify({ name: 'my-connector-on-old-zod', private: true, type: 'module' }),
   );
+  // From a copy of the application's node_modules (hard links: the kit and what npm installed with it from the
+  // tarball), in which npm finds everything in place and only puts zod at its lowest version.
+  linkNodeModules(app, lowest);
   await succeed('npm', ['install', tarball, `zod@${LOWEST_ZOD}`, '--save-exact', ...QUIET_INSTALL], lowest);
   olderNode = await findOlderNode();
 }, 180_000);

@@ -2,17 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_TEMPLATE } from '../../src/cli/create/templates.js';
 import { MINIMUM_NODE_VERSION, unsupportedNodeMessage } from '../../src/internal/node-version.js';
-import { killAll, spawnCli } from '../cli/support/processes.js';
-import {
-  findOlderNode,
-  installedForTemplates,
-  linkNodeModules,
-  packedPackages,
-  QUIET_INSTALL,
-  run,
-  succeed,
-} from './support/packages.js';
+import { findOlderNode, run, succeed } from './support/packages.js';
+import { copyProject, createdProject } from './support/template-project.js';
 
 // A generated project, installed and built on a supported Node.js, then used with an older one first on PATH, as a
 // machine with several does: every way of running it says which Node it found and which it needs, and nothing else.
@@ -29,22 +22,16 @@ let project: string;
 
 beforeAll(async () => {
   if (older === undefined) return;
+  // A copy of the default template's project, created by the packed create-connector and installed once per run
+  // for the template's own tests (test/e2e/templates/).
+  const created = await createdProject(DEFAULT_TEMPLATE);
   work = mkdtempSync(join(tmpdir(), 'older-node-project-'));
-  const installed = await installedForTemplates();
-  const { kit: kitTarball } = await packedPackages();
-  project = join(work, 'my-connector');
-  // The templates are the packed kit's; the scaffolder that lays them out is the same code, run from here.
-  const created = spawnCli(['create', project, '--no-install', '--no-git']);
-  expect(await created.exited, created.stderr()).toBe(0);
-  linkNodeModules(installed, project);
-  // The kit is not in the registry: its tarball stands in for the version package.json asks for.
-  await succeed('npm', ['install', kitTarball, ...QUIET_INSTALL], project, supported);
+  project = copyProject(created, work);
   await succeed('npm', ['run', 'build'], project, supported);
 }, 300_000);
 
 // Removing an installed project's node_modules takes a while on a busy machine.
 afterAll(() => {
-  killAll();
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 }, 120_000);
 

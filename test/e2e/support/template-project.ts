@@ -1,11 +1,21 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceBackend, startReferenceBackend } from '../../../src/backend/index.js';
+import type { ReferenceBackend } from '../../../src/backend/index.js';
 import { listTemplates } from '../../../src/cli/create/templates.js';
 import { dotenv, environment, healthcheckCommand } from '../../cli/support/dockerfile.js';
 import {
@@ -23,11 +33,27 @@ import {
 
 // A blank template's worker syncs its example request, REQ-1. One made of an example (its source's simulator is not
 // started here) is up once it has registered with the service, built from its .env.example.
-const madeOfExamples = new Set(
-  listTemplates(join(root, 'templates'))
-    .filter(({ folders }) => folders.length > 1)
-    .map(({ name }) => name),
-);
+const templates = listTemplates(join(root, 'templates'));
+const madeOfExamples = new Set(templates.filter(({ folders }) => folders.length > 1).map(({ name }) => name));
+
+/**
+ * The conformance test of a template made of an example: the example's own `test/conformance.test.ts`, which the
+ * repository's suite runs already (examples/<example>/test/conformance.test.ts), against the same connector, driver
+ * and simulator. The project's `npm test` runs everything else; that the installed kit's conformance entry loads
+ * and runs in a generated project is proven by the blank templates' projects, whose conformance tests are their own.
+ * The project's files are checked to be the example's, byte for byte, so that the two runs stay one.
+ */
+const CONFORMANCE_TEST = 'test/conformance.test.ts';
+
+/** The files of `folder`, relative to it, but for what a scaffold does not copy. */
+function filesOf(folder: string, under = ''): string[] {
+  return readdirSync(join(folder, under), { withFileTypes: true })
+    .filter((entry) => entry.name !== 'node_modules' && entry.name !== 'dist')
+    .flatMap((entry) => {
+      const path = join(under, entry.name);
+      return entry.isDirectory() ? filesOf(folder, path) : [path];
+    });
+}
 /**
  * The environment of the commands the tests run: the Node that runs this test first on PATH, as npm scripts have
  * it; neither this test run's own variables nor a worker's: each test gives the worker its configuration the way it
@@ -66,7 +92,7 @@ export function createdProject(template: string): Promise<string> {
 }
 
 /** A copy of `project` in `parent`, of the same name: its files copied, its node_modules hard links to the same. */
-function copyProject(project: string, parent: string): string {
+export function copyProject(project: string, parent: string): string {
   const copy = join(parent, basename(project));
   const modules = join(project, 'node_modules');
   cpSync(project, copy, { recursive: true, filter: (source) => source !== modules });
@@ -109,6 +135,8 @@ export function describeTemplateProject(template: string): void {
 
     beforeAll(async () => {
       project = projectFolder();
+      // Loaded here, not by the module: the dev loop's files, and the other files that use this one, need no backend.
+      const { startReferenceBackend } = await import('../../../src/backend/index.js');
       backend = await startReferenceBackend();
     });
 
@@ -121,9 +149,32 @@ export function describeTemplateProject(template: string): void {
         name: `${template}-connector`,
         dependencies: { 'approval-connector-kit': expect.stringMatching(/^file:/) },
       });
-      const tested = await run('npm', ['test'], { cwd: project, env });
+      const [example, ...overlays] = templates.find(({ name }) => name === template)!.folders;
+      const conformanceRunByTheRepo =
+        madeOfExamples.has(template) && existsSync(join(example!, CONFORMANCE_TEST));
+      if (conformanceRunByTheRepo) {
+        // What the example's conformance test runs on, as the repository runs it: every file of the example (its
+        // source, driver, simulator and the test itself), which the template lays nothing over.
+        for (const file of filesOf(example!)) {
+          expect(readFileSync(join(project, file), 'utf8'), file).toBe(
+            readFileSync(join(example!, file), 'utf8'),
+          );
+          for (const overlay of overlays) expect(existsSync(join(overlay, file)), file).toBe(false);
+        }
+      }
+      // npm hands the arguments after -- to the test script's last command, its vitest.
+      const tested = await run(
+        'npm',
+        ['test', ...(conformanceRunByTheRepo ? ['--', '--exclude', CONFORMANCE_TEST] : [])],
+        { cwd: project, env },
+      );
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
       expect(tested.stdout).toMatch(/Tests\s+.*\d+ passed/);
+      // vitest names each test file it ran on a line of its own.
+      const ranConformance = /^\s*✓ test\/conformance\.test\.ts /m.test(
+        stripVTControlCharacters(tested.stdout),
+      );
+      expect(ranConformance).toBe(!conformanceRunByTheRepo);
     }, 180_000);
 
     it('builds dist/main.js, which runs a worker as its container would, healthy, and stops with 0 on SIGTERM', async () => {
