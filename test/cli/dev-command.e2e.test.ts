@@ -18,7 +18,7 @@ import {
   workFolder,
 } from './support/dev-project.js';
 import { runInProcess } from './support/in-process.js';
-import { killAll, spawnCli } from './support/processes.js';
+import { killAll, spawnCli, TSX } from './support/processes.js';
 
 // `connector dev` in a process of its own, in a copy of the fixture project, as a developer runs it there: what it
 // does is seen through what it prints, its backend (over HTTP, with the tokens it printed) and its exit code.
@@ -237,7 +237,7 @@ describe('connector dev on a terminal', PROCESSES, () => {
     'keeps a status line below the log lines, with the approvals synced and the tasks; Ctrl+C stops everything with 0',
     async () => {
       const project = copyFixture(work);
-      const command = [process.execPath, '--import', import.meta.resolve('tsx'), CLI, 'dev', '--port', '0'];
+      const command = [process.execPath, '--import', TSX, CLI, 'dev', '--port', '0'];
       const terminal = spawn(
         'script',
         ['-qfec', `stty cols 160 rows 40; exec ${command.join(' ')}`, '/dev/null'],
