@@ -1,7 +1,7 @@
 /**
- * A `connector` command run by its function in the test's own process, for the command lines it refuses before it
- * starts anything (its options checked, nothing read, listened to or started): the exit code it answers and what it
- * printed, as a process of its own would give them, without the second a process takes to start. That the
+ * A `connector` command run by its function in the test's own process, for what it does without starting anything
+ * that outlives it (a command line, a file or a seed refused; a key ring written): the exit code it answers and what
+ * it printed, as a process of its own would give them, without the second a process takes to start. That the
  * `connector` process exits with the code its command answers is shown by the tests that start one.
  * @module
  */
