@@ -1,4 +1,5 @@
-import { WORKER_EXIT_CODES } from '../worker/index.js';
+// Not from the worker's index, which would load the whole worker (its client, metrics, tracing) into every command.
+import { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
 
 /**
  * The exit codes of every `connector` command, those of a worker for all of them, so that a script reads any

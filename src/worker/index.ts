@@ -19,6 +19,7 @@
  */
 
 export { PortInUseError, UnsupportedNodeError } from '../errors.js';
+export { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
 export {
   type ConnectorOptions,
   type PollerOptions,
@@ -72,7 +73,6 @@ export {
   type ConnectorFactory,
   type RunWorkerOptions,
   runWorker,
-  WORKER_EXIT_CODES,
   type WorkerContext,
 } from './run-worker.js';
 export type { Schedule } from './schedule.js';

@@ -7,6 +7,7 @@
 import { type LevelWithSilent, pino } from 'pino';
 import type { Connector } from '../connector/index.js';
 import { formatIssues, ValidationError } from '../errors.js';
+import { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
 import { prettyLogOptions } from '../internal/pretty-logs.js';
 import type { ConnectorOptions } from './connector-options.js';
 import { createLogger, type PinoLogger } from './operations/index.js';
@@ -52,16 +53,6 @@ export interface RunWorkerOptions {
    */
   exit?: RunConnectorOptions['exit'];
 }
-
-/** The exit codes of a worker process. */
-export const WORKER_EXIT_CODES = Object.freeze({
-  /** Stopped cleanly after SIGTERM or SIGINT (or `--help` answered). */
-  stopped: 0,
-  /** The connector failed: it could not be built or started, or it did not stop cleanly. */
-  failed: 1,
-  /** The configuration or the connector was refused: nothing was started. */
-  refused: 2,
-});
 
 /**
  * Runs a connector as a worker process, configured by its environment, an optional config file and `--role`:

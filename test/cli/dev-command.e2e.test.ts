@@ -18,7 +18,7 @@ import {
   workFolder,
 } from './support/dev-project.js';
 import { runInProcess } from './support/in-process.js';
-import { killAll, spawnCli } from './support/processes.js';
+import { killAll, spawnCli, TSX } from './support/processes.js';
 
 // `connector dev` in a process of its own, in a copy of the fixture project, as a developer runs it there: what it
 // does is seen through what it prints, its backend (over HTTP, with the tokens it printed) and its exit code.
@@ -237,7 +237,7 @@ describe('connector dev on a terminal', PROCESSES, () => {
     'keeps a status line below the log lines, with the approvals synced and the tasks; Ctrl+C stops everything with 0',
     async () => {
       const project = copyFixture(work);
-      const command = [process.execPath, '--import', import.meta.resolve('tsx'), CLI, 'dev', '--port', '0'];
+      const command = [process.execPath, '--import', TSX, CLI, 'dev', '--port', '0'];
       const terminal = spawn(
         'script',
         ['-qfec', `stty cols 160 rows 40; exec ${command.join(' ')}`, '/dev/null'],
@@ -324,9 +324,14 @@ describe('connector dev refuses', PROCESSES, () => {
     return { code, stderr: dev.stderr() };
   }
 
-  /** The same, in this process: for command lines refused before a project's folder is even looked at. */
-  async function refusedInProcess(args: string[], env: Record<string, string> = {}) {
-    const { code, stdout, stderr } = await runInProcess(runDevCommand, args, env);
+  /**
+   * The same, in this process, in the folder `cwd` (a copy of the fixture by default): for what is refused before
+   * anything starts, a command line, a folder or a seed.
+   */
+  async function refusedInProcess(args: string[], env: Record<string, string> = {}, cwd?: string) {
+    const { code, stdout, stderr } = await runInProcess(runDevCommand, args, env, {
+      cwd: cwd ?? copyFixture(work),
+    });
     expect(stdout).toBe('');
     return { code, stderr };
   }
@@ -360,7 +365,7 @@ describe('connector dev refuses', PROCESSES, () => {
   });
 
   it('a folder that is no project, and a seed file it cannot use, with exit code 2', async () => {
-    const outside = await refused([], {}, work);
+    const outside = await refusedInProcess([], {}, work);
     expect(outside.code).toBe(2);
     expect(outside.stderr).toContain(
       `${join(work, 'package.json')} does not exist: run connector dev in a connector project's folder`,
@@ -371,7 +376,7 @@ describe('connector dev refuses', PROCESSES, () => {
       seed,
       JSON.stringify({ organizations: [{ name: 'Acme', users: [{ email: 'not an email' }] }] }),
     );
-    const badSeed = await refused(['--seed', seed]);
+    const badSeed = await refusedInProcess(['--seed', seed]);
     expect(badSeed.code).toBe(2);
     expect(badSeed.stderr).toMatch(
       /^Invalid seed file .*bad-seed\.json: organizations\[0\]\.users\[0\]\.email/,
@@ -382,7 +387,7 @@ describe('connector dev refuses', PROCESSES, () => {
       tokenless,
       JSON.stringify({ organizations: [{ name: 'Acme', systems: [{ name: 'Jira' }] }] }),
     );
-    const noToken = await refused(['--seed', tokenless]);
+    const noToken = await refusedInProcess(['--seed', tokenless]);
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain(
       'The seed has no system with a connector token for the connector dev-fixture',

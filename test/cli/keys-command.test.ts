@@ -2,14 +2,23 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runKeysCommand } from '../../src/cli/commands/keys.js';
 import { KeyRing, KeyRingData, ReadOnlyKeyStore } from '../../src/worker/index.js';
+import { runInProcess } from './support/in-process.js';
 import { killAll, spawnCli } from './support/processes.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'connector-keys-'));
 afterEach(() => killAll());
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-async function keys(...args: string[]) {
+/**
+ * `connector keys <args>` run by its function in this process: what it prints and answers are the same as a
+ * process's, without the second a process takes to start.
+ */
+const keys = (...args: string[]) => runInProcess(runKeysCommand, args);
+
+/** The same in a process of its own, as an operator runs it: one run for each exit code a process shows. */
+async function keysProcess(...args: string[]) {
   const run = spawnCli(['keys', ...args]);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
@@ -17,7 +26,7 @@ async function keys(...args: string[]) {
 
 describe('connector keys generate', () => {
   it('prints a key ring with a new key, which a worker reading it as a read-only store takes as current', async () => {
-    const { code, stdout, stderr } = await keys('generate');
+    const { code, stdout, stderr } = await keysProcess('generate');
     expect(code).toBe(0);
     expect(stderr).toBe('');
     const ring = KeyRingData.parse(JSON.parse(stdout));
@@ -79,7 +88,7 @@ describe('connector keys generate', () => {
   });
 
   it('answers a missing or unknown subcommand, or flag, with a readable message and its usage', async () => {
-    const none = await keys();
+    const none = await keysProcess();
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(
       /^Invalid options of connector keys: Expected a subcommand: generate\n\nUsage: /,

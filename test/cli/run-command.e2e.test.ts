@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { runRunCommand } from '../../src/cli/commands/run.js';
+import { runInProcess } from './support/in-process.js';
 import {
   type BackendProcess,
   type CliProcess,
@@ -213,14 +215,15 @@ describe('connector run', () => {
       sync: { enabled: false, batchSize: 0 },
       poller: { concurency: 2 },
     });
-    const worker = spawnCli(['run', MODULE, '--rol', 'tasks'], {
+    // Refused before the module is even loaded: run in this process, as a process of its own would run it.
+    const worker = await runInProcess(runRunCommand, [MODULE, '--rol', 'tasks'], {
       APPROVAL_SERVICE_URL: 'approvals.example.com',
       OPERATIONS_PORT: 'ninety',
       CONNECTOR_ROLE: 'sink',
       CONNECTOR_CONFIG: file,
     });
-    expect(await worker.exitWithin(15_000)).toBe(2);
-    expect(worker.stderr()).toBe(
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toBe(
       [
         'Invalid worker configuration:',
         '  - Unknown option `--rol`; did you mean `--role`?',
@@ -236,32 +239,32 @@ describe('connector run', () => {
         '',
       ].join('\n'),
     );
-    expect(worker.stdout()).toBe('');
-    expect(worker.stderr()).not.toContain(secret);
+    expect(worker.stdout).toBe('');
+    expect(worker.stderr).not.toContain(secret);
   });
 
   it('names the config file that cannot be read, or is not JSON, without quoting it', async () => {
-    const missing = spawnCli(['run', MODULE], {
+    const missing = await runInProcess(runRunCommand, [MODULE], {
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: token,
       CONNECTOR_CONFIG: join(folder, 'missing.json'),
     });
-    expect(await missing.exitWithin(15_000)).toBe(2);
-    expect(missing.stderr()).toContain(
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
       `  - Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
     );
 
     const secret = 'quoted-secret-token-5e2b';
     const broken = configFile('broken.json', `{ "service": { "token": "${secret}" ,, } }`);
-    const invalid = spawnCli(['run', MODULE], {
+    const invalid = await runInProcess(runRunCommand, [MODULE], {
       APPROVAL_SERVICE_URL: backend.url,
       CONNECTOR_CONFIG: broken,
     });
-    expect(await invalid.exitWithin(15_000)).toBe(2);
-    expect(invalid.stderr()).toMatch(
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(
       / {2}- The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
     );
-    expect(invalid.stderr()).not.toContain(secret);
+    expect(invalid.stderr).not.toContain(secret);
   });
 
   it('runs a module whose default export is the connector itself', async () => {
@@ -359,10 +362,10 @@ describe('connector run', () => {
   });
 
   it('prints its usage with --help', async () => {
-    const help = spawnCli(['run', '--help']);
-    expect(await help.exitWithin(15_000)).toBe(0);
-    expect(help.stdout()).toMatch(/^Usage: connector run \[module\] \[--role sync\|tasks\|all\]/);
-    expect(help.stdout()).toContain('APPROVAL_CONNECTOR_TOKEN');
+    const help = await runInProcess(runRunCommand, ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: connector run \[module\] \[--role sync\|tasks\|all\]/);
+    expect(help.stdout).toContain('APPROVAL_CONNECTOR_TOKEN');
   });
 });
 

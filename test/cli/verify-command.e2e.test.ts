@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { runVerifyCommand } from '../../src/cli/commands/verify.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
+import { runInProcess } from './support/in-process.js';
 import { killAll, spawnCli } from './support/processes.js';
 
 afterEach(() => killAll());
@@ -38,13 +40,15 @@ describe('connector verify', () => {
   }, 60_000);
 
   it('refuses a module that does not exist, and a bad option, with 2, and runs nothing', async () => {
-    const missing = spawnCli(['verify', 'test/conformance/support/no-such-module.js']);
-    expect(await missing.exited).toBe(EXIT_CODES.refused);
-    expect(missing.stderr()).toContain('does not exist');
-    const runs = spawnCli(['verify', CORRECT, '--runs', '0']);
-    expect(await runs.exited).toBe(EXIT_CODES.refused);
-    expect(runs.stderr()).toContain('Expected --runs to be an integer from 1 up, got `0`');
-    expect(runs.stdout()).toBe('');
+    // Refused before a module is loaded: run in this process, as a process of its own would run it.
+    const missing = await runInProcess(runVerifyCommand, ['test/conformance/support/no-such-module.js']);
+    expect(missing.code).toBe(EXIT_CODES.refused);
+    expect(missing.stderr).toContain('does not exist');
+    expect(missing.stdout).toBe('');
+    const runs = await runInProcess(runVerifyCommand, [CORRECT, '--runs', '0']);
+    expect(runs.code).toBe(EXIT_CODES.refused);
+    expect(runs.stderr).toContain('Expected --runs to be an integer from 1 up, got `0`');
+    expect(runs.stdout).toBe('');
   }, 60_000);
 
   it('refuses a module that exports no conformance subject', async () => {

@@ -1,6 +1,6 @@
 /**
  * The soak's child processes: each a TypeScript entry point of this repository run by the Node running this code
- * (the project's own, under npm scripts) with `--import tsx`, as `npm run bench` runs its script.
+ * (the project's own, under npm scripts) with `--import tsx/esm`: the ES module hooks only, as each entry point is one.
  * @module
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -27,7 +27,7 @@ export interface Child {
 
 /** Runs `script` (a path from the repository's root) with `args`, in the repository's root, with `env` added. */
 export function spawnScript(script: string, args: readonly string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,7 +27,7 @@ afterEach(() => {
 });
 
 function startWorker(env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/worker/support/worker-process.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', 'test/worker/support/worker-process.ts'], {
     cwd: root,
     env: {
       ...process.env,
