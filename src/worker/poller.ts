@@ -434,7 +434,10 @@ export class TaskPoller {
    * the poll loop learns of the room it leaves.
    */
   #startReport(taskId: string, result: TaskResult, logger: PinoLogger): void {
-    const reported: Promise<void> = this.#report(taskId, result, logger)
+    // Sent on the next turn of the event loop, once the slot's next lease request has gone out: the service answers
+    // that lease first, and records this result while the connector runs the task it leased.
+    const reported: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#report(taskId, result, logger))
       // #report catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
       .catch((error: unknown) =>
         logger.error({ err: error }, 'reporting the task result failed unexpectedly'),

@@ -232,6 +232,23 @@ describe('results reported outside the slot', () => {
     for (const ack of acknowledged) ack.resolve();
   });
 
+  it("sends the slot's next lease before the previous task's result, so the service answers it first", async () => {
+    const sent: string[] = [];
+    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
+    startPoller({
+      settings: { concurrency: 1 },
+      getTask: async () => {
+        sent.push('lease');
+        return answers.shift() ?? null;
+      },
+      reportTaskResult: async (taskId) => {
+        sent.push(`result of ${taskId.slice(-1)}`);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual(['lease', 'lease', 'result of 1', 'lease', 'result of 2']);
+  });
+
   it('does not report a result twice when the task is offered again while its result is reported', async () => {
     const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(1)];
     const acknowledged = deferred();
@@ -854,6 +871,8 @@ describe('task deadline', () => {
 
     await vi.advanceTimersByTimeAsync(1);
     expect(aborted).toMatchObject({ name: 'TimeoutError' });
+    // The report goes out on the next turn of the event loop, after the slot's next lease.
+    await vi.waitFor(() => expect(reports).toHaveLength(1));
     expect(reports).toEqual([
       {
         taskId: taskNumbered(1).id,
