@@ -202,22 +202,28 @@ function writeResults(
 ): void {
   const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
   const commit = git('rev-parse', '--short=12', 'HEAD');
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  // The files changed since the commit, which the run measured too.
+  const dirty = git('status', '--porcelain', '--untracked-files=no')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.slice(3));
   const loadAfter = loadavg()[0] ?? 0;
-  const shared = Math.max(run.loadBefore, loadAfter) > availableParallelism();
+  // The load at the end counts the benchmark's own last processes (four workers and a backend), so only the load
+  // before it started says whether other work shared the machine.
+  const shared = run.loadBefore > availableParallelism();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` (a full run); docs/benchmarks.md says what each row measures. Ratios are taken within this
 one run; raw rates depend on the machine and on what else it was doing.
 
 - Date: ${run.startedAt.toISOString().slice(0, 10)} (started ${run.startedAt.toISOString()}, took ${run.seconds.toFixed(0)} s)
-- Commit: ${commit}${dirty ? ' with uncommitted changes' : ''}
+- Commit: ${commit}${dirty.length > 0 ? ` with uncommitted changes to ${dirty.join(', ')}` : ''}
 - Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}
 - Node: ${process.version}, --expose-gc ${run.gc ? 'on' : 'off'}
-- Load average (1 min): ${run.loadBefore.toFixed(2)} at the start, ${loadAfter.toFixed(2)} at the end${
+- Load average (1 min): ${run.loadBefore.toFixed(2)} at the start, ${loadAfter.toFixed(2)} at the end (its own processes included)${
     shared
       ? `
-- The machine was shared: other work kept its load above its ${availableParallelism()} cores, so the raw rates are low and the ratios noisier than on a quiet machine`
+- The machine was shared: other work had its load above its ${availableParallelism()} cores when the run started, so the raw rates are low and the ratios noisier than on a quiet machine`
       : ''
   }
 
