@@ -8,7 +8,7 @@ import { readCommandLine, startFailure } from '../command-line.js';
 import { startDev } from '../dev/index.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { BACKEND_VARIABLES, BACKEND_VARIABLES_USAGE } from './backend.js';
-import { DEFAULT_MODULE } from './run.js';
+import { DEFAULT_MODULE } from './default-module.js';
 
 /** The environment variables of the commands that run the local loop: this one and `npm start`. */
 export const DEV_VARIABLES = {

@@ -3,33 +3,25 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Connector } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
-import type { ConnectorFactory } from '../../worker/index.js';
+import { type ConnectorFactory, runWorker } from '../../worker/index.js';
+import { WORKER_COMMAND_LINE, WORKER_USAGE } from '../../worker/internal.js';
 import { EXIT_CODES } from '../exit-codes.js';
+import { DEFAULT_MODULE } from './default-module.js';
 
-/** The module `connector run` loads when it is given none: the build of the project's `src/connector.ts`. */
-export const DEFAULT_MODULE = 'dist/connector.js';
-
-/** The usage of `connector run`, around the worker's own. */
-const usage = (workerUsage: string) => `Usage: connector run [module] [--role sync|tasks|all]
+const USAGE = `Usage: connector run [module] [--role sync|tasks|all]
 
 Runs the connector that the module exports as a long-lived worker, until SIGTERM or SIGINT. The module (default:
 ${DEFAULT_MODULE}) has a default export that is the connector, or a function that builds it, sync or async:
   export default ({ env, logger, role }) => new MyConnector(new SourceClient(env.SOURCE_URL));
 
-${workerUsage}`;
+${WORKER_USAGE}`;
 
 /** `connector run [module]`: the worker. Resolves with its exit code. */
 export async function runRunCommand(argv: readonly string[]): Promise<number> {
-  // The worker is loaded when it runs, not with this module: `connector dev` (and through it `connector backend`)
-  // imports this module for DEFAULT_MODULE alone.
-  const [{ runWorker }, { WORKER_COMMAND_LINE, WORKER_USAGE }] = await Promise.all([
-    import('../../worker/index.js'),
-    import('../../worker/internal.js'),
-  ]);
   // The worker checks its own flags; the first word that is no flag nor a flag's value is the module.
   const { help, words } = WORKER_COMMAND_LINE.scan(argv);
   if (help) {
-    console.log(usage(WORKER_USAGE));
+    console.log(USAGE);
     return EXIT_CODES.done;
   }
   const [module] = words;

@@ -21,7 +21,7 @@ import {
   port,
   withMethods,
 } from '../../internal/options.js';
-import { DEFAULT_MODULE } from '../commands/run.js';
+import { DEFAULT_MODULE } from '../commands/default-module.js';
 import { backendBanner, type ConnectorTenant, startDevBackend } from './backend.js';
 import { ConnectorBoard } from './board.js';
 import { ConnectorLoop, SOURCE_FOLDER } from './connector-loop.js';
