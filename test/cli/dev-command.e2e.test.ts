@@ -207,6 +207,8 @@ describe('connector dev, when something goes wrong', PROCESSES, () => {
     const dev = startDev(project);
     const { systemId } = await dev.banner();
     await until(() => dev.messages().includes('connector running'));
+    // Running comes before the first sync's end: the task's approval must be in the service first.
+    await until(async () => (await approvalIds(dev, systemId)).includes('D-1'));
     const task = await dev.admin<Task>('POST', '/tasks', { systemId, type: 'approve', approvalId: 'D-1' });
     await until(async () => (await dev.admin<Task>('GET', `/tasks/${task.id}`)).status === 'leased');
     dev.child.kill('SIGINT');
