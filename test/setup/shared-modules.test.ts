@@ -1,0 +1,106 @@
+import { existsSync, globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SHARED_MODULES } from './shared-modules.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const sources = join(root, 'src') + sep;
+
+/** What a file of the shared-modules project must not do: each would outlive the file, in the worker the next one gets. */
+const OUTLIVES_THE_FILE: readonly (readonly [RegExp, string])[] = [
+  [/\bvi\.(?:doM|m)ock\(/, 'mocks a module'],
+  [
+    /\bfrom ['"]nock['"]|\bimport\(['"]nock['"]\)/,
+    'intercepts HTTP with nock, which stays active once loaded',
+  ],
+  [/\bprocess\.chdir\(/, 'changes the directory'],
+  [
+    /\bprocess\.(?:on|once|addListener|prependListener|prependOnceListener)\(/,
+    'listens to the process (a signal handler)',
+  ],
+  [
+    /\bprocess\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|\bdelete process\.env\b/,
+    'changes the environment (vi.stubEnv is put back after the file)',
+  ],
+];
+
+/** The test code `file` runs: itself, and what it imports from the tests' folders (not the kit's source, under test). */
+function testCodeOf(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file) || file.startsWith(sources) || !existsSync(file)) return seen;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  for (const [, specifier] of text.matchAll(/(?:\bfrom |\bimport\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const imported = resolve(dirname(file), specifier!);
+    testCodeOf(imported.endsWith('.js') ? `${imported.slice(0, -3)}.ts` : imported, seen);
+  }
+  return seen;
+}
+
+/** What `file`, or the test code it imports, does that would outlive it: "<file>: <what>", one for each. */
+function whatOutlives(file: string): string[] {
+  return [...testCodeOf(file)].flatMap((code) => {
+    const text = readFileSync(code, 'utf8');
+    return OUTLIVES_THE_FILE.filter(([pattern]) => pattern.test(text)).map(
+      ([, what]) => `${relative(root, code)}: ${what}`,
+    );
+  });
+}
+
+describe('the shared-modules project (test/setup/shared-modules.ts)', () => {
+  it('lists only files that leave the process as they found it, with what they import from the tests', () => {
+    const files = globSync([...SHARED_MODULES], { cwd: root }).map((file) => join(root, file));
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.flatMap(whatOutlives)).toEqual([]);
+  });
+
+  it('has no pattern that matches no file', () => {
+    const unmatched = SHARED_MODULES.filter((pattern) => globSync(pattern, { cwd: root }).length === 0);
+    expect(unmatched).toEqual([]);
+  });
+
+  describe('the check', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'shared-modules-'));
+    afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+    // Written from pieces, so that this file's own text does not hold what it looks for.
+    const sample = {
+      mock: `vi.${'mock'}('node:fs');`,
+      nock: `import nock from '${'nock'}';`,
+      chdir: `process.${'chdir'}('/');`,
+      handler: `process.${'once'}('SIGTERM', () => {});`,
+      env: `process.${'env'}.LOG_LEVEL = 'debug';`,
+      deleted: `delete process.${'env'}.LOG_LEVEL;`,
+    };
+
+    it.each(Object.entries(sample))('finds a file that does it itself: %s', (name, line) => {
+      const file = join(folder, `${name}.test.ts`);
+      writeFileSync(file, `${line}\n`);
+      expect(whatOutlives(file)).toHaveLength(1);
+    });
+
+    it('finds it in test code the file imports, through a .js specifier, but not in the kit’s source', () => {
+      writeFileSync(join(folder, 'helper.ts'), `${sample.handler}\n`);
+      writeFileSync(join(folder, 'through.test.ts'), `import { x } from './helper.js';\n`);
+      expect(whatOutlives(join(folder, 'through.test.ts'))).toEqual([
+        `${relative(root, join(folder, 'helper.ts'))}: listens to the process (a signal handler)`,
+      ]);
+      // The connector command listens to its process, which is what it is for: the kit's source is under test.
+      const command = join(sources, 'cli', 'connector.ts');
+      expect(OUTLIVES_THE_FILE[3]![0].test(readFileSync(command, 'utf8'))).toBe(true);
+      const specifier = relative(folder, command).replace(/\.ts$/, '.js');
+      writeFileSync(join(folder, 'runs-the-command.test.ts'), `import { main } from '${specifier}';\n`);
+      expect(whatOutlives(join(folder, 'runs-the-command.test.ts'))).toEqual([]);
+    });
+
+    it('leaves a file alone that reads the environment, compares it or stubs it', () => {
+      const file = join(folder, 'reads.test.ts');
+      writeFileSync(
+        file,
+        `const seed = process.${'env'}.SEED;\nif (process.${'env'}.CI === 'true') {}\nvi.stubEnv('LOG_LEVEL', 'debug');\n`,
+      );
+      expect(whatOutlives(file)).toEqual([]);
+    });
+  });
+});
