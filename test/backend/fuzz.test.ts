@@ -562,14 +562,23 @@ function expectApiShape(api: Api, status: number, body: unknown): void {
   );
 }
 
-/** Every row of every table, and the faults: everything a request could change. */
-function snapshot(): unknown {
-  const tables = database
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .all() as { name: string }[];
+/**
+ * Every row of every table of `db`, and the faults: everything a request could change. The search index's own tables
+ * are read too, and their rowids can pass 2^53: an FTS5 page's rowid is its segment's id shifted 37 bits, and a
+ * tombstone page (written once rows are deleted) adds 2^16 to that id. Integers are read as bigints, where a number
+ * would throw.
+ */
+function snapshot(db = database): unknown {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+    name: string;
+  }[];
   return {
     tables: Object.fromEntries(
-      tables.map(({ name }) => [name, database.prepare(`SELECT * FROM "${name}"`).all()]),
+      tables.map(({ name }) => {
+        const rows = db.prepare(`SELECT * FROM "${name}"`);
+        rows.setReadBigInts(true);
+        return [name, rows.all()];
+      }),
     ),
     faults: backend.faults.list(),
   };
@@ -609,6 +618,20 @@ async function send(input: FuzzRequest) {
 }
 
 describe('the reference backend under hostile requests (property)', () => {
+  // The soak's 10,000 runs (seed 1094349939) failed on the check's own reading of the search index, not the backend.
+  it('snapshots a database holding integers beyond 2^53, as the search index does once it has tombstones', () => {
+    const scratch = new DatabaseSync(':memory:');
+    try {
+      scratch.exec('CREATE TABLE pages (id INTEGER PRIMARY KEY, block BLOB)');
+      scratch.prepare('INSERT INTO pages VALUES (?, ?)').run(9007474132647936n, new Uint8Array([4, 0]));
+      expect(snapshot(scratch)).toMatchObject({
+        tables: { pages: [{ id: 9007474132647936n, block: new Uint8Array([4, 0]) }] },
+      });
+    } finally {
+      scratch.close();
+    }
+  });
+
   it(
     `never answers 5xx, answers in the API's shape, authenticates first and changes nothing it refuses (${RUNS} runs)`,
     async () => {
