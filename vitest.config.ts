@@ -32,9 +32,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     projects: [
       {
-        // Loading the kit's modules afresh for each file costs a second of CPU per file: the files that run
-        // everything in this process, and change none of its state (cwd, signals, environment, mocked modules),
-        // share the workers' modules. test/setup/clean-between-files.ts puts back what a test may leave.
+        // Which files share their workers' modules, and why: test/setup/shared-modules.ts.
+        // test/setup/clean-between-files.ts puts back what a test may leave.
         extends: true,
         test: {
           name: 'shared-modules',

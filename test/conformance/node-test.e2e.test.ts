@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { TSX } from '../cli/support/processes.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-// ESM hooks only: the fixture and the kit are ES modules (a sixth less CPU to start than with the CommonJS hooks).
-const TSX = import.meta.resolve('tsx/esm');
 
 /** Runs the fixture with `node --test`, in a process of its own, and resolves with its exit code and output. */
 async function nodeTest(env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {

@@ -26,26 +26,28 @@ const OUTLIVES_THE_FILE: readonly (readonly [RegExp, string])[] = [
   ],
 ];
 
-/** The test code `file` runs: itself, and what it imports from the tests' folders (not the kit's source, under test). */
-function testCodeOf(file: string, seen = new Set<string>()): Set<string> {
-  if (seen.has(file) || file.startsWith(sources) || !existsSync(file)) return seen;
-  seen.add(file);
+/**
+ * The test code `file` runs, each file with its text: itself, and what it imports from the tests' folders (not the
+ * kit's source, under test).
+ */
+function testCodeOf(file: string, code = new Map<string, string>()): Map<string, string> {
+  if (code.has(file) || file.startsWith(sources) || !existsSync(file)) return code;
   const text = readFileSync(file, 'utf8');
+  code.set(file, text);
   for (const [, specifier] of text.matchAll(/(?:\bfrom |\bimport\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
     const imported = resolve(dirname(file), specifier!);
-    testCodeOf(imported.endsWith('.js') ? `${imported.slice(0, -3)}.ts` : imported, seen);
+    testCodeOf(imported.endsWith('.js') ? `${imported.slice(0, -3)}.ts` : imported, code);
   }
-  return seen;
+  return code;
 }
 
 /** What `file`, or the test code it imports, does that would outlive it: "<file>: <what>", one for each. */
 function whatOutlives(file: string): string[] {
-  return [...testCodeOf(file)].flatMap((code) => {
-    const text = readFileSync(code, 'utf8');
-    return OUTLIVES_THE_FILE.filter(([pattern]) => pattern.test(text)).map(
-      ([, what]) => `${relative(root, code)}: ${what}`,
-    );
-  });
+  return [...testCodeOf(file)].flatMap(([path, text]) =>
+    OUTLIVES_THE_FILE.filter(([pattern]) => pattern.test(text)).map(
+      ([, what]) => `${relative(root, path)}: ${what}`,
+    ),
+  );
 }
 
 describe('the shared-modules project (test/setup/shared-modules.ts)', () => {
