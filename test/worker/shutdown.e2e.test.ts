@@ -38,6 +38,20 @@ async function startScripted(overrides: Partial<ConnectorOptions>): Promise<Conn
   return worker;
 }
 
+/**
+ * Resolves once the handler has started. The service marks a task leased before its answer reaches the worker, and a
+ * stop in between ends the lease request, not a running handler: a test of what stop() does with a running handler
+ * waits for this, not for the task to read leased.
+ */
+function handlerStarted(worker: ConnectorWorker<Scripted>, handler: (context: TaskContext) => Promise<void>) {
+  return new Promise<void>((resolve) => {
+    worker.connector.approve = (context) => {
+      resolve();
+      return handler(context);
+    };
+  });
+}
+
 /** How long `stop()` took, in milliseconds. */
 async function timeStop(worker: ConnectorWorker<Scripted>): Promise<number> {
   const startedAt = performance.now();
@@ -57,9 +71,9 @@ describe('a bounded shutdown', () => {
       shutdown: { graceMs, forceMs },
       logger: { level: 'warn', destination: log.destination },
     });
-    worker.connector.approve = () => new Promise(() => {});
+    const started = handlerStarted(worker, () => new Promise(() => {}));
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
-    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await started;
 
     expect(await timeStop(worker)).toBeLessThan(deadlineMs);
     expect(worker.lifecycle).toBe('stopped');
@@ -100,13 +114,13 @@ describe('a bounded shutdown', () => {
 
   it('reports the result a handler ignoring its signal returns in the force time, rather than handing back a task whose action ran', async () => {
     const worker = await startScripted({ shutdown: { graceMs: 50, forceMs: 5_000 } });
-    worker.connector.approve = async ({ signal }) => {
+    const started = handlerStarted(worker, async ({ signal }) => {
       // The action goes on in the source after the abort, and succeeds.
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       await new Promise((resolve) => setTimeout(resolve, 50));
-    };
+    });
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
-    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await started;
 
     await worker.stop();
     expect(worker.connector.actions).toEqual([{ type: 'approve', approvalId: 'PO-1', key: task.id }]);
