@@ -72,7 +72,7 @@ describe('the operations port of a connector', () => {
     const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
-    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await worker.connector.atGate;
     expect((await get(`${url}/readyz`)).status).toBe(200);
 
     const stopping = worker.stop();

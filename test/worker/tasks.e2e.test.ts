@@ -366,7 +366,7 @@ describe('never running an action twice', () => {
     const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
-    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await worker.connector.atGate;
     harness.backend.expireLeases({ taskId: task.id });
     await vi.waitFor(() => expect(harness.task(task.id)?.deliveries).toBe(2));
     gate.resolve();
@@ -491,7 +491,7 @@ describe('shutdown', () => {
     const gate = Promise.withResolvers<void>();
     worker.connector.gate = gate.promise;
     const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
-    await vi.waitFor(() => expect(harness.task(task.id)?.status).toBe('leased'));
+    await worker.connector.atGate;
 
     const signals = new EventEmitter();
     const exit = runConnector(worker, { signals: signals as never });

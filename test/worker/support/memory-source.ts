@@ -61,6 +61,14 @@ export class MemoryConnector extends Connector {
   readonly actions: { type: string; approvalId: string; key: string }[] = [];
   /** Lets a test hold a handler until it says so. */
   gate: Promise<void> | undefined;
+  readonly #atGate = Promise.withResolvers<void>();
+  /**
+   * Resolves once a handler waits at the gate. The service marks a task leased before its answer reaches the
+   * worker: a test that means a running handler waits for this, not for the task to read leased.
+   */
+  get atGate(): Promise<void> {
+    return this.#atGate.promise;
+  }
   /** Makes the next handler throw this. */
   failWith: unknown;
   readonly tasks = {
@@ -85,6 +93,7 @@ export class MemoryConnector extends Connector {
   }
 
   async #act(type: string, approvalId: string, context: TaskContext): Promise<void> {
+    if (this.gate !== undefined) this.#atGate.resolve();
     await this.gate;
     context.signal.throwIfAborted();
     if (this.failWith !== undefined) {
