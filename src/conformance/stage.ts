@@ -25,6 +25,15 @@ export interface SavedCursor {
   id: string;
 }
 
+/**
+ * The shutdown of a worker whose end a check does not look at: one it cuts off, as a crash would, which then stands
+ * for a dead process (nothing it still sends can pass the cut wire), or one whose handler the check has already
+ * judged. Stopping it only frees what it holds, so it does not wait out the grace a live worker gets for its tasks
+ * and their results (2 s and 1 s, {@link TestHarness.connectorOptions}), which each such check would otherwise spend
+ * at its end. Should the cut not come, the worker still stops within it: by then it has nothing left to wait for.
+ */
+export const QUICK_SHUTDOWN = { graceMs: 250, forceMs: 250 } as const;
+
 export class Stage<D extends SourceDriver = SourceDriver> {
   readonly harness: TestHarness;
   readonly driver: D;
@@ -93,6 +102,7 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     const overrides = settings.options ?? {};
     const options = this.harness.connectorOptions({
       poller: { enabled: false },
+      ...(settings.crash === undefined ? {} : { shutdown: QUICK_SHUTDOWN }),
       ...overrides,
       service: this.harness.serviceOptions({ baseUrl: wire.url, ...overrides.service }),
     });
