@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { PROCESSES } from './test/setup/processes.js';
 import PackagesFirstSequencer from './test/setup/sequencer.js';
 import { SHARED_MODULES } from './test/setup/shared-modules.js';
 
@@ -30,6 +31,8 @@ export default defineConfig({
     sequence: { sequencer: PackagesFirstSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // `npm test` runs the first two projects, the tests in the test's own process; `npm run test:processes` the third,
+    // the tests of processes and packed packages (test/setup/processes.ts); `npm run test:all`, every one.
     projects: [
       {
         // Which files share their workers' modules, and why: test/setup/shared-modules.ts.
@@ -47,8 +50,16 @@ export default defineConfig({
         test: {
           name: 'isolated',
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...SHARED_MODULES],
-          globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts', 'test/setup/run-folder.ts'],
+          exclude: [...configDefaults.exclude, ...SHARED_MODULES, ...PROCESSES],
+          globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: PROCESSES,
+          globalSetup: ['test/setup/console-page.ts', 'test/setup/run-folder.ts'],
         },
       },
       {

@@ -1,11 +1,10 @@
-import { existsSync, globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SHARED_MODULES } from './shared-modules.js';
+import { root, testCodeOf } from './test-code.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const sources = join(root, 'src') + sep;
 
 /** What a file of the shared-modules project must not do: each would outlive the file, in the worker the next one gets. */
@@ -25,21 +24,6 @@ const OUTLIVES_THE_FILE: readonly (readonly [RegExp, string])[] = [
     'changes the environment (vi.stubEnv is put back after the file)',
   ],
 ];
-
-/**
- * The test code `file` runs, each file with its text: itself, and what it imports from the tests' folders (not the
- * kit's source, under test).
- */
-function testCodeOf(file: string, code = new Map<string, string>()): Map<string, string> {
-  if (code.has(file) || file.startsWith(sources) || !existsSync(file)) return code;
-  const text = readFileSync(file, 'utf8');
-  code.set(file, text);
-  for (const [, specifier] of text.matchAll(/(?:\bfrom |\bimport\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    const imported = resolve(dirname(file), specifier!);
-    testCodeOf(imported.endsWith('.js') ? `${imported.slice(0, -3)}.ts` : imported, code);
-  }
-  return code;
-}
 
 /** What `file`, or the test code it imports, does that would outlive it: "<file>: <what>", one for each. */
 function whatOutlives(file: string): string[] {
