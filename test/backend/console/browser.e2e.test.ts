@@ -23,7 +23,14 @@ beforeAll(async () => {
   browser = await launchBrowser();
 });
 afterAll(() => browser?.close());
-afterEach(async () => {
+afterEach(async ({ task }) => {
+  // What a failing test's pages showed, whatever CONSOLE_SCREENSHOTS says.
+  if (task.result?.state === 'fail') {
+    const name = task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+    for (const [index, page] of pages.entries()) {
+      await screenshots(page, `failed-${name}-${index + 1}`, true).catch(() => {});
+    }
+  }
   // Pages first: an open event stream would hold the backend's close.
   await Promise.all(pages.splice(0).map((page) => page.context().close()));
   await Promise.all(running.splice(0).map((connector) => connector.close()));

@@ -37,8 +37,18 @@ export async function openPage(browser: Browser): Promise<{ page: Page; errors: 
   return { page, errors };
 }
 
-/** Saves the page as it is now at both widths, as `<name>-laptop.png` and `<name>-phone.png`. */
-export async function screenshots(page: Page, name: string): Promise<void> {
+/**
+ * Whether the tests save the screenshots they name along the way: `CONSOLE_SCREENSHOTS=1`. Saving them costs a
+ * quarter of the browser test's time, for a reader of the page's looks; a failing test saves its pages either way.
+ */
+export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+
+/**
+ * Saves the page as it is now at both widths, as `<name>-laptop.png` and `<name>-phone.png`, when
+ * {@link SCREENSHOTS} asks for them, or when `always`.
+ */
+export async function screenshots(page: Page, name: string, always = false): Promise<void> {
+  if (!SCREENSHOTS && !always) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const [width, viewport] of Object.entries(WIDTHS)) {
     await page.setViewportSize(viewport);
