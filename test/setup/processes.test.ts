@@ -38,7 +38,7 @@ describe('the processes project (test/setup/processes.ts)', () => {
     expect(unlisted).toEqual([]);
   });
 
-  it('leaves out no test file between `npm test` and `npm run test:processes`, which CI runs both', () => {
+  it('leaves no test file out of both `npm test` and `npm run test:processes`, and CI runs both', () => {
     const projects = (config.test?.projects ?? []) as {
       test: { name: string; include?: string[]; exclude?: string[] };
     }[];

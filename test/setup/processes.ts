@@ -3,9 +3,9 @@
  * (run, dev, backend, keys, verify), workers stopped by signals and SIGKILL, the soak, and the packed packages
  * installed into generated projects, on Node 20 too, and `npm start`. They are the `processes` project of
  * vitest.config.ts, which `npm run test:processes` runs (CI runs it after `npm test`; `npm run test:all` runs both
- * at once): each starts processes that take a second or more of CPU, and together they cost about twice the CPU of
- * every other test. test/setup/processes.test.ts checks that a file that starts the kit's processes through the
- * tests' helpers is listed here.
+ * at once): each starts processes that take a second or more of CPU, and together they cost about three times the
+ * CPU of every other test (docs/testing.md). test/setup/processes.test.ts checks that a file that starts the kit's
+ * processes through the tests' helpers is listed here.
  */
 export const PROCESSES = [
   // The connector command, each as a process of its own.
