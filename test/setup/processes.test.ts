@@ -54,6 +54,10 @@ describe('the processes project (test/setup/processes.ts)', () => {
     >;
     expect(scripts.test).toMatch(/vitest run --project shared-modules --project isolated$/);
     expect(scripts['test:processes']).toBe('vitest run --project processes');
+    // test:all: every project, the type tests left to the type-check as in `npm test`.
+    expect(scripts['test:all']).toMatch(
+      /^npm run typecheck && npm run lint && vitest run --typecheck\.enabled=false$/,
+    );
     const ci = readFileSync(join(root, '.ci/run'), 'utf8');
     expect(ci).toMatch(/^npm test$/m);
     expect(ci).toMatch(/^npm run test:processes$/m);
