@@ -110,9 +110,10 @@ describe('connector run', () => {
     expect(await ready.body.json()).toEqual({ status: 'ready' });
 
     const [running] = await tasksFor(['T-1']);
-    await vi.waitFor(async () => expect((await task(running!.id)).status).toBe('leased'), {
-      timeout: 10_000,
-    });
+    // The handler's own line, not the task's leased state: the service marks a task leased before its answer reaches
+    // the worker, and a stop in between ends the lease request, not a running handler.
+    await vi.waitFor(() => expect(worker.messages()).toContain('handler started'), { timeout: 10_000 });
+    expect((await task(running!.id)).status).toBe('leased');
     worker.child.kill('SIGTERM');
 
     expect(await worker.exitWithin(20_000)).toBe(0);

@@ -1,11 +1,12 @@
 /**
  * A connector module as `connector run` loads it, as a project would write one: its default export builds the
  * connector from the worker's environment. Its source holds `SOURCE_APPROVALS` approvals (`S-1`, …; 2 by default);
- * its one task type, `approve`, takes `HANDLER_MS` (0 by default, cut short when its signal is aborted) and then
- * appends the task's id to the file `ACTIONS_FILE` names, if any, one id a line: the record of every action run,
- * across processes. Building it logs `building the connector`, waits `BUILD_MS` (0 by default), then fails if
- * `BUILD_FAILS` says so: `validation` (a `ValidationError`, as a check of the module's own variables would throw) or
- * `error`. With `SOURCE_LOOKUP=true`, the source has a `lookup()`, and an approval a task decided reads resolved there.
+ * its one task type, `approve`, logs `handler started`, takes `HANDLER_MS` (0 by default, cut short when its signal
+ * is aborted) and then appends the task's id to the file `ACTIONS_FILE` names, if any, one id a line: the record of
+ * every action run, across processes. Building it logs `building the connector`, waits `BUILD_MS` (0 by default),
+ * then fails if `BUILD_FAILS` says so: `validation` (a `ValidationError`, as a check of the module's own variables
+ * would throw) or `error`. With `SOURCE_LOOKUP=true`, the source has a `lookup()`, and an approval a task decided
+ * reads resolved there.
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -31,7 +32,10 @@ export class FixtureConnector extends Connector {
   readonly tasks = {
     approve: task({
       input: z.object({ approval: z.object({ id: z.string() }) }),
-      run: async ({ approval }, { taskId, signal }) => {
+      run: async ({ approval }, { taskId, signal, logger }) => {
+        // What a test waits for before it stops the worker mid-task: the task reads leased in the service before its
+        // answer reaches the worker.
+        logger.info('handler started');
         if (this.settings.handlerMs > 0) await sleep(this.settings.handlerMs, signal);
         if (this.settings.actionsFile !== undefined) appendFileSync(this.settings.actionsFile, `${taskId}\n`);
         this.#decided.add(approval.id);
