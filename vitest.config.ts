@@ -63,8 +63,9 @@ export default defineConfig({
         },
       },
       {
-        // The type tests. `npm test` leaves them to its own `tsc --noEmit`, which checks the same files and runs
-        // first: it runs `vitest run --typecheck.enabled=false`, a flag vitest does not pass on to a project.
+        // The type tests. `npm test` and `npm run test:all` leave them to their own type-check, which checks the same
+        // files and runs first: `npm test` selects the other projects, and `test:all` runs `vitest run
+        // --typecheck.enabled=false`, a flag vitest does not pass on to a project.
         extends: true,
         test: {
           name: 'types',

@@ -4,9 +4,8 @@
  * the modules it loaded, about a second of CPU saved per file. A file that changes the process (its directory,
  * signal handlers, environment), mocks a module, or intercepts HTTP (nock, which stays active in a process once
  * loaded), belongs to the isolated project: test/setup/shared-modules.test.ts checks the files listed here, and what
- * they import from the tests' own folders. So do the files whose cost is the processes they start (the CLI's, the
- * packages' and the templates' end-to-end tests): they would save little here, and use the isolated project's
- * global setups (the browser, the run folder).
+ * they import from the tests' own folders. The files whose cost is the processes they start are the `processes`
+ * project's (test/setup/processes.ts), each isolated too: sharing modules would save them little.
  */
 export const SHARED_MODULES = [
   'test/*.test.ts',
