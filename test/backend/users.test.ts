@@ -324,6 +324,29 @@ describe('Delete users (3)', () => {
     expect((await users(tenant)).body).toHaveLength(1);
   });
 
+  it('accepts a body of exactly 100K bytes and answers 413 in the v1 shape above it, deleting nothing', async () => {
+    const tenant = backend.createTenant();
+    const [user] = createUsers(backend, tenant, [['a@x.example', 'A', 'A']]);
+    const ids = JSON.stringify(Array.from({ length: 2600 }, () => user.id));
+    // JSON allows whitespace between tokens: pad the list before its closing bracket to exactly 102,400 bytes.
+    const atLimit = `${ids.slice(0, -1)}${' '.repeat(102_400 - ids.length)}]`;
+    expect(Buffer.byteLength(atLimit)).toBe(102_400);
+    const over = await call(backend, 'DELETE', '/v1/users', {
+      token: tenant.managementToken,
+      rawBody: `${atLimit} `,
+    });
+    expect(over.status).toBe(413);
+    expect(Object.keys(over.body)).toEqual(['Error']);
+    expect(over.body.Error).toMatch(/^Payload Too Large\. /);
+    expect((await users(tenant)).body).toHaveLength(1);
+    const accepted = await call(backend, 'DELETE', '/v1/users', {
+      token: tenant.managementToken,
+      rawBody: atLimit,
+    });
+    expect(accepted).toMatchObject({ status: 200, body: { deleted: 1 } });
+    expect((await users(tenant)).body).toEqual([]);
+  });
+
   it('answers 400 for an empty list, an empty id or a body that is not a list, and 413 above 100K bytes', async () => {
     const tenant = backend.createTenant();
     for (const body of [[], [''], [1], 'x']) {
