@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type ChangeWindow,
   Connector,
   incremental,
   type SourceApproval,
@@ -137,6 +138,43 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
     await expect(first.syncNow()).rejects.toMatchObject({ code: 'network' });
     await first.stop();
     await resumeAndCheck({ sync: { batchSize: 5 } });
+  });
+
+  it('mid-run (the service refuses a batch after two it acknowledged): the cursor stays on those two', async () => {
+    /**
+     * Reads the source, but before its 7th record waits for the service to hold the first two batches (S-00 to
+     * S-03), then has the service refuse every push from then on.
+     */
+    class RefusedAfterTwoBatches extends MemoryConnector {
+      override readonly source = incremental({ ordered: true, changes: (window) => this.#changes(window) });
+
+      async *#changes(window: ChangeWindow): AsyncIterable<SourceApproval> {
+        let read = 0;
+        for await (const record of this.system.changes(window)) {
+          if (read === 6) {
+            await vi.waitFor(() => expect(harness.approvals()).toHaveLength(4));
+            harness.faults.inject({
+              method: 'PUT',
+              path: '/v2/rawapprovals',
+              times: 1_000,
+              fault: { type: 'status', status: 500 },
+            });
+          }
+          read += 1;
+          yield record;
+        }
+      }
+    }
+    const first = await harness.start(new RefusedAfterTwoBatches(source), {
+      ...noRetry(),
+      sync: { batchSize: 2, concurrency: 1 },
+    });
+    await expect(first.syncNow()).rejects.toMatchObject({ code: 'server' });
+    expect(Object.keys(held()).sort()).toEqual(['S-00', 'S-01', 'S-02', 'S-03']);
+    // Saved over the batches acknowledged, not over the one refused (S-04, S-05).
+    expect(savedCursor()).toEqual({ lastModified: at(3), id: 'S-03' });
+    await first.stop();
+    await resumeAndCheck({ sync: { batchSize: 2 } }, { ordered: true });
   });
 
   it('between the push and the cursor save', async () => {
