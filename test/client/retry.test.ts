@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import {
   ApiError,
   BadRequestError,
+  ConflictError,
   IntegrationClient,
   ManagementClient,
   NetworkError,
@@ -182,32 +183,49 @@ describe('withRetry (fake timers)', () => {
   });
 
   it.each([
-    ['a 400', new BadRequestError(target, 400, undefined), 'safe', 1],
-    ['a 431', new ApiError('api', target, 431, undefined), 'safe', 1],
-    ['a 408', new ApiError('api', target, 408, undefined), 'safe', 3],
-    ['a 425', new ApiError('api', target, 425, undefined), 'safe', 3],
-    [
-      'a 408 of a request that is not safe to repeat',
-      new ApiError('api', target, 408, undefined),
-      'unsent',
-      1,
-    ],
-    ['a 500 of a request that is not safe to repeat', serverError(), 'unsent', 1],
-    [
-      'a reset connection of a request that is not safe to repeat',
-      new NetworkError(target, 'ECONNRESET', false, null),
-      'unsent',
-      1,
-    ],
-    [
-      'a refused connection of a request that is not safe to repeat',
-      new NetworkError(target, 'ECONNREFUSED', true, null),
-      'unsent',
-      3,
-    ],
-    ['a timeout', new TimeoutError(target, 10), 'safe', 3],
-    ['a reset connection', new NetworkError(target, 'ECONNRESET', false, null), 'safe', 3],
-  ] as const)('after %s makes %i attempt(s) in all', async (_, error, repeatability, attempts) => {
+    { what: 'a 400', error: new BadRequestError(target, 400, undefined), repeatability: 'safe', attempts: 1 },
+    { what: 'a 409', error: new ConflictError(target, 409, undefined), repeatability: 'safe', attempts: 1 },
+    {
+      what: 'a 409 of a request that is not safe to repeat',
+      error: new ConflictError(target, 409, undefined),
+      repeatability: 'unsent',
+      attempts: 1,
+    },
+    { what: 'a 431', error: new ApiError('api', target, 431, undefined), repeatability: 'safe', attempts: 1 },
+    { what: 'a 408', error: new ApiError('api', target, 408, undefined), repeatability: 'safe', attempts: 3 },
+    { what: 'a 425', error: new ApiError('api', target, 425, undefined), repeatability: 'safe', attempts: 3 },
+    {
+      what: 'a 408 of a request that is not safe to repeat',
+      error: new ApiError('api', target, 408, undefined),
+      repeatability: 'unsent',
+      attempts: 1,
+    },
+    {
+      what: 'a 500 of a request that is not safe to repeat',
+      error: serverError(),
+      repeatability: 'unsent',
+      attempts: 1,
+    },
+    {
+      what: 'a reset connection of a request that is not safe to repeat',
+      error: new NetworkError(target, 'ECONNRESET', false, null),
+      repeatability: 'unsent',
+      attempts: 1,
+    },
+    {
+      what: 'a refused connection of a request that is not safe to repeat',
+      error: new NetworkError(target, 'ECONNREFUSED', true, null),
+      repeatability: 'unsent',
+      attempts: 3,
+    },
+    { what: 'a timeout', error: new TimeoutError(target, 10), repeatability: 'safe', attempts: 3 },
+    {
+      what: 'a reset connection',
+      error: new NetworkError(target, 'ECONNRESET', false, null),
+      repeatability: 'safe',
+      attempts: 3,
+    },
+  ] as const)('after $what makes $attempts attempt(s) in all', async ({ error, repeatability, attempts }) => {
     vi.useFakeTimers();
     const attempt = vi.fn<() => Promise<string>>().mockRejectedValue(error);
     const settled = withRetry(attempt, policy({ retries: 2 }), repeatability, undefined).catch(
@@ -260,6 +278,22 @@ describe('retries over HTTP', () => {
     expect(server.requests).toHaveLength(4);
     expect(new Set(server.requests.map((r) => r.body))).toEqual(new Set(['{"state":{"a":1}}']));
     await client.close();
+  });
+
+  it('does not repeat a request the service answers 409, in either API’s shape', async () => {
+    const integration = new IntegrationClient({ baseUrl: server.url, token: 't', retry: fast });
+    // Were it repeated, the next answer would be the server's default, a success.
+    server.reply({ status: 409, json: { status: 'failure' } });
+    await expect(integration.putState({ a: 1 })).rejects.toBeInstanceOf(ConflictError);
+    expect(server.requests).toHaveLength(1);
+    await integration.close();
+    const management = new ManagementClient({ baseUrl: server.url, token: 't', retry: fast });
+    server.reply({ status: 409, json: { Error: 'Conflict. the users changed' } });
+    await expect(management.deleteUsers(['11111111-1111-4111-8111-111111111111'])).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    expect(server.requests).toHaveLength(2);
+    await management.close();
   });
 
   it('keeps the call’s outcome when onRetry throws or rejects', async () => {
