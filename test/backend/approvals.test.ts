@@ -264,6 +264,73 @@ describe('approval ids', () => {
   });
 });
 
+describe('the lastModified rule for full writes, as a sync sends them', () => {
+  /** A write of every field of approval A, as the worker's sync sends each approval. */
+  const full = (version: number, lastModified?: string) => ({
+    schemaId: `s${version}`,
+    approver: `u${version}`,
+    resolved: version % 2 === 1,
+    ...(lastModified === undefined ? {} : { lastModified }),
+    data: { version },
+  });
+  /** Approval A as Get approval answers it after the write of `version` stamped `lastModified`. */
+  const stored = (version: number, lastModified: string) => ({ id: 'A', ...full(version), lastModified });
+
+  describe.each([
+    [
+      'Update approvals (11)',
+      (tenant: Tenant, approval: object) => putMany(tenant, [{ id: 'A', ...approval }]),
+    ],
+    ['Update approval (9)', (tenant: Tenant, approval: object) => put(tenant, 'A', approval)],
+  ])('%s', (_, write) => {
+    it('replaces every field with a full write that is newer', async () => {
+      const tenant = backend.createTenant();
+      await write(tenant, full(1, at(10)));
+      expect(await write(tenant, full(2, at(11)))).toMatchObject({
+        status: 200,
+        body: { status: 'success' },
+      });
+      expect((await get(tenant, 'A')).body.data.approval).toEqual(stored(2, at(11)));
+    });
+
+    it('ignores, and answers success to, a full write that is older or of the same instant in any offset', async () => {
+      const tenant = backend.createTenant();
+      await write(tenant, full(1, at(10)));
+      for (const lastModified of [
+        at(9),
+        at(10),
+        '2026-01-01T01:00:10.000+01:00',
+        '2025-12-31T18:30:10-05:30',
+      ]) {
+        expect(await write(tenant, full(2, lastModified))).toMatchObject({
+          status: 200,
+          body: { status: 'success' },
+        });
+      }
+      expect((await get(tenant, 'A')).body.data.approval).toEqual(stored(1, at(10)));
+    });
+
+    it('applies a full write without lastModified whatever is stored, keeping the stored lastModified', async () => {
+      const tenant = backend.createTenant();
+      await write(tenant, full(1, at(10)));
+      expect((await write(tenant, full(2))).status).toBe(200);
+      expect((await get(tenant, 'A')).body.data.approval).toEqual(stored(2, at(10)));
+    });
+  });
+
+  it('applies the full writes of one id in a batch in order: one older than an earlier one is ignored', async () => {
+    const tenant = backend.createTenant();
+    const answer = await putMany(tenant, [
+      { id: 'A', ...full(1, at(10)) },
+      { id: 'A', ...full(2, at(12)) },
+      { id: 'A', ...full(3, at(11)) },
+      { id: 'A', ...full(4, at(12)) },
+    ]);
+    expect(answer).toMatchObject({ status: 200, body: { status: 'success' } });
+    expect((await get(tenant, 'A')).body.data.approval).toEqual(stored(2, at(12)));
+  });
+});
+
 describe('the lastModified rule (property)', () => {
   type Model = { schemaId: string; approver: string; resolved: boolean; lastModified: number; data: object };
   interface Write {
