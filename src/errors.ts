@@ -61,6 +61,13 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
+ * The brand of every error of the kit. `Symbol.for` gives the same symbol to every copy of the kit in a process (an
+ * application and a connector package may each install one), so the brand tells an error of another copy, which
+ * `instanceof` does not: each copy has its own classes.
+ */
+const KIT_ERROR_BRAND = Symbol.for('approval-connector-kit.error');
+
+/**
  * Base class of every error the kit throws. It is abstract: each {@link ErrorCode} has its own subclass, which fixes
  * `code` to that one literal, so that checking `code` on a `KitError` narrows it to the class.
  *
@@ -81,11 +88,25 @@ export abstract class ApprovalKitError<Code extends ErrorCode = ErrorCode> exten
   /** Stable, machine-readable identifier of the kind of failure: one class per code. */
   readonly code: Code;
 
+  static {
+    // On the prototype, not on each error: every subclass inherits it, and it stays out of what logs print.
+    Object.defineProperty(ApprovalKitError.prototype, KIT_ERROR_BRAND, { value: true });
+  }
+
   constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
   }
+}
+
+/** Whether `value` is an {@link ApprovalKitError} of any copy of the kit: it carries the kit's brand. */
+export function isBrandedKitError(value: unknown): value is ApprovalKitError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [KIT_ERROR_BRAND]?: unknown })[KIT_ERROR_BRAND] === true
+  );
 }
 
 /** zod's kind of a validation issue (`invalid_type`, `too_small`, `unrecognized_keys`, `custom`, …). */

@@ -30,7 +30,7 @@ import type {
   TaskDataInvalidError,
 } from './connector/index.js';
 import {
-  ApprovalKitError,
+  isBrandedKitError,
   type PortInUseError,
   type UnsupportedNodeError,
   type ValidationError,
@@ -121,7 +121,11 @@ export type KitError =
   | HarnessTimeoutError
   | ConformanceFailure;
 
-/** Whether a value is an error the kit threw, typed as the {@link KitError} union so that its `code` narrows it. */
+/**
+ * Whether a value is an error the kit threw, typed as the {@link KitError} union so that its `code` narrows it. It
+ * checks the kit's `Symbol.for` brand, not `instanceof`, so that it also recognises an error thrown by another copy
+ * of the kit loaded in the same process.
+ */
 export function isKitError(error: unknown): error is KitError {
-  return error instanceof ApprovalKitError;
+  return isBrandedKitError(error);
 }

@@ -42,6 +42,32 @@ describe('isKitError', () => {
     expect(isKitError(new Error('not ours'))).toBe(false);
     expect(isKitError({ code: 'network', message: 'looks like one' })).toBe(false);
   });
+
+  it('recognises an error of a second copy of the kit, which instanceof does not', async () => {
+    // The same module loaded a second time, as a second installed copy of the kit would be: classes of its own.
+    const specifier = '../src/errors.ts?second-copy';
+    const copy = (await import(/* @vite-ignore */ specifier)) as typeof import('../src/errors.js');
+    expect(copy.ValidationError).not.toBe(ValidationError);
+    const theirs = new copy.ValidationError('option', [
+      { path: ['port'], message: 'too big', code: 'too_big' },
+    ]);
+    expect(theirs).not.toBeInstanceOf(ApprovalKitError);
+    expect(isKitError(theirs)).toBe(true);
+    // Within one copy, instanceof still works.
+    const ours = new ValidationError('option', []);
+    expect(ours).toBeInstanceOf(ApprovalKitError);
+    expect(ours).toBeInstanceOf(ValidationError);
+    expect(isKitError(ours)).toBe(true);
+  });
+
+  it('does not take an Error or an object that fakes only the code, or its brand with another value', () => {
+    expect(isKitError(Object.assign(new Error('looks like one'), { code: 'validation' }))).toBe(false);
+    expect(isKitError({ name: 'ValidationError', code: 'validation', issues: [] })).toBe(false);
+    expect(isKitError({ [Symbol.for('approval-connector-kit.error')]: 'yes' })).toBe(false);
+    expect(isKitError(undefined)).toBe(false);
+    expect(isKitError(null)).toBe(false);
+    expect(isKitError('validation')).toBe(false);
+  });
 });
 
 describe('every error the kit throws is in its hierarchy', () => {
