@@ -29,7 +29,7 @@ export const SHARED_MODULES = [
   'test/connector/*.test.ts',
   'test/deploy/**/*.test.ts',
   'test/docs/**/*.test.ts',
-  'test/e2e/clients-against-backend.test.ts',
+  'test/e2e/clients-against-backend/*.test.ts',
   'test/internal/**/*.test.ts',
   'test/setup/*.test.ts',
   'test/soak/fault-proxy.test.ts',
