@@ -1,4 +1,4 @@
-import type { Task, TaskResult, TaskResultStatus } from '../api/index.js';
+import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
 import {
   ApiError,
   ConflictError,
@@ -7,27 +7,27 @@ import {
   type LeasedTask,
   RateLimitedError,
   ServerError,
-} from '../client/index.js';
-import type { StateAccess, TaskContext, TaskDeclarations } from '../connector/index.js';
+} from '../../client/index.js';
+import type { StateAccess, TaskContext, TaskDeclarations } from '../../connector/index.js';
 import {
   type Credentials,
   CredentialsUnreadableError,
   classifyFailure,
   TaskDataInvalidError,
-} from '../connector/index.js';
-import { redactSecrets } from '../connector/internal.js';
-import { toIssues } from '../errors.js';
-import { backoffDelay } from '../internal/backoff.js';
-import { causeChain, property } from '../internal/causes.js';
-import { abortAfter, settlesWithin, sleep, untilAborted } from '../internal/wait.js';
-import { ShutdownDeadlineError, StoppingError } from './errors.js';
-import type { KeyRing } from './keys/index.js';
+} from '../../connector/index.js';
+import { redactSecrets } from '../../connector/internal.js';
+import { toIssues } from '../../errors.js';
+import { backoffDelay } from '../../internal/backoff.js';
+import { causeChain, property } from '../../internal/causes.js';
+import { abortAfter, settlesWithin, sleep, untilAborted } from '../../internal/wait.js';
+import { ShutdownDeadlineError, StoppingError } from '../errors.js';
+import type { KeyRing } from '../keys/index.js';
 import {
   type ConnectorMetrics,
   lazyChild,
   type PinoLogger,
   secretScrubbingLogger,
-} from './operations/index.js';
+} from '../operations/index.js';
 
 /**
  * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in

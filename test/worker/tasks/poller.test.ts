@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { Task, TaskResult } from '../../src/api/index.js';
+import type { Task, TaskResult } from '../../../src/api/index.js';
 import {
   ApiError,
   ConflictError,
@@ -9,11 +9,11 @@ import {
   RateLimitedError,
   ServerError,
   UnauthorizedError,
-} from '../../src/client/index.js';
-import type { PrecheckVerdict, TaskContext } from '../../src/connector/index.js';
-import { connectorOptionsSchema } from '../../src/worker/connector-options.js';
-import { ConnectorMetrics, createLogger } from '../../src/worker/index.js';
-import { type PollerSettings, REPORT_RETRY_MS, TaskPoller } from '../../src/worker/poller.js';
+} from '../../../src/client/index.js';
+import type { PrecheckVerdict, TaskContext } from '../../../src/connector/index.js';
+import { connectorOptionsSchema } from '../../../src/worker/connector-options.js';
+import { ConnectorMetrics, createLogger } from '../../../src/worker/index.js';
+import { type PollerSettings, REPORT_RETRY_MS, TaskPoller } from '../../../src/worker/tasks/index.js';
 
 const schemas = { approve: z.object({ approval: z.object({ id: z.string() }) }) };
 
