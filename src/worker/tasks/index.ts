@@ -1,6 +1,7 @@
 /**
- * The task runtime: the `TaskPoller` the worker starts, which leases tasks from the service, runs each with its
- * handler and reports each result until the service acknowledges it. See `docs/connector.md`.
+ * The task runtime: the `TaskPoller` the worker starts, which leases tasks from the service (`leasing.ts`), runs each
+ * with its handler (`run-task.ts`) and reports each result until the service acknowledges it (`reporter.ts`). See
+ * `docs/connector.md`.
  * @module
  */
 

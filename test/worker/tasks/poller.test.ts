@@ -789,31 +789,6 @@ describe('stopping', () => {
   });
 });
 
-describe('precheck', () => {
-  it('reports the result a precheck given the validated input returns, without running the handler', async () => {
-    const verdict: TaskResult = {
-      status: 'systemError',
-      meta: { code: 'already_decided', message: 'PO-1 was decided in the source' },
-    };
-    const checked: string[] = [];
-    const answers: (Task | null)[] = [taskNumbered(1), taskNumbered(2)];
-    const { reports, handled } = startPoller({
-      getTask: async () => answers.shift() ?? null,
-      precheck: async ({ approval }, context) => {
-        checked.push(`${approval.id}:${context.idempotencyKey}`);
-        return approval.id === 'PO-1' ? verdict : true;
-      },
-    });
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(checked).toEqual([`PO-1:${taskNumbered(1).id}`, `PO-2:${taskNumbered(2).id}`]);
-    expect(handled).toEqual(['PO-2']);
-    expect(reports).toEqual([
-      { taskId: taskNumbered(1).id, result: verdict },
-      { taskId: taskNumbered(2).id, result: { status: 'success' } },
-    ]);
-  });
-});
-
 describe('tasks that break the contract', () => {
   it('reports internalError task_data_invalid for a leased task it cannot read, without running a handler', async () => {
     const metrics = new ConnectorMetrics();
@@ -850,40 +825,6 @@ describe('tasks that break the contract', () => {
     expect((await metrics.render()).body).toContain(
       'approval_connector_tasks_total{type="",status="internalError"} 1',
     );
-  });
-});
-
-describe('task deadline', () => {
-  it('aborts the handler signal with a TimeoutError at timeoutMs, and reports the failure as serviceUnavailable', async () => {
-    let aborted: unknown;
-    const answers: (Task | null)[] = [taskNumbered(1)];
-    const { reports } = startPoller({
-      settings: { timeoutMs: 5_000 },
-      getTask: async () => answers.shift() ?? null,
-      handler: (_, { signal }) =>
-        untilAborted(signal, (reason) => {
-          aborted = reason;
-        }),
-    });
-    await vi.advanceTimersByTimeAsync(4_999);
-    expect(aborted).toBeUndefined();
-    expect(reports).toEqual([]);
-
-    await vi.advanceTimersByTimeAsync(1);
-    expect(aborted).toMatchObject({ name: 'TimeoutError' });
-    // The report goes out on the next turn of the event loop, after the slot's next lease.
-    await vi.waitFor(() => expect(reports).toHaveLength(1));
-    expect(reports).toEqual([
-      {
-        taskId: taskNumbered(1).id,
-        result: {
-          status: 'serviceUnavailable',
-          meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 5000 ms' },
-        },
-      },
-    ]);
-    // The handler honoured its deadline: its failure is not also logged as a late result.
-    expect(warnings()).toEqual(['task passed its deadline; aborting its signal', 'task failed']);
   });
 });
 
