@@ -7,7 +7,7 @@ import type { KeyRing } from '../keys/index.js';
 import { type ConnectorMetrics, lazyChild, type PinoLogger } from '../operations/index.js';
 import { Leasing } from './leasing.js';
 import { RecentResults } from './recent-results.js';
-import { REPORT_RETRY_MS, ResultReporter } from './reporter.js';
+import { ResultReporter } from './reporter.js';
 import { idAndType, runTask } from './run-task.js';
 
 export { REPORT_RETRY_MS } from './reporter.js';
@@ -74,13 +74,13 @@ export class TaskPoller {
     this.#parts = parts;
     this.#settings = settings;
     const { client, logger, metrics, random } = parts;
-    this.#reporter = new ResultReporter(
-      { client, metrics, random, onSettled: () => this.#leasing.changed() },
-      {
-        retryForMs: REPORT_RETRY_MS,
-        backoff: { baseMs: settings.idleMinMs, maxMs: settings.idleMaxMs, jitter: 'equal' },
-      },
-    );
+    // Its own retry policy: how often an idle worker polls does not change how a result is retried.
+    this.#reporter = new ResultReporter({
+      client,
+      metrics,
+      random,
+      onSettled: () => this.#leasing.changed(),
+    });
     this.#leasing = new Leasing(
       {
         client,

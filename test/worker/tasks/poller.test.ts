@@ -571,29 +571,6 @@ describe('watchdog', () => {
 });
 
 describe('reporting results', () => {
-  it('retries a report until the service acknowledges it, then stops', async () => {
-    let failures = 2;
-    const { reports, handled } = startPoller({
-      getTask: (() => {
-        let given = false;
-        return async () => {
-          if (given) return null;
-          given = true;
-          return taskNumbered(7);
-        };
-      })(),
-      reportTaskResult: async () => {
-        if (failures-- > 0) throw new ServerError(target, 503, undefined);
-      },
-    });
-    await vi.advanceTimersByTimeAsync(60_000);
-    expect(handled).toEqual(['PO-7']);
-    expect(reports).toEqual(
-      Array.from({ length: 3 }, () => ({ taskId: taskNumbered(7).id, result: { status: 'success' } })),
-    );
-    expect(warnings().filter((msg) => msg === 'reporting the task result failed; retrying')).toHaveLength(2);
-  });
-
   it.each([
     ['431', new ApiError('api', target, 431, { status: 'failure' })],
     ['414', new ApiError('api', target, 414, { status: 'failure' })],
@@ -675,21 +652,6 @@ describe('reporting results', () => {
     );
     const { body } = await metrics.render();
     expect(body).toContain('approval_connector_task_reports_failed_total{reason="exhausted"} 2');
-  });
-
-  it('waits the Retry-After the service asked for before reporting again', async () => {
-    const answers: (Task | null)[] = [taskNumbered(1)];
-    let refusals = 1;
-    const { reports } = startPoller({
-      getTask: async () => answers.shift() ?? null,
-      reportTaskResult: async () => {
-        if (refusals-- > 0) throw new RateLimitedError(target, 429, undefined, 7_000);
-      },
-    });
-    await vi.advanceTimersByTimeAsync(6_999);
-    expect(reports).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(reports).toHaveLength(2);
   });
 
   it('counts a 409 as acknowledged: no retry, and a redelivery is re-reported, not re-run', async () => {
