@@ -13,16 +13,15 @@ import { ConnectorMetrics, createLogger } from '../../../src/worker/index.js';
 import type { PinoLogger } from '../../../src/worker/operations/index.js';
 import { TaskPoller } from '../../../src/worker/tasks/index.js';
 import { REPORT_BACKOFF, REPORT_RETRY_MS, ResultReporter } from '../../../src/worker/tasks/reporter.js';
+import { gaps, T0 } from './support/poller.js';
 
 const target = { method: 'PATCH', path: '/v2/connector/tasks/x' };
 const unavailable = () => new ServerError(target, 503, undefined);
-const T0 = Date.UTC(2026, 4, 1, 10);
 const taskId = 'T-1';
 const result: TaskResult = { status: 'success' };
 
 let logLines: Record<string, unknown>[] = [];
 let logger: PinoLogger;
-const gaps = (times: number[]) => times.slice(1).map((time, index) => time - (times[index] as number));
 const logged = (msg: string) => logLines.filter((line) => line.msg === msg);
 
 interface Setup {
