@@ -154,7 +154,7 @@ describe('the rooms of the source', () => {
       files: ['src/worker/'],
       mayImport: ['base', 'api', 'client', 'connector'],
       entries: ['src/worker/index.ts', 'src/worker/internal.ts'],
-      subRooms: ['src/worker/keys/', 'src/worker/operations/'],
+      subRooms: ['src/worker/keys/', 'src/worker/operations/', 'src/worker/tasks/'],
     });
   });
 

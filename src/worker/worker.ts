@@ -26,7 +26,6 @@ import {
   type PinoLogger,
   type SyncMode,
 } from './operations/index.js';
-import { TaskPoller } from './poller.js';
 import { runOnSchedule, type ScheduledJob } from './schedule.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 import { StateStore } from './state.js';
@@ -40,6 +39,7 @@ import {
   runReconcile,
   runSnapshot,
 } from './sync/runs.js';
+import { TaskPoller } from './tasks/index.js';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
 export type AppStateOf<C extends Connector<object>> = C extends Connector<infer AppState> ? AppState : never;

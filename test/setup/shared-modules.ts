@@ -38,6 +38,7 @@ export const SHARED_MODULES = [
   // The worker's files, but for those that start processes, stop on signals, change directory or mock a module.
   'test/worker/!(worker-process|shutdown|tasks|operations|lifecycle|default-key-store).e2e.test.ts',
   'test/worker/!(key-store|*.e2e).test.ts',
+  'test/worker/tasks/*.test.ts',
   // The examples' files, but for those that intercept HTTP with nock (mock-jira.ts, mock-sap.ts) or start processes.
   'examples/jira-connector/test/conformance.test.ts',
   'examples/jira-connector/test/connector.e2e.test.ts',

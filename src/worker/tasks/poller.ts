@@ -1,0 +1,219 @@
+import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
+import type { IntegrationClient, LeasedTask } from '../../client/index.js';
+import type { StateAccess, TaskDeclarations } from '../../connector/index.js';
+import { settlesWithin } from '../../internal/wait.js';
+import { StoppingError } from '../errors.js';
+import type { KeyRing } from '../keys/index.js';
+import { type ConnectorMetrics, lazyChild, type PinoLogger } from '../operations/index.js';
+import { Leasing } from './leasing.js';
+import { RecentResults } from './recent-results.js';
+import { ResultReporter } from './reporter.js';
+import { idAndType, runTask } from './run-task.js';
+
+export { REPORT_RETRY_MS } from './reporter.js';
+
+/** How the poller runs. Every field is required here; `PollerOptions` documents the defaults. */
+export interface PollerSettings {
+  concurrency: number;
+  idleMinMs: number;
+  idleMaxMs: number;
+  recentResults: number;
+  recentResultTtlMs: number;
+  watchdogMs: number;
+  timeoutMs: number;
+}
+
+/** What the poller needs from the connector and the worker. */
+export interface PollerParts {
+  client: IntegrationClient;
+  /** The connector's task types: each one's input schema, pre-check and handler. */
+  tasks: TaskDeclarations<object>;
+  /** Present when the connector has `authRequired`. */
+  keyRing: KeyRing | undefined;
+  /** The connector's own failure classification, consulted before the kit's. */
+  classifyFailure: ((error: unknown) => TaskResultStatus | undefined) | undefined;
+  /** The author's part of connector state, as the task context gives it. */
+  state: StateAccess<object>;
+  logger: PinoLogger;
+  metrics: ConnectorMetrics | undefined;
+  random: () => number;
+  /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
+  onSucceeded?: ((task: Task) => void) | undefined;
+  /** Told when {@link TaskPoller.healthy} changes: the watchdog found polling stalled, or a poll succeeded again. */
+  onHealthChanged?: (() => void) | undefined;
+}
+
+/**
+ * Leases tasks from the service, runs each with its handler, and reports each result until the service acknowledges
+ * it. A task already running or recently finished in this process is not run again when the service offers it again
+ * (its lease ran out, or it was delivered twice): a finished one has its stored result reported again.
+ *
+ * Three parts do the work: the {@link Leasing} (slots, lease requests, the idle wait, the watchdog), {@link runTask}
+ * (one task, from its data to its result) and the {@link ResultReporter} (each result until it is acknowledged, with
+ * a retry policy of its own). A slot is held from a task's lease request until its handler ends; its result then
+ * travels on its own, so that the slot leases the next task meanwhile rather than sit idle for a round trip. At most
+ * `concurrency` handlers run at once, and the tasks held (leased, running, or with a result not yet acknowledged)
+ * never pass twice that: while the service does not acknowledge results, the poller stops leasing rather than run
+ * tasks whose results pile up.
+ *
+ * Every duration (a task's deadline and time taken, the watchdog, how long a result is kept) is read from the
+ * monotonic clock, so a step of the wall clock changes none of them.
+ */
+export class TaskPoller {
+  readonly #parts: PollerParts;
+  readonly #settings: PollerSettings;
+  readonly #leasing: Leasing;
+  readonly #reporter: ResultReporter;
+  readonly #recent: RecentResults;
+  /** The tasks whose handlers run, each with its handler's signal, aborted at its deadline or at forced shutdown. */
+  readonly #running = new Map<string, AbortController>();
+  /** Aborted when handlers must stop: the grace time is over. */
+  readonly #force = new AbortController();
+
+  constructor(parts: PollerParts, settings: PollerSettings) {
+    this.#parts = parts;
+    this.#settings = settings;
+    const { client, logger, metrics, random } = parts;
+    // Its own retry policy: how often an idle worker polls does not change how a result is retried.
+    this.#reporter = new ResultReporter({
+      client,
+      metrics,
+      random,
+      onSettled: () => this.#leasing.changed(),
+    });
+    this.#leasing = new Leasing(
+      {
+        client,
+        logger,
+        metrics,
+        random,
+        run: (leased) => this.#handle(leased),
+        backlog: () => this.#reporter.pending,
+        onHealthChanged: parts.onHealthChanged,
+      },
+      settings,
+    );
+    this.#recent = new RecentResults(settings.recentResults, settings.recentResultTtlMs);
+    // One listener, rather than a signal per task combined with AbortSignal.any, which costs tens of microseconds
+    // each time and more as the signals it tracks pile up.
+    this.#force.signal.addEventListener(
+      'abort',
+      () => {
+        for (const handler of this.#running.values()) handler.abort(this.#force.signal.reason);
+      },
+      { once: true },
+    );
+  }
+
+  /** Tasks being run now. */
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  /** False while the watchdog finds that polling has stalled. */
+  get healthy(): boolean {
+    return this.#leasing.healthy;
+  }
+
+  start(): void {
+    this.#leasing.start();
+  }
+
+  /**
+   * Stops leasing tasks and lets the running ones finish for `graceMs`, reporting their results. Then it aborts the
+   * rest: a task whose handler then fails is handed back (not reported), and the service offers it again when its
+   * lease ends; one whose handler returns is reported. Reports give up once `forceMs` more have passed, and stop
+   * resolves then at the latest, logging the ids of the tasks whose outcome the service will not learn.
+   */
+  async stop(graceMs: number, forceMs: number): Promise<void> {
+    const deadline = this.#reporter.giveUpAfter(graceMs + forceMs);
+    const startedAt = performance.now();
+    const left = () => graceMs + forceMs - (performance.now() - startedAt);
+    this.#leasing.stop();
+    const drained = (async () => {
+      await this.#leasing.drained();
+      // Every report has started once the jobs have ended: a task's job starts its report before it ends.
+      await this.#reporter.settled();
+    })();
+    if (await settlesWithin(drained, graceMs)) {
+      deadline.cancel();
+      return;
+    }
+    this.#parts.logger.warn(
+      { inFlight: this.#running.size },
+      'tasks still running after the grace time; aborting them',
+    );
+    this.#force.abort(new StoppingError('The connector is shutting down'));
+    if (await settlesWithin(drained, left())) {
+      deadline.cancel();
+      return;
+    }
+    // Running, or their result not acknowledged.
+    this.#parts.logger.error(
+      { taskIds: [...new Set([...this.#running.keys(), ...this.#reporter.taskIds])] },
+      'tasks whose outcome is unknown at the shutdown deadline: not reported, so the service offers them again',
+    );
+  }
+
+  /** A leased task's job, in its slot: run it (unless it is offered again), then start its report. */
+  async #handle(leased: LeasedTask): Promise<void> {
+    const task = idAndType(leased);
+    const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
+    if (this.#offeredAgain(task.id, logger)) return;
+    // The handler's signal: aborted at the deadline by runTask, or by stop() at forced shutdown (see the constructor).
+    const handler = new AbortController();
+    if (this.#force.signal.aborted) handler.abort(this.#force.signal.reason);
+    this.#running.set(task.id, handler);
+    try {
+      const { tasks, keyRing, classifyFailure, state } = this.#parts;
+      const run = await runTask(leased, {
+        tasks,
+        keyRing,
+        classifyFailure,
+        state,
+        logger,
+        timeoutMs: this.#settings.timeoutMs,
+        handler,
+        interrupted: this.#force.signal,
+      });
+      if (run !== undefined) this.#finished(leased, run.result, run.tookMs, logger);
+    } finally {
+      this.#running.delete(task.id);
+    }
+  }
+
+  /**
+   * Answers a task offered again while it runs here (nothing: it is not run twice), while its result is reported
+   * (nothing: that report goes on), or after it finished here (its result, reported again). Gives whether it was one
+   * of them.
+   */
+  #offeredAgain(taskId: string, logger: PinoLogger): boolean {
+    if (this.#running.has(taskId)) {
+      logger.info('task offered again while it runs; not running it twice');
+      return true;
+    }
+    if (this.#reporter.isReporting(taskId)) {
+      logger.info('task offered again while its result is reported; not reporting it twice');
+      return true;
+    }
+    const recent = this.#recent.get(taskId);
+    if (recent === undefined) return false;
+    logger.info(
+      { status: recent.status },
+      'task offered again after it finished; reporting its result again',
+    );
+    this.#reporter.start(taskId, recent, logger);
+    return true;
+  }
+
+  /** Records a task's result (remembered, counted, logged, and told when it succeeded), then starts its report. */
+  #finished(leased: LeasedTask, result: TaskResult, tookMs: number, logger: PinoLogger): void {
+    const task = idAndType(leased);
+    // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
+    this.#recent.remember(task.id, result);
+    this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
+    logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
+    if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
+    this.#reporter.start(task.id, result, logger);
+  }
+}
