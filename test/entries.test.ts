@@ -281,12 +281,15 @@ describe('the names of each entry', () => {
       'type ConnectorProcess',
       'type ExpectedApproval',
       'FAILURE_STATUS',
+      'type FailureScope',
       'formatReport',
       'type NewSourceRequest',
       'type RestoreSource',
       'runConformance',
+      'SOURCE_OPERATIONS',
       'type SourceDriver',
       'type SourceFailure',
+      'type SourceOperation',
       'type TestRunner',
     ]);
   });

@@ -9,11 +9,13 @@ import { type Check, CheckEnvironment, type Declared, declarationsOf } from './c
 import type { ConformanceSubject, SourceDriver } from './driver.js';
 import { registrationChecks } from './registration-checks.js';
 import {
+  CheckErrored,
   type CheckResult,
   CheckSkipped,
   ConformanceFailure,
   type ConformanceReport,
   formatCheck,
+  messageOf,
 } from './report.js';
 import { syncChecks } from './sync-checks.js';
 import { taskChecks } from './task-checks.js';
@@ -81,6 +83,17 @@ async function declaredBy<D extends SourceDriver>(subject: ConformanceSubject<D>
   }
 }
 
+/** What the connector declares; `undefined` with the error when the subject cannot even build one. */
+async function declaredOrError<D extends SourceDriver>(
+  subject: ConformanceSubject<D>,
+): Promise<{ declared: Declared } | { error: string }> {
+  try {
+    return { declared: await declaredBy(subject) };
+  } catch (error) {
+    return { error: `building a driver and a connector to read what it declares threw: ${messageOf(error)}` };
+  }
+}
+
 /** Runs one check (once per task type for a task check) against a backend of its own. */
 async function runCheck<D extends SourceDriver>(
   check: Check,
@@ -93,10 +106,10 @@ async function runCheck<D extends SourceDriver>(
   const backend = await startReferenceBackend(settings.backend);
   try {
     for (const type of types) {
-      const name = type === undefined ? check.name : `${check.name}[${type}]`;
       const startedAt = performance.now();
       const base = () => ({
-        name,
+        name: check.name,
+        ...(type === undefined ? {} : { taskType: type }),
         title: check.title,
         seed: settings.seed,
         durationMs: Math.round(performance.now() - startedAt),
@@ -123,10 +136,7 @@ async function runCheck<D extends SourceDriver>(
   return results;
 }
 
-function resultOf(
-  base: { name: string; title: string; seed: number; durationMs: number },
-  error: unknown,
-): CheckResult {
+function resultOf(base: Omit<CheckResult, 'status'>, error: unknown): CheckResult {
   if (error instanceof CheckSkipped) return { ...base, status: 'skip', happened: error.message };
   if (error instanceof ConformanceFailure) {
     const { expected, happened, counterexample } = error;
@@ -134,8 +144,10 @@ function resultOf(
       ? { ...base, status: 'fail', expected, happened }
       : { ...base, status: 'fail', expected, happened, counterexample };
   }
-  const happened = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return { ...base, status: 'fail', expected: 'the check to run', happened };
+  // The driver's own errors come labelled (see Stage); anything else is the battery's setup.
+  const happened =
+    error instanceof CheckErrored ? error.message : `the check's setup threw: ${messageOf(error)}`;
+  return { ...base, status: 'error', happened };
 }
 
 /**
@@ -160,14 +172,29 @@ export async function runConformance<D extends SourceDriver>(
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
   const settings = settingsOf(options);
-  const declared = await declaredBy(subject);
+  const found = await declaredOrError(subject);
   const checks: CheckResult[] = [];
-  for (const check of selected(options)) checks.push(...(await runCheck(check, subject, declared, settings)));
+  for (const check of selected(options)) {
+    checks.push(
+      ...('error' in found
+        ? [
+            {
+              name: check.name,
+              title: check.title,
+              seed: settings.seed,
+              durationMs: 0,
+              status: 'error' as const,
+              happened: found.error,
+            },
+          ]
+        : await runCheck(check, subject, found.declared, settings)),
+    );
+  }
   return {
-    subject: subject.name ?? declared.name,
+    subject: subject.name ?? ('declared' in found ? found.declared.name : 'the connector'),
     seed: settings.seed,
     checks,
-    passed: checks.every((check) => check.status !== 'fail'),
+    passed: checks.every((check) => check.status !== 'fail' && check.status !== 'error'),
   };
 }
 
@@ -216,7 +243,7 @@ export function conformanceSuite<D extends SourceDriver>(
         `${check.name}: ${check.title}`,
         async () => {
           const results = await runCheck(check, subject, await declaredBy(subject), settings);
-          const failed = results.filter((result) => result.status === 'fail');
+          const failed = results.filter((result) => result.status === 'fail' || result.status === 'error');
           if (failed.length > 0) throw new Error(failed.map(formatCheck).join('\n'));
         },
         timeoutMs,

@@ -7,8 +7,8 @@ import type { ReferenceBackend } from '../backend/index.js';
 import type { Connector } from '../connector/index.js';
 import { seededRandom } from '../internal/random.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
-import { CheckSkipped, ConformanceFailure } from './report.js';
-import { Stage } from './stage.js';
+import { CheckSkipped, ConformanceFailure, messageOf } from './report.js';
+import { SOURCE_CLOCKS, type SourceClock, Stage, type StageSettings } from './stage.js';
 
 /** What the connector declares, read once from a connector built for a throwaway driver. */
 export interface Declared {
@@ -43,6 +43,7 @@ export class CheckEnvironment<D extends SourceDriver = SourceDriver> {
   readonly numRuns: number;
   readonly random: () => number;
   readonly #stages: Stage<D>[] = [];
+  #clockTurn: number | undefined;
 
   constructor(parts: {
     backend: ReferenceBackend;
@@ -59,11 +60,23 @@ export class CheckEnvironment<D extends SourceDriver = SourceDriver> {
     this.random = seededRandom(parts.seed);
   }
 
-  /** A new tenant and a fresh source; closed with the environment. */
-  async stage(): Promise<Stage<D>> {
-    const stage = await Stage.open(this.backend, this.subject);
+  /**
+   * A new tenant and a fresh source; closed with the environment. Unless `settings` says, the source's clock is
+   * the next of behind, equal to and ahead of the machine's, from a start drawn from the seed, so that a check's
+   * stages, and the checks of a battery, see all three.
+   */
+  async stage(settings: StageSettings = {}): Promise<Stage<D>> {
+    const clock = settings.clock ?? this.nextClock();
+    const stage = await Stage.open(this.backend, this.subject, { ...settings, clock });
     this.#stages.push(stage);
     return stage;
+  }
+
+  /** The source clock of the next stage: the three in turn, from one drawn from the seed. */
+  nextClock(): SourceClock {
+    const clocks = Object.keys(SOURCE_CLOCKS) as SourceClock[];
+    this.#clockTurn ??= Math.floor(this.random() * clocks.length);
+    return clocks[this.#clockTurn++ % clocks.length] ?? 'equal';
   }
 
   /** A title for a request, drawn from the seed. */
@@ -101,8 +114,4 @@ export async function expectRun(
   if (error !== undefined) {
     throw new ConformanceFailure(`${what} to succeed`, `it failed: ${messageOf(error)}`);
   }
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -27,7 +27,7 @@ export class CursorWatch {
     return {
       request: async (request, wire) => {
         if (request.method === 'PUT' && request.path === STATE_PATH) await this.#inspect(request);
-        await also?.request?.(request, wire);
+        return also?.request?.(request, wire);
       },
       response: (request, status, body, wire) => also?.response?.(request, status, body, wire),
     };

@@ -44,6 +44,7 @@ export interface ExpectedApproval {
  * | `forbidden` | forbids the action (`403`) | `authenticationError` |
  * | `refused` | answers and refuses the action (`409`, `422`, a business rule) | `systemError` |
  * | `hang` | never answers until the call's `signal` aborts it | `serviceUnavailable` (the task's deadline) |
+ * | `slow` | answers, and carries the call out, only after {@link FailureScope.delayMs}, unless the call's `signal` aborts it first | `serviceUnavailable` (the task's deadline) |
  */
 export type SourceFailure =
   | 'unavailable'
@@ -52,7 +53,39 @@ export type SourceFailure =
   | 'unauthorized'
   | 'forbidden'
   | 'refused'
-  | 'hang';
+  | 'hang'
+  | 'slow';
+
+/**
+ * The source's operations, as the battery names them when it makes one of them fail:
+ *
+ * | operation | the calls of the source it means |
+ * | --- | --- |
+ * | `changes` | reading what changed, or the whole listing of a snapshot: every page of it |
+ * | `lookup` | reading requests by id, as `lookup()` does for reconciliation and after tasks |
+ * | `precheck` | what a task's pre-check reads of the request before the handler acts |
+ * | `action` | carrying a decision out: what a handler does to the source |
+ *
+ * A source whose pre-check and lookup read the same endpoint may treat `precheck` and `lookup` alike: the battery
+ * makes the pre-check's read fail only while a pre-check runs.
+ */
+export type SourceOperation = 'changes' | 'lookup' | 'precheck' | 'action';
+
+/** Every {@link SourceOperation}, in the order of the table. */
+export const SOURCE_OPERATIONS: readonly SourceOperation[] = ['changes', 'lookup', 'precheck', 'action'];
+
+/** Where, and for how long, {@link SourceDriver.fail} makes the source fail. */
+export interface FailureScope {
+  /** The operation whose calls fail; the others answer as usual. `'any'`: every call of the source. */
+  operation: SourceOperation | 'any';
+  /**
+   * How many calls of that operation fail: that many, the next ones, then the source answers again by itself; or
+   * `'until-restored'`, every call until the {@link RestoreSource} returned is called.
+   */
+  times: number | 'until-restored';
+  /** For `slow`: how long each call takes before it answers, in milliseconds. */
+  delayMs?: number;
+}
 
 /** Undoes what {@link SourceDriver.fail} did: the source answers normally again. */
 export type RestoreSource = () => void | Promise<void>;
@@ -113,10 +146,12 @@ export interface SourceDriver {
    */
   actions?(id: string): number | Promise<number>;
   /**
-   * Makes the source fail the given way, on every call, until the returned function is called. The failures it can
-   * provoke are listed in {@link failures}.
+   * Makes the source fail the given way: the calls of `scope.operation`, `scope.times` times or until the returned
+   * function is called (which also ends a count not yet used up). The failures it can provoke are listed in
+   * {@link failures}. The battery switches a failure on at the moment it aims at (when a handler starts, after its
+   * pre-check; while a pre-check runs; after a sync run's first page) and restores the source right after.
    */
-  fail?(failure: SourceFailure): RestoreSource | Promise<RestoreSource>;
+  fail?(failure: SourceFailure, scope: FailureScope): RestoreSource | Promise<RestoreSource>;
   /** The failures {@link fail} can provoke: each is a task check. @default [] */
   failures?: readonly SourceFailure[];
   /**
@@ -129,8 +164,25 @@ export interface SourceDriver {
    * @default { username: 'conformance-user', password: <random> }
    */
   credentials?(approver: string): Record<string, string>;
-  /** How many records one page of the source's listing holds, when it pages: ties are made to cross pages. */
+  /**
+   * How many records one page of the source's listing holds, when it pages: ties are made to cross pages, and the
+   * reconciliation and snapshot checks hold at least 2.5 times as many requests (and no fewer than 500).
+   */
   pageSize?: number;
+  /**
+   * Sets the clock the source stamps its changes with (milliseconds since the epoch, as `Date.now()` gives them):
+   * from now on every change takes its `lastModified` from `now()`, floored to the source's precision, and
+   * {@link sameInstant} holds it still. The battery runs the sync checks with the source's clock behind the
+   * machine's, equal to it and ahead of it. Without it the source keeps a clock of its own, and a cursor taken from
+   * the machine's clock is caught only as far as that clock allows.
+   */
+  setClock?(now: () => number): void;
+  /**
+   * Makes the source answer pages shorter than asked (at least one record, and not only the last page) while
+   * `enabled`, as real servers do under load or when they filter records after paging. The snapshot and
+   * reconciliation checks turn it on: a connector that takes a short page for the last one must fail them.
+   */
+  shortPages?(enabled: boolean): void;
   /**
    * Releases what the driver holds, such as a simulator's server: called once the battery is done with the driver
    * (at the end of each check and generated run), after the workers reading its source have stopped.

@@ -30,14 +30,17 @@ export {
   runConformance,
   type TestRunner,
 } from './battery.js';
-export type {
-  ConformanceSubject,
-  ConnectorProcess,
-  ExpectedApproval,
-  NewSourceRequest,
-  RestoreSource,
-  SourceDriver,
-  SourceFailure,
+export {
+  type ConformanceSubject,
+  type ConnectorProcess,
+  type ExpectedApproval,
+  type FailureScope,
+  type NewSourceRequest,
+  type RestoreSource,
+  SOURCE_OPERATIONS,
+  type SourceDriver,
+  type SourceFailure,
+  type SourceOperation,
 } from './driver.js';
 export {
   type CheckResult,

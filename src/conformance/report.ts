@@ -1,23 +1,30 @@
 /**
- * The battery's report: one line per check, pass, fail or skip, and for a failure what was expected, what happened
- * and the seed that reproduces it.
+ * The battery's report: one line per check, pass, fail, skip or error, and for a failure what was expected, what
+ * happened and the seed that reproduces it.
  * @module
  */
 import { ApprovalKitError } from '../errors.js';
 
-/** How a check ended. */
-export type CheckStatus = 'pass' | 'fail' | 'skip';
+/**
+ * How a check ended: `pass`, `fail` (the connector broke the check's promise), `skip` (the check cannot run for
+ * this connector or driver), or `error` (the check could not run to a verdict: the driver, or the subject's
+ * `driver()` or `connector()`, threw, or the battery's own setup did not happen). A script tells a broken driver
+ * from a broken connector by this status alone.
+ */
+export type CheckStatus = 'pass' | 'fail' | 'skip' | 'error';
 
 /** The outcome of one check (for a task check, of one task type). */
 export interface CheckResult {
-  /** The check's name, such as `sync.ties`; a task check's ends with the task type: `tasks.failures[approve]`. */
+  /** The check's name, one of `CHECK_NAMES`, such as `sync.ties`. */
   name: string;
+  /** For a task check: the task type it ran for (a task check runs once per declared type). */
+  taskType?: string;
   /** What the check proves, in a sentence. */
   title: string;
   status: CheckStatus;
   /** For a failure: what the check expected. */
   expected?: string;
-  /** For a failure: what happened instead. For a skip: why the check could not run. */
+  /** For a failure: what happened instead. For a skip or an error: why the check could not run. */
   happened?: string;
   /** The seed the check ran with: `seed` in the options reproduces it. */
   seed: number;
@@ -34,7 +41,7 @@ export interface ConformanceReport {
   /** The seed of the whole run. */
   seed: number;
   checks: CheckResult[];
-  /** True when no check failed. */
+  /** True when no check failed and none ended in an error. */
   passed: boolean;
 }
 
@@ -61,12 +68,24 @@ export class CheckSkipped extends Error {
   override readonly name = 'CheckSkipped';
 }
 
+/**
+ * A check that could not run to a verdict because something it relies on threw: a member of the driver, the
+ * subject's `driver()` or `connector()`. The battery reports it as `error`, not as the connector's failure.
+ */
+export class CheckErrored extends Error {
+  override readonly name = 'CheckErrored';
+}
+
 /** One line for a check's result, and, for a failure, indented lines saying what was expected and happened. */
 export function formatCheck(result: CheckResult): string {
-  const mark = result.status === 'pass' ? 'pass' : result.status === 'fail' ? 'FAIL' : 'skip';
-  const head = `${mark}  ${result.name}: ${result.title}`;
+  const mark = { pass: 'pass', fail: 'FAIL', skip: 'skip', error: 'ERROR' }[result.status];
+  const name = result.taskType === undefined ? result.name : `${result.name} (${result.taskType})`;
+  const head = `${mark}  ${name}: ${result.title}`;
   if (result.status === 'skip') return `${head} (${result.happened})`;
   if (result.status === 'pass') return head;
+  if (result.status === 'error') {
+    return [head, `        could not run: ${result.happened}`, `        seed: ${result.seed}`].join('\n');
+  }
   const lines = [head, `        expected: ${result.expected}`, `        happened: ${result.happened}`];
   if (result.counterexample !== undefined)
     lines.push(`        smallest failing run: ${result.counterexample}`);
@@ -80,6 +99,11 @@ export function formatReport(report: ConformanceReport): string {
   return [
     `Conformance of ${report.subject} (seed ${report.seed})`,
     ...report.checks.map(formatCheck),
-    `${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped`,
+    `${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped${count('error') > 0 ? `, ${count('error')} could not run` : ''}`,
   ].join('\n');
+}
+
+/** An error as one line: its name and message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

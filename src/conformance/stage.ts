@@ -1,16 +1,54 @@
 /**
- * One run of a check: a tenant on the reference backend, a fresh source and its driver, and the workers a check
- * starts against them, each behind a {@link Wire} that can cut it off.
+ * One run of a check: a tenant on the reference backend, a fresh source and its driver, the connector instances
+ * that read it (one for the life of a simulated process, as in production), and the workers a check starts against
+ * them, each behind a {@link Wire} that can cut it off.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ReferenceBackend } from '../backend/index.js';
+import type { ClientOptions } from '../client/index.js';
 import type { Connector } from '../connector/index.js';
 import { TestHarness } from '../testing/index.js';
 import { type ConnectorOptions, ConnectorWorker } from '../worker/index.js';
 import type { ConformanceSubject, ExpectedApproval, SourceDriver } from './driver.js';
 import { ConformanceFailure } from './report.js';
+import { labelledDriver, newConnector, newDriver, type ReadHook, watchReads } from './subject.js';
 import { type CrashPoint, Wire, type WireListener } from './wire.js';
+
+/**
+ * How long a connector instance lives in a stage: `process`, as in production, one instance across every run and
+ * task of a worker's process, replaced only when the process dies (a run cut off) or a check restarts it; `restart`,
+ * a new instance for every run, as if every run were a process of its own. Each sync check runs under both.
+ */
+export type Lifetime = 'process' | 'restart';
+
+/** Both lifetimes, in the order the sync checks run them. */
+export const LIFETIMES: readonly Lifetime[] = ['process', 'restart'];
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Where the source's clock stands against the machine's, for a driver with `setClock`: a week behind, the same, or a
+ * week ahead. A real source stamps its changes by a clock of its own, and it is rarely the worker's.
+ */
+export const SOURCE_CLOCKS = { behind: -7 * DAY_MS, equal: 0, ahead: 7 * DAY_MS } as const;
+
+/** One of {@link SOURCE_CLOCKS}. */
+export type SourceClock = keyof typeof SOURCE_CLOCKS;
+
+/** How a stage is set up. */
+export interface StageSettings {
+  /** @default 'process' */
+  lifetime?: Lifetime;
+  /** The source's clock, when the driver can set it. @default the driver's own clock */
+  clock?: SourceClock;
+}
+
+/**
+ * How quickly a worker of the battery reads its source again after a failure: soon, and twice at most, so that a
+ * check of a failing source takes milliseconds rather than the production backoff.
+ */
+const QUICK_SOURCE_RETRY = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 } as const;
 
 /** A worker started by a stage, and the wire it talks through. */
 export interface StagedWorker<C extends Connector<object> = Connector<object>> {
@@ -36,8 +74,19 @@ export const QUICK_SHUTDOWN = { graceMs: 250, forceMs: 250 } as const;
 
 export class Stage<D extends SourceDriver = SourceDriver> {
   readonly harness: TestHarness;
+  /** The driver, its errors labelled as the driver's. */
   readonly driver: D;
   readonly subject: ConformanceSubject<D>;
+  readonly lifetime: Lifetime;
+  readonly clock: SourceClock | undefined;
+  /** Called after each record a connector of this stage yields: a check changes the source there. */
+  onRead: ReadHook | undefined;
+  /** How many connector instances this stage has built. */
+  instances = 0;
+  /** The author's own driver, as the connector is given it. */
+  readonly #raw: D;
+  /** The connector instance of the process now running, if any. */
+  #instance: Connector<object> | undefined;
   /** Every id the driver created in this stage, deleted ones included. */
   readonly created = new Set<string>();
   readonly #closing: Promise<unknown>[] = [];
@@ -47,18 +96,46 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   /** The latest `lastModified` of a request deleted from the source, in milliseconds. */
   deletedLatest = Number.NEGATIVE_INFINITY;
 
-  private constructor(harness: TestHarness, driver: D, subject: ConformanceSubject<D>) {
+  private constructor(harness: TestHarness, raw: D, subject: ConformanceSubject<D>, settings: StageSettings) {
     this.harness = harness;
-    this.driver = driver;
+    this.#raw = raw;
+    this.driver = labelledDriver(raw);
     this.subject = subject;
+    this.lifetime = settings.lifetime ?? 'process';
+    this.clock = settings.clock;
   }
 
   static async open<D extends SourceDriver>(
     backend: ReferenceBackend,
     subject: ConformanceSubject<D>,
+    settings: StageSettings = {},
   ): Promise<Stage<D>> {
-    const driver = await subject.driver();
-    return new Stage(new TestHarness(backend, backend.createTenant()), driver, subject);
+    const { raw } = await newDriver(subject);
+    const stage = new Stage(new TestHarness(backend, backend.createTenant()), raw, subject, settings);
+    const offset = settings.clock === undefined ? undefined : SOURCE_CLOCKS[settings.clock];
+    if (offset !== undefined) stage.driver.setClock?.(() => Date.now() + offset);
+    return stage;
+  }
+
+  /**
+   * The connector instance of the running process: the same one run after run under the `process` lifetime, until
+   * {@link restart}; a new one each time under `restart`. Its reads call {@link onRead}.
+   */
+  connector(): Connector<object> {
+    if (this.#instance !== undefined && this.lifetime === 'process') return this.#instance;
+    this.#instance = this.newConnector();
+    return this.#instance;
+  }
+
+  /** A new connector of the subject over this stage's source, its reads watched; not the process's instance. */
+  newConnector(): Connector<object> {
+    this.instances += 1;
+    return watchReads(newConnector(this.subject, this.#raw), () => this.onRead);
+  }
+
+  /** The process dies, or is restarted: the next run gets a new connector instance. */
+  restart(): void {
+    this.#instance = undefined;
   }
 
   get approvers(): readonly string[] {
@@ -92,19 +169,22 @@ export class Stage<D extends SourceDriver = SourceDriver> {
       crash?: CrashPoint;
       listener?: WireListener;
       options?: Partial<ConnectorOptions>;
-      /** The connector to run. @default a new one of the subject */
+      /** Options of the worker's client, over the stage's own. */
+      service?: Partial<ClientOptions>;
+      /** The connector to run. @default the process's instance, {@link connector} */
       connector?: Connector<object>;
     } = {},
   ): Promise<StagedWorker> {
     const wire = await Wire.open(this.harness.backend.url, settings.listener, settings.crash);
     this.#wires.push(wire);
-    const connector = settings.connector ?? this.subject.connector(this.driver);
+    const connector = settings.connector ?? this.connector();
     const overrides = settings.options ?? {};
     const options = this.harness.connectorOptions({
       poller: { enabled: false },
       ...(settings.crash === undefined ? {} : { shutdown: QUICK_SHUTDOWN }),
       ...overrides,
-      service: this.harness.serviceOptions({ baseUrl: wire.url, ...overrides.service }),
+      sync: { sourceRetry: QUICK_SOURCE_RETRY, ...overrides.sync },
+      service: this.harness.serviceOptions({ ...overrides.service, ...settings.service, baseUrl: wire.url }),
     });
     const worker = new ConnectorWorker(connector, options);
     const staged = { worker, wire, connector };
@@ -126,17 +206,22 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   }
 
   /**
-   * One sync run in a worker of its own: start, `syncNow()` (or `reconcileNow()`), stop. With `crash`, the worker
-   * is cut off at that request and abandoned. Resolves whether or not the run succeeded.
+   * One sync run in a worker of its own: start, `syncNow()` (or `reconcileNow()`), stop. The worker runs the
+   * process's connector instance ({@link connector}); `restart` gives it a new one first. With `crash`, the worker
+   * is cut off at that request and abandoned, and its process with it: the next run gets a new instance. Resolves
+   * whether or not the run succeeded.
    */
   async syncRun(
     settings: {
       crash?: CrashPoint;
       listener?: WireListener;
       options?: Partial<ConnectorOptions>;
+      service?: Partial<ClientOptions>;
       mode?: 'sync' | 'reconcile';
+      restart?: boolean;
     } = {},
   ): Promise<{ error?: unknown; cut: boolean }> {
+    if (settings.restart === true) this.restart();
     const staged = await this.start(settings);
     let error: unknown;
     if (!staged.wire.isCut) {
@@ -144,6 +229,7 @@ export class Stage<D extends SourceDriver = SourceDriver> {
       await Promise.race([run.catch((cause: unknown) => (error = cause)), staged.wire.crashed]);
     }
     await this.stop(staged);
+    if (staged.wire.isCut) this.restart();
     // What the dead worker had sent lands before anything else starts.
     await staged.wire.idle();
     return error === undefined ? { cut: staged.wire.isCut } : { error, cut: staged.wire.isCut };

@@ -3,17 +3,15 @@
  * by a worker whose handlers the battery watches, with the source failing as the driver can make it fail.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { TaskResult, TaskResultStatus } from '../api/index.js';
+import type { TaskResultStatus } from '../api/index.js';
 import { IntegrationClient } from '../client/index.js';
-import type { Connector, PrecheckVerdict, TaskDeclaration } from '../connector/index.js';
 import { HarnessTimeoutError } from '../testing/index.js';
-import type { ConnectorOptions } from '../worker/index.js';
-import { type Check, type CheckEnvironment, expectRun, requires } from './check.js';
+import { type Check, requires } from './check.js';
 import type { SourceFailure } from './driver.js';
 import { ConformanceFailure } from './report.js';
-import { QUICK_SHUTDOWN, type Stage, type StagedWorker } from './stage.js';
+import { QUICK_SHUTDOWN } from './stage.js';
+import { bench, type FailurePlan, show, type TaskBench } from './task-bench.js';
 
 /** The status the failure table (docs/failure-mapping.md) documents for a handler failing each way. */
 export const FAILURE_STATUS: Readonly<Record<SourceFailure, TaskResultStatus>> = {
@@ -24,164 +22,38 @@ export const FAILURE_STATUS: Readonly<Record<SourceFailure, TaskResultStatus>> =
   forbidden: 'authenticationError',
   refused: 'systemError',
   hang: 'serviceUnavailable',
+  slow: 'serviceUnavailable',
 };
 
 /** How long after a task's deadline its handler may take to give up, in milliseconds. */
 const SETTLE_BOUND_MS = 2_000;
 
-/** What the battery saw of one call of a handler or a pre-check. */
-interface HandlerCall {
-  kind: 'run' | 'precheck';
-  type: string;
-  taskId: string;
-  /** The credentials the handler got, revealed. */
-  credentials?: Record<string, string>;
-  verdict?: PrecheckVerdict;
-  settled: boolean;
+/** A task's deadline in the deadline check, in milliseconds. */
+const DEADLINE_MS = 300;
+
+/** How long a `slow` call of the deadline check takes: well past the deadline, within the settle bound. */
+const SLOW_MS = DEADLINE_MS + 500;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Where a failure plan strikes, in words. */
+function whereItStrikes(plan: FailurePlan): string {
+  return plan.operation === 'action'
+    ? `${plan.failure} in the action, after a pre-check that passed`
+    : `${plan.failure} in the pre-check's read`;
 }
 
-/** Replaces the connector's task declarations by ones that record each call of their pre-check and handler. */
-function watchHandlers(connector: Connector<object>, calls: HandlerCall[]): Connector<object> {
-  const watched: Record<string, TaskDeclaration> = {};
-  for (const [type, declared] of Object.entries(connector.tasks)) {
-    const declaration: TaskDeclaration = {
-      input: declared.input,
-      run: async (input, context) => {
-        const call: HandlerCall = { kind: 'run', type, taskId: context.taskId, settled: false };
-        if (context.credentials !== undefined) {
-          call.credentials = Object.fromEntries(
-            Object.entries(context.credentials).map(([key, secret]) => [key, secret.reveal()]),
-          );
-        }
-        calls.push(call);
-        try {
-          return await declared.run(input, context);
-        } finally {
-          call.settled = true;
-        }
-      },
-    };
-    const { precheck } = declared;
-    if (precheck !== undefined) {
-      declaration.precheck = async (input, context) => {
-        const call: HandlerCall = { kind: 'precheck', type, taskId: context.taskId, settled: false };
-        calls.push(call);
-        try {
-          call.verdict = await precheck.call(declared, input, context);
-          return call.verdict;
-        } finally {
-          call.settled = true;
-        }
-      };
-    }
-    watched[type] = declaration;
-  }
-  Object.defineProperty(connector, 'tasks', { value: watched, configurable: true, writable: true });
-  return connector;
+/** Whether the source was acted on since `before` (by `actions()`, else by the request's record). */
+async function actedSince(tasks: TaskBench, id: string, before: { actions?: number; record: unknown }) {
+  return before.actions !== undefined
+    ? (await tasks.actions(id)) !== before.actions
+    : !isDeepStrictEqual(await tasks.record(id), before.record);
 }
 
-/** A stage with requests synced into the service, and a worker taking tasks whose handlers are watched. */
-class TaskBench {
-  readonly stage: Stage;
-  readonly type: string;
-  readonly calls: HandlerCall[] = [];
-  readonly logs: string[] = [];
-  /** The data of each task as Get task delivered it, by task id. */
-  readonly delivered = new Map<string, unknown>();
-  readonly #credentials = new Map<string, Record<string, string>>();
-
-  constructor(stage: Stage, type: string) {
-    this.stage = stage;
-    this.type = type;
-  }
-
-  /** Creates `count` requests and syncs them into the service. */
-  async requests(environment: CheckEnvironment, count: number): Promise<string[]> {
-    const ids: string[] = [];
-    for (let index = 0; index < count; index += 1) ids.push(await this.stage.create(environment.title()));
-    await expectRun(this.stage.syncRun(), 'the sync run that brings the requests into the service');
-    return ids;
-  }
-
-  /** Starts a worker taking tasks, its handlers watched and its log lines kept. */
-  async worker(
-    options: Partial<ConnectorOptions> = {},
-    crashOn?: (path: string, method: string) => boolean,
-  ): Promise<StagedWorker> {
-    const connector = watchHandlers(this.stage.subject.connector(this.stage.driver), this.calls);
-    return this.stage.start({
-      connector,
-      options: {
-        poller: { enabled: true, ...options.poller },
-        ...(crashOn === undefined ? {} : { shutdown: QUICK_SHUTDOWN }),
-        logger: { level: 'trace', destination: { write: (line: string) => void this.logs.push(line) } },
-        ...options,
-      },
-      listener: {
-        request: (request, wire) => {
-          if (crashOn?.(request.path, request.method)) wire.cut();
-        },
-        response: (request, _status, body) => {
-          const task = (body as { data?: { task?: { id?: unknown; data?: unknown } } } | undefined)?.data
-            ?.task;
-          if (request.method === 'GET' && typeof task?.id === 'string')
-            this.delivered.set(task.id, task.data);
-        },
-      },
-    });
-  }
-
-  /** The credentials a task for this approver carries, when the connector has `authRequired`. */
-  credentials(approver: string): Record<string, string> {
-    let credentials = this.#credentials.get(approver);
-    if (credentials === undefined) {
-      credentials = this.stage.driver.credentials?.(approver) ?? {
-        username: 'conformance-user',
-        password: `pw-${randomBytes(12).toString('hex')}`,
-      };
-      this.#credentials.set(approver, credentials);
-    }
-    return credentials;
-  }
-
-  /** Creates a task of the bench's type on an approval, as an approver's action would. */
-  createTask(approvalId: string, approveComments = 'Approved in a conformance check'): string {
-    const { harness } = this.stage;
-    const approval = harness.approvals().find((held) => held.id === approvalId);
-    const auth = harness.backend.getConnector(harness.tenant.system.id).authRequired;
-    return harness.backend.createTask({
-      systemId: harness.tenant.system.id,
-      type: this.type,
-      approvalId,
-      approveComments,
-      ...(auth ? { credentials: this.credentials(approval?.approver ?? '') } : {}),
-    }).id;
-  }
-
-  result(taskId: string, timeoutMs?: number): Promise<TaskResult> {
-    return this.stage.harness.awaitResult({ id: taskId, type: this.type }, timeoutMs);
-  }
-
-  runsOf(taskId: string): HandlerCall[] {
-    return this.calls.filter((call) => call.kind === 'run' && call.taskId === taskId);
-  }
-
-  /** The source's record of a request now, for a before-and-after comparison. */
-  async record(id: string): Promise<unknown> {
-    return (await this.stage.driver.holds()).find((held) => held.id === id);
-  }
-
-  async actions(id: string): Promise<number | undefined> {
-    return this.stage.driver.actions?.(id);
-  }
+async function before(tasks: TaskBench, id: string) {
+  const actions = await tasks.actions(id);
+  return { ...(actions === undefined ? {} : { actions }), record: await tasks.record(id) };
 }
-
-async function bench(environment: CheckEnvironment, type: string | undefined): Promise<TaskBench> {
-  return new TaskBench(await environment.stage(), type ?? '');
-}
-
-const show = (result: TaskResult) =>
-  result.status === 'success' ? 'success' : `${result.status} (${JSON.stringify(result.meta ?? {})})`;
 
 export const taskChecks: Check[] = [
   {
@@ -234,7 +106,7 @@ export const taskChecks: Check[] = [
         ])
         .finally(() => client.close());
       await tasks.worker();
-      const declared = tasks.stage.subject.connector(tasks.stage.driver).tasks[type ?? ''];
+      const declared = tasks.declaration();
       for (const [approvalId, comments] of [
         [id, ''],
         [bare, ''],
@@ -257,28 +129,42 @@ export const taskChecks: Check[] = [
   },
   {
     name: 'tasks.failures',
-    title: 'each failure the driver can provoke lands in the status the failure table documents',
+    title:
+      'each failure the driver can provoke, in the action after a passing pre-check and in the pre-check, lands in its documented status',
     perTaskType: true,
     async run(environment, type) {
       const tasks = await bench(environment, type);
-      const failures = (tasks.stage.driver.failures ?? []).filter((failure) => failure !== 'hang');
+      const failures = (tasks.stage.driver.failures ?? []).filter(
+        (failure) => failure !== 'hang' && failure !== 'slow',
+      );
       requires(
         tasks.stage.driver.fail !== undefined && failures.length > 0,
         'the driver provokes no failures (fail() and failures)',
       );
-      const ids = await tasks.requests(environment, failures.length);
+      const prechecked = tasks.declaration()?.precheck !== undefined;
+      const plans: FailurePlan[] = failures.flatMap((failure) => [
+        { failure, operation: 'action' as const },
+        ...(prechecked ? [{ failure, operation: 'precheck' as const }] : []),
+      ]);
+      const ids = await tasks.requests(environment, plans.length);
       await tasks.worker();
       const wrong: string[] = [];
-      for (const [index, failure] of failures.entries()) {
-        const restore = await tasks.stage.driver.fail?.(failure);
-        try {
-          const result = await tasks.result(tasks.createTask(ids[index] ?? ''));
-          if (result.status !== FAILURE_STATUS[failure]) {
-            wrong.push(`${failure}: expected ${FAILURE_STATUS[failure]}, got ${show(result)}`);
+      try {
+        for (const [index, plan] of plans.entries()) {
+          const id = ids[index] ?? '';
+          const was = await before(tasks, id);
+          const taskId = tasks.createTask(id);
+          tasks.plan(taskId, plan);
+          const result = await tasks.result(taskId);
+          const expected = FAILURE_STATUS[plan.failure];
+          if (result.status !== expected) {
+            wrong.push(`${whereItStrikes(plan)}: expected ${expected}, got ${show(result)}`);
+          } else if (plan.operation === 'precheck' && (await actedSince(tasks, id, was))) {
+            wrong.push(`${whereItStrikes(plan)}: the handler acted on the source all the same`);
           }
-        } finally {
-          await restore?.();
         }
+      } finally {
+        await tasks.restoreAll();
       }
       if (wrong.length > 0) {
         throw new ConformanceFailure('each failure in its documented status', wrong.join('; '));
@@ -385,7 +271,7 @@ export const taskChecks: Check[] = [
       }
       // A failing task, too: an error message is where a secret most often slips out.
       const restore = tasks.stage.driver.failures?.includes('unauthorized')
-        ? await tasks.stage.driver.fail?.('unauthorized')
+        ? await tasks.stage.driver.fail?.('unauthorized', { operation: 'any', times: 'until-restored' })
         : undefined;
       const failing = tasks.createTask([...tasks.stage.created][1] ?? id);
       const failed = await tasks.result(failing);
@@ -409,46 +295,81 @@ export const taskChecks: Check[] = [
   },
   {
     name: 'tasks.deadline',
-    title: "a handler whose source hangs ends serviceUnavailable at the task's deadline, and stops waiting",
+    title:
+      "a handler whose source hangs or is slow ends serviceUnavailable at the task's deadline, stops waiting, and does not act late",
     perTaskType: true,
     async run(environment, type) {
       const tasks = await bench(environment, type);
+      const can = tasks.stage.driver.failures ?? [];
       requires(
-        tasks.stage.driver.fail !== undefined && tasks.stage.driver.failures?.includes('hang'),
-        "the driver cannot make the source hang (failures: ['hang'])",
+        tasks.stage.driver.fail !== undefined && (can.includes('hang') || can.includes('slow')),
+        "the driver cannot make the source hang or slow (failures: ['hang', 'slow'])",
       );
-      const [id = ''] = await tasks.requests(environment, 1);
-      const timeoutMs = 300;
+      const plans: FailurePlan[] = [
+        ...(can.includes('hang') ? [{ failure: 'hang' as const, operation: 'action' as const }] : []),
+        ...(can.includes('hang') && tasks.declaration()?.precheck !== undefined
+          ? [{ failure: 'hang' as const, operation: 'precheck' as const }]
+          : []),
+        ...(can.includes('slow')
+          ? [{ failure: 'slow' as const, operation: 'action' as const, delayMs: SLOW_MS }]
+          : []),
+      ];
+      const ids = await tasks.requests(environment, plans.length);
       // A handler still waiting when the worker stops is the bug this check reports: the stop need not wait for it.
-      await tasks.worker({ poller: { timeoutMs }, shutdown: QUICK_SHUTDOWN });
-      const restore = await tasks.stage.driver.fail?.('hang');
+      await tasks.worker({ poller: { timeoutMs: DEADLINE_MS }, shutdown: QUICK_SHUTDOWN });
       try {
-        const taskId = tasks.createTask(id);
-        const result = await tasks.result(taskId, timeoutMs + SETTLE_BOUND_MS).catch((error: unknown) => {
-          if (!(error instanceof HarnessTimeoutError)) throw error;
-          throw new ConformanceFailure(
-            'serviceUnavailable with meta.code TimeoutError at the deadline',
-            `no result ${SETTLE_BOUND_MS / 1000} s after the deadline: the handler is still waiting on the source; pass context.signal to its calls`,
-          );
-        });
-        if (result.status !== 'serviceUnavailable' || result.meta?.code !== 'TimeoutError') {
-          throw new ConformanceFailure('serviceUnavailable with meta.code TimeoutError', show(result));
-        }
-        // A handler that passes the signal on settles as it is aborted, before its result is reported; the bound is
-        // only there so that a loaded machine is not taken for a handler that hangs.
-        const calls = tasks.calls.filter((call) => call.taskId === taskId);
-        for (let waited = 0; waited < SETTLE_BOUND_MS && calls.some((call) => !call.settled); waited += 50) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        if (calls.some((call) => !call.settled)) {
-          throw new ConformanceFailure(
-            "the handler to give up once the task's signal aborted",
-            `it was still waiting ${SETTLE_BOUND_MS / 1000} s after the deadline: pass context.signal to the source's calls`,
-          );
-        }
+        // One after the other: a failure is switched on for a whole operation of the source, not for one task.
+        for (const [index, plan] of plans.entries()) await deadline(tasks, ids[index] ?? '', plan);
       } finally {
-        await restore?.();
+        await tasks.restoreAll();
       }
     },
   },
 ];
+
+/** One task of the deadline check: the source hangs, or answers slowly, where `plan` says. */
+async function deadline(tasks: TaskBench, id: string, plan: FailurePlan): Promise<void> {
+  const was = await before(tasks, id);
+  const startedAt = performance.now();
+  const taskId = tasks.createTask(id);
+  tasks.plan(taskId, plan);
+  const where = whereItStrikes(plan);
+  const result = await tasks.result(taskId, DEADLINE_MS + SETTLE_BOUND_MS).catch((error: unknown) => {
+    if (!(error instanceof HarnessTimeoutError)) throw error;
+    throw new ConformanceFailure(
+      `serviceUnavailable with meta.code TimeoutError at the deadline (${where})`,
+      `no result ${SETTLE_BOUND_MS / 1000} s after the deadline: the handler is still waiting on the source; pass context.signal to its calls`,
+    );
+  });
+  if (result.status !== 'serviceUnavailable' || result.meta?.code !== 'TimeoutError') {
+    throw new ConformanceFailure(
+      `serviceUnavailable with meta.code TimeoutError (${where})`,
+      result.status === 'success'
+        ? `success, reported after the deadline: the handler ignored context.signal and carried the decision out late`
+        : show(result),
+    );
+  }
+  // A handler that passes the signal on settles as it is aborted, before its result is reported; the bound is only
+  // there so that a loaded machine is not taken for a handler that hangs.
+  const calls = tasks.calls.filter((call) => call.taskId === taskId);
+  for (let waited = 0; waited < SETTLE_BOUND_MS && calls.some((call) => !call.settled); waited += 50) {
+    await sleep(50);
+  }
+  if (calls.some((call) => !call.settled)) {
+    throw new ConformanceFailure(
+      `the handler to give up once the task's signal aborted (${where})`,
+      `it was still waiting ${SETTLE_BOUND_MS / 1000} s after the deadline: pass context.signal to the source's calls`,
+    );
+  }
+  // A slow call that was not aborted carries the decision out when it answers: after the kit reported the task
+  // failed, so the approver acts again on a request the source has decided.
+  if (plan.failure === 'slow') {
+    await sleep(Math.max(0, startedAt + (plan.delayMs ?? 0) + 200 - performance.now()));
+    if (await actedSince(tasks, id, was)) {
+      throw new ConformanceFailure(
+        `no action in the source after the task was reported failed at its deadline (${where})`,
+        'the source carried the decision out after the deadline: the call was not given context.signal',
+      );
+    }
+  }
+}

@@ -37,10 +37,20 @@ function kindOf(method: string, path: string): CrashPoint['at'] | undefined {
   return undefined;
 }
 
-/** What a check may do with each request: look at it before it is forwarded, and at the answer. */
+/** An answer the wire gives in the service's place: a refusal the service could have sent. */
+export interface WireAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * What a check may do with each request: look at it before it is forwarded (or answer it in the service's place),
+ * and at the answer.
+ */
 export interface WireListener {
-  /** Before the request is forwarded; the request waits for it. */
-  request?(request: WireRequest, wire: Wire): void | Promise<void>;
+  /** Before the request is forwarded; the request waits for it. An answer returned is sent instead of forwarding. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a listener that only looks returns nothing, sync or async.
+  request?(request: WireRequest, wire: Wire): void | WireAnswer | Promise<void | WireAnswer>;
   /** After the service answered, before the worker hears it. */
   response?(request: WireRequest, status: number, body: unknown, wire: Wire): void | Promise<void>;
 }
@@ -135,23 +145,31 @@ export class Wire {
       this.cut();
       return void res.destroy();
     }
-    await this.#listener.request?.(wireRequest, this);
+    const answer = await this.#listener.request?.(wireRequest, this);
     if (this.#crashed) return void res.destroy();
+    if (answer !== undefined) {
+      const body = JSON.stringify(answer.body);
+      res.writeHead(answer.status, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      });
+      return void res.end(body);
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP_BY_HOP.has(name)) continue;
       headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
     this.#forwarding += 1;
-    let answer: Awaited<ReturnType<typeof request>>;
+    let forwarded: Awaited<ReturnType<typeof request>>;
     let body: Buffer;
     try {
-      answer = await request(`${this.#target}${req.url ?? '/'}`, {
+      forwarded = await request(`${this.#target}${req.url ?? '/'}`, {
         method: wireRequest.method as 'GET',
         headers,
         body: raw.length > 0 ? raw : undefined,
       });
-      body = Buffer.from(await answer.body.arrayBuffer());
+      body = Buffer.from(await forwarded.body.arrayBuffer());
     } finally {
       this.#forwarding -= 1;
       if (this.#forwarding === 0) for (const resolve of this.#idle.splice(0)) resolve();
@@ -160,14 +178,14 @@ export class Wire {
       this.cut();
       return void res.destroy();
     }
-    await this.#listener.response?.(wireRequest, answer.statusCode, parseJson(body), this);
+    await this.#listener.response?.(wireRequest, forwarded.statusCode, parseJson(body), this);
     if (this.#crashed) return void res.destroy();
     const out: Record<string, string> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
+    for (const [name, value] of Object.entries(forwarded.headers)) {
       if (value === undefined || HOP_BY_HOP.has(name)) continue;
       out[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    res.writeHead(answer.statusCode, { ...out, 'content-length': String(body.length) });
+    res.writeHead(forwarded.statusCode, { ...out, 'content-length': String(body.length) });
     res.end(body);
   }
 }

@@ -8,6 +8,7 @@ afterEach(() => killAll());
 
 const CORRECT = 'test/conformance/support/verify-correct.ts';
 const BROKEN = 'test/conformance/support/verify-broken.ts';
+const ERRORING = 'test/conformance/support/verify-erroring.ts';
 
 describe('connector verify', () => {
   it('runs the battery against the module’s connector and driver, prints the report, and exits 0', async () => {
@@ -24,8 +25,8 @@ describe('connector verify', () => {
     expect(await cli.exited).toBe(EXIT_CODES.done);
     expect(cli.stdout()).toContain('Conformance of FakeIncrementalConnector (seed 5)');
     expect(cli.stdout()).toMatch(/^pass {2}sync\.exact: /m);
-    expect(cli.stdout()).toMatch(/^pass {2}tasks\.success\[approve\]: /m);
-    expect(cli.stdout()).toMatch(/^pass {2}tasks\.success\[reject\]: /m);
+    expect(cli.stdout()).toMatch(/^pass {2}tasks\.success \(approve\): /m);
+    expect(cli.stdout()).toMatch(/^pass {2}tasks\.success \(reject\): /m);
     expect(cli.stdout()).toContain('3 passed, 0 failed, 0 skipped');
   }, 60_000);
 
@@ -37,6 +38,16 @@ describe('connector verify', () => {
     expect(cli.stdout()).toMatch(/^ +happened: "REQ-\d+" has resolved false, the source true/m);
     expect(cli.stdout()).toMatch(/^ +seed: 11$/m);
     expect(cli.stdout()).toContain('0 passed, 1 failed, 0 skipped');
+  }, 60_000);
+
+  it('exits 2 when a check could not run because the driver threw, and says which member', async () => {
+    const cli = spawnCli(['verify', ERRORING, '--seed', '3', '--only', 'sync.exact']);
+    expect(await cli.exited).toBe(EXIT_CODES.refused);
+    expect(cli.stdout()).toMatch(/^ERROR {2}sync\.exact: /m);
+    expect(cli.stdout()).toMatch(
+      /^ +could not run: the driver's holds\(\) threw: Error: the test double is not connected$/m,
+    );
+    expect(cli.stdout()).toContain('0 passed, 0 failed, 0 skipped, 1 could not run');
   }, 60_000);
 
   it('refuses a module that does not exist, and a bad option, with 2, and runs nothing', async () => {

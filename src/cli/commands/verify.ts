@@ -13,7 +13,8 @@ export const DEFAULT_VERIFY_MODULE = 'dist/conformance.js';
 const USAGE = `Usage: connector verify [module] [--seed <n>] [--runs <n>] [--only <check>]... [--skip <check>]...
 
 Runs the conformance battery (docs/conformance.md of the kit) against the connector and source driver that the
-module exports, prints the report, and exits 0 when no check failed, 1 otherwise. The module (default:
+module exports, prints the report, and exits 0 when every check passed or was skipped, 1 when a check failed, and
+2 when a check could not run (the driver threw) or the module or an option is refused. The module (default:
 ${DEFAULT_VERIFY_MODULE}, the build of src/conformance.ts) exports \`conformance\`:
   export const conformance = { driver: () => new MyDriver(), connector: (driver) => new MyConnector(driver.source) };
 A .ts module is loaded through tsx when the project has it.
@@ -61,6 +62,8 @@ export async function runVerifyCommand(argv: readonly string[]): Promise<number>
     ...(parsed.values.skip === undefined ? {} : { skip: parsed.values.skip }),
   });
   console.log(formatReport(report));
+  // A check that could not run says nothing of the connector: the driver (or the module) is what to fix first.
+  if (report.checks.some((check) => check.status === 'error')) return EXIT_CODES.refused;
   return report.passed ? EXIT_CODES.done : EXIT_CODES.failed;
 }
 

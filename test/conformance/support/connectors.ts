@@ -10,31 +10,71 @@ import {
 } from 'approval-connector-kit';
 import type { ConformanceSubject } from 'approval-connector-kit/conformance';
 import { z } from 'zod';
-import { FakeDriver, type FakeRequest, type FakeSource } from './source.js';
+import {
+  FakeDriver,
+  type FakeDriverOptions,
+  type FakePage,
+  type FakeRequest,
+  type FakeSource,
+} from './source.js';
 
-/** What can be wrong with a connector of these tests: each is a bug the battery exists to catch. */
+/**
+ * What can be wrong with a connector of these tests: each is a bug the battery exists to catch, in a connector that
+ * is correct everywhere else (a good pre-check, one instance across runs, paging to the end).
+ */
 export type Bug =
+  // Sync: what arrives, and when.
   | 'wall-clock-cursor'
   | 'resolved-never-set'
   | 'ties-dropped-at-page-boundary'
-  | 'failure-swallowed'
-  | 'precheck-ignored'
-  | 'vanished-forgotten'
+  | 'detail-cache-by-time'
   | 'progress-saved-before-acknowledged'
+  | 'mark-in-memory'
+  // Snapshot and reconciliation: nothing resolved that was not read.
+  | 'cache-never-forgets'
+  | 'first-page-only'
+  | 'short-page-taken-as-last'
+  | 'listing-failure-swallowed'
+  | 'lookup-first-page-only'
+  | 'lookup-failure-swallowed'
+  // Tasks.
+  | 'failure-swallowed'
+  | 'outage-as-verdict'
+  | 'precheck-ignored'
+  | 'acts-then-fails'
   | 'credentials-kept-in-state'
-  | 'signal-ignored';
+  | 'signal-ignored'
+  | 'acts-after-deadline';
 
-const PAGE_SIZE = 3;
+export const PAGE_SIZE = 3;
 
-function approvalOf(request: FakeRequest, bugs: ReadonlySet<Bug>): SourceApproval {
+function approvalOf(request: FakeRequest, bugs: ReadonlySet<Bug>, title = request.title): SourceApproval {
   return {
     id: request.id,
     schemaId: 'request',
     approver: request.approver,
     resolved: bugs.has('resolved-never-set') ? false : request.status !== 'open',
     lastModified: bugs.has('wall-clock-cursor') ? new Date() : new Date(request.updatedAt),
-    data: { title: request.title },
+    data: { title },
   };
+}
+
+/** Reads every page of a listing, `next(offset)` giving the page at that offset, until the source says no more. */
+async function* allPages(
+  next: (offset: number) => Promise<FakePage>,
+  bugs: ReadonlySet<Bug>,
+  firstPageOnly: Bug,
+): AsyncIterable<FakeRequest> {
+  let offset = 0;
+  for (;;) {
+    const { records, more } = await next(offset);
+    yield* records;
+    offset += records.length;
+    if (bugs.has(firstPageOnly)) return;
+    // The bug: a page shorter than asked taken for the last one.
+    if (bugs.has('short-page-taken-as-last') && records.length < PAGE_SIZE) return;
+    if (!more || records.length === 0) return;
+  }
 }
 
 function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
@@ -42,14 +82,16 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
     { approval }: { approval: { id: string } },
     { signal }: { signal: AbortSignal },
   ) => {
-    if (bugs.has('precheck-ignored')) return true as const;
+    if (bugs.has('precheck-ignored') || bugs.has('acts-then-fails')) return true as const;
+    let open: boolean;
     try {
-      if (await source.isOpen(approval.id, bugs.has('signal-ignored') ? undefined : signal))
-        return true as const;
+      open = await source.isOpen(approval.id, bugs.has('signal-ignored') ? undefined : signal);
     } catch (error) {
-      if (bugs.has('failure-swallowed')) return true as const;
-      throw error;
+      // The bug: an outage taken for a verdict on the request.
+      if (!bugs.has('outage-as-verdict')) throw error;
+      return { status: 'systemError' as const, meta: { code: 'not_checked', message: String(error) } };
     }
+    if (open) return true as const;
     return {
       status: 'systemError' as const,
       meta: { code: 'already_decided', message: `${approval.id} is already decided` },
@@ -62,11 +104,22 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
       if (password !== undefined && bugs.has('credentials-kept-in-state')) {
         await context.state.write({ lastLogin: password.reveal() });
       }
+      const ignoresSignal = bugs.has('signal-ignored') || bugs.has('acts-after-deadline');
+      const wasOpen = source.get(approval.id)?.status === 'open';
       try {
-        const signal = bugs.has('signal-ignored') ? undefined : context.signal;
-        await source.decide(approval.id, status, context.idempotencyKey, signal);
+        await source.decide(
+          approval.id,
+          status,
+          context.idempotencyKey,
+          ignoresSignal ? undefined : context.signal,
+        );
       } catch (error) {
+        // The bug: the source refused, and the approver is told it is done.
         if (!bugs.has('failure-swallowed')) throw error;
+      }
+      // The bug: checks after acting, when the decision is already in the source.
+      if (bugs.has('acts-then-fails') && !wasOpen) {
+        throw Object.assign(new Error(`${approval.id} was already decided`), { status: 409 });
       }
     };
   return {
@@ -83,6 +136,26 @@ function taskTypes(source: FakeSource, bugs: ReadonlySet<Bug>) {
   };
 }
 
+/** The source's records by id, a page of ids at a time; `bugs` break it. */
+async function* lookup(
+  fake: FakeSource,
+  ids: readonly string[],
+  bugs: ReadonlySet<Bug>,
+): AsyncIterable<SourceApproval> {
+  try {
+    for await (const request of allPages(
+      (offset) => fake.find(ids, offset, PAGE_SIZE),
+      bugs,
+      'lookup-first-page-only',
+    )) {
+      yield approvalOf(request, bugs);
+    }
+  } catch (error) {
+    // The bug: a failed lookup taken for requests the source no longer has.
+    if (!bugs.has('lookup-failure-swallowed')) throw error;
+  }
+}
+
 /** An incremental connector over a {@link FakeSource}: paged, ordered, with `lookup()`; `bugs` break it. */
 export class FakeIncrementalConnector extends Connector {
   readonly tasks;
@@ -90,6 +163,10 @@ export class FakeIncrementalConnector extends Connector {
   override readonly uiTemplates = [
     { type: 'card', schemaId: 'request', template: { title: '{{data.title}}' } },
   ];
+  /** For the bug: where the last page read ended, kept in memory. */
+  #mark: { at: number; id: string } | undefined;
+  /** For the bug: the titles read, by the time of their change. */
+  readonly #titles = new Map<number, string>();
 
   constructor(
     private readonly fake: FakeSource,
@@ -100,7 +177,7 @@ export class FakeIncrementalConnector extends Connector {
     this.source = incremental({
       ordered: true,
       changes: (window: ChangeWindow, context: SourceContext) => this.#changes(window, context),
-      lookup: (ids: readonly string[]) => this.#lookup(ids),
+      lookup: (ids: readonly string[]) => lookup(this.fake, ids, this.bugs),
     });
   }
 
@@ -108,36 +185,42 @@ export class FakeIncrementalConnector extends Connector {
     // Pages by (updatedAt, id), from the first change at `since`.
     let after = since === undefined ? undefined : { at: since.getTime() - 1, id: '\uffff' };
     // The bug: a mark of its own, saved as soon as a page is read, before the service has what was read.
-    const mark = context.state.read()?.mark as { at: number; id: string } | undefined;
-    if (this.bugs.has('progress-saved-before-acknowledged') && mark !== undefined) {
-      if (after === undefined || mark.at > after.at) after = mark;
-    }
+    const mark = this.bugs.has('progress-saved-before-acknowledged')
+      ? (context.state.read()?.mark as { at: number; id: string } | undefined)
+      : this.#mark;
+    if (mark !== undefined && (after === undefined || mark.at > after.at)) after = mark;
     for (;;) {
-      const page = await this.fake.page(after, PAGE_SIZE);
-      const last = page.at(-1);
-      if (this.bugs.has('progress-saved-before-acknowledged') && last !== undefined) {
+      const { records, more } = await this.fake.page(after, PAGE_SIZE);
+      const last = records.at(-1);
+      if (last !== undefined && this.bugs.has('progress-saved-before-acknowledged')) {
         await context.state.write({ mark: { at: last.updatedAt, id: last.id } });
       }
-      for (const request of page) yield approvalOf(request, this.bugs);
-      if (page.length < PAGE_SIZE || last === undefined) return;
+      // The bug: the same mark, in memory: it outlives a run that failed before the service had the page.
+      if (last !== undefined && this.bugs.has('mark-in-memory'))
+        this.#mark = { at: last.updatedAt, id: last.id };
+      for (const request of records) yield approvalOf(request, this.bugs, this.#title(request));
+      if (!more || last === undefined) return;
       after = this.bugs.has('ties-dropped-at-page-boundary')
         ? { at: last.updatedAt, id: '\uffff' }
         : { at: last.updatedAt, id: last.id };
     }
   }
 
-  async *#lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
-    for (const id of ids) {
-      const request = this.fake.get(id);
-      if (request !== undefined) yield approvalOf(request, this.bugs);
-    }
+  #title(request: FakeRequest): string {
+    if (!this.bugs.has('detail-cache-by-time')) return request.title;
+    // The bug: details cached by the time of the change, which tied requests share.
+    const cached = this.#titles.get(request.updatedAt);
+    if (cached !== undefined) return cached;
+    this.#titles.set(request.updatedAt, request.title);
+    return request.title;
   }
 }
 
-/** A snapshot connector over a {@link FakeSource}: it lists what is open. */
+/** A snapshot connector over a {@link FakeSource}: it lists what is open, page by page. */
 export class FakeSnapshotConnector extends Connector {
   readonly tasks;
   readonly source;
+  /** For the bug: every request it ever listed. */
   readonly #remembered = new Map<string, FakeRequest>();
 
   constructor(
@@ -146,15 +229,29 @@ export class FakeSnapshotConnector extends Connector {
   ) {
     super();
     this.tasks = taskTypes(fake, bugs);
-    this.source = snapshot({ snapshot: () => this.#open() });
+    this.source = snapshot({
+      snapshot: () => this.#open(),
+      lookup: (ids: readonly string[]) => lookup(this.fake, ids, this.bugs),
+    });
   }
 
   async *#open(): AsyncIterable<SourceApproval> {
-    await this.fake.call();
-    const open = [...this.fake.requests.values()].filter((request) => request.status === 'open');
+    const open: FakeRequest[] = [];
+    try {
+      for await (const request of allPages(
+        (offset) => this.fake.openPage(offset, PAGE_SIZE),
+        this.bugs,
+        'first-page-only',
+      )) {
+        open.push(request);
+      }
+    } catch (error) {
+      // The bug: a failed listing taken for a source with nothing (more) open.
+      if (!this.bugs.has('listing-failure-swallowed')) throw error;
+    }
     for (const request of open) this.#remembered.set(request.id, request);
     // The bug: a cache that lists what it once saw, as if it were still there.
-    const listed = this.bugs.has('vanished-forgotten') ? [...this.#remembered.values()] : open;
+    const listed = this.bugs.has('cache-never-forgets') ? [...this.#remembered.values()] : open;
     for (const request of listed) yield approvalOf(request, this.bugs);
   }
 }
@@ -164,33 +261,39 @@ export class FakeAuthConnector extends FakeIncrementalConnector {
   override readonly authRequired = true;
 }
 
+const named = (kind: string, bugs: Bug[]) => (bugs.length === 0 ? kind : `${kind} with ${bugs.join(', ')}`);
+
 export function authSubject(...bugs: Bug[]): ConformanceSubject<FakeDriver> {
   return {
-    name: bugs.length === 0 ? 'FakeAuthConnector' : `FakeAuthConnector with ${bugs.join(', ')}`,
+    name: named('FakeAuthConnector', bugs),
     driver: () => new FakeDriver(),
     connector: (driver) => new FakeAuthConnector(driver.source, new Set(bugs)),
   };
 }
 
 export function incrementalSubject(...bugs: Bug[]): ConformanceSubject<FakeDriver> {
+  return incrementalSubjectWith({}, ...bugs);
+}
+
+/**
+ * The incremental connector with a driver that differs: one whose `holds()` does not say when a request changed is
+ * the hard case for a cursor; one that cannot make the source hang leaves only its slow answers to the deadline.
+ */
+export function incrementalSubjectWith(
+  options: FakeDriverOptions,
+  ...bugs: Bug[]
+): ConformanceSubject<FakeDriver> {
   return {
-    name: bugs.length === 0 ? 'FakeIncrementalConnector' : `FakeIncrementalConnector with ${bugs.join(', ')}`,
-    driver: () => Object.assign(new FakeDriver(), { pageSize: PAGE_SIZE }),
+    name: named('FakeIncrementalConnector', bugs),
+    driver: () => Object.assign(new FakeDriver(options), { pageSize: PAGE_SIZE }),
     connector: (driver) => new FakeIncrementalConnector(driver.source, new Set(bugs)),
   };
 }
 
-/** The snapshot connector's cache outlives a restart, as a cache in a shared store would. */
 export function snapshotSubject(...bugs: Bug[]): ConformanceSubject<FakeDriver> {
-  const connectors = new WeakMap<FakeDriver, FakeSnapshotConnector>();
   return {
-    name: bugs.length === 0 ? 'FakeSnapshotConnector' : `FakeSnapshotConnector with ${bugs.join(', ')}`,
-    driver: () => new FakeDriver(),
-    connector: (driver) => {
-      if (!bugs.includes('vanished-forgotten')) return new FakeSnapshotConnector(driver.source);
-      const connector = connectors.get(driver) ?? new FakeSnapshotConnector(driver.source, new Set(bugs));
-      connectors.set(driver, connector);
-      return connector;
-    },
+    name: named('FakeSnapshotConnector', bugs),
+    driver: () => Object.assign(new FakeDriver(), { pageSize: PAGE_SIZE }),
+    connector: (driver) => new FakeSnapshotConnector(driver.source, new Set(bugs)),
   };
 }

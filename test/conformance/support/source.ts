@@ -1,4 +1,10 @@
-import type { ExpectedApproval, SourceDriver, SourceFailure } from 'approval-connector-kit/conformance';
+import type {
+  ExpectedApproval,
+  FailureScope,
+  SourceDriver,
+  SourceFailure,
+  SourceOperation,
+} from 'approval-connector-kit/conformance';
 
 /** A request as the fake source holds it. */
 export interface FakeRequest {
@@ -9,6 +15,12 @@ export interface FakeRequest {
   updatedAt: number;
 }
 
+/** One page of a listing: its records, and whether more follow (a short page does not say there are none). */
+export interface FakePage {
+  records: FakeRequest[];
+  more: boolean;
+}
+
 const ALL_FAILURES: SourceFailure[] = [
   'unavailable',
   'rateLimited',
@@ -17,34 +29,80 @@ const ALL_FAILURES: SourceFailure[] = [
   'forbidden',
   'refused',
   'hang',
+  'slow',
 ];
 
+const STATUS: Record<Exclude<SourceFailure, 'hang' | 'slow' | 'unreachable'>, number> = {
+  unavailable: 503,
+  rateLimited: 429,
+  unauthorized: 401,
+  forbidden: 403,
+  refused: 409,
+};
+
+/** A failure switched on: which operation it strikes, and how many calls are left (`Infinity` until restored). */
+interface ActiveFailure {
+  failure: SourceFailure;
+  operation: SourceOperation | 'any';
+  left: number;
+  delayMs: number;
+}
+
+const copy = (request: FakeRequest): FakeRequest => ({ ...request });
+const byChange = (a: FakeRequest, b: FakeRequest) =>
+  a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
 /**
- * A source system for the battery's own tests: requests stamped by a clock of its own (a second a change, held
- * still inside `sameInstant`), a decision call that honours an idempotency key, and every failure the battery
- * knows, on every call.
+ * A source system for the battery's own tests: requests stamped by a clock of its own (a second a change, or the
+ * clock the battery sets, held still inside `sameInstant`), pages that may come shorter than asked, a decision call
+ * that honours an idempotency key, and every failure the battery knows, on each operation on its own.
  */
 export class FakeSource {
   readonly requests = new Map<string, FakeRequest>();
   readonly actions = new Map<string, number>();
   readonly #keys = new Set<string>();
-  #clock = Date.parse('2026-01-01T00:00:00.000Z');
-  #held = false;
+  #own = Date.parse('2026-01-01T00:00:00.000Z');
+  #clock: (() => number) | undefined;
+  #held: number | undefined;
   #next = 1;
-  failure: SourceFailure | undefined;
+  #failures: ActiveFailure[] = [];
+  /** While set, every other page of a listing is shorter than asked. */
+  shortPages = false;
+  #pages = 0;
+
+  setClock(now: () => number): void {
+    this.#clock = now;
+  }
 
   tick(): number {
-    if (!this.#held) this.#clock += 1000;
-    return this.#clock;
+    if (this.#held !== undefined) return this.#held;
+    if (this.#clock !== undefined) return this.#clock();
+    this.#own += 1000;
+    return this.#own;
   }
 
   async atOneInstant<T>(changes: () => Promise<T>): Promise<T> {
-    this.tick();
-    this.#held = true;
+    this.#held = this.tick();
     try {
       return await changes();
     } finally {
-      this.#held = false;
+      this.#held = undefined;
     }
   }
 
@@ -59,60 +117,99 @@ export class FakeSource {
     if (request !== undefined) this.requests.set(id, { ...request, ...change, updatedAt: this.tick() });
   }
 
-  /** Fails the way it was told to, if it was. */
-  async call(signal?: AbortSignal): Promise<void> {
-    const failure = this.failure;
-    if (failure === undefined) return;
+  /** Makes calls of `scope.operation` fail; the function returned restores the source. */
+  fail(failure: SourceFailure, scope: FailureScope): () => void {
+    const active: ActiveFailure = {
+      failure,
+      operation: scope.operation,
+      left: scope.times === 'until-restored' ? Number.POSITIVE_INFINITY : scope.times,
+      delayMs: scope.delayMs ?? 1_000,
+    };
+    this.#failures.push(active);
+    return () => {
+      this.#failures = this.#failures.filter((each) => each !== active);
+    };
+  }
+
+  /** Fails the way it was told to for this operation, if it was; `slow` answers late, unless the signal aborts. */
+  async call(operation: SourceOperation, signal?: AbortSignal): Promise<void> {
+    const active = this.#failures.find(
+      (each) => each.left > 0 && (each.operation === 'any' || each.operation === operation),
+    );
+    if (active === undefined) return;
+    active.left -= 1;
+    const { failure } = active;
+    if (failure === 'slow') return delay(active.delayMs, signal);
     if (failure === 'hang') {
+      // Never answers: only the call's signal ends it.
       await new Promise((_, reject) => {
-        if (signal === undefined) return;
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
     }
-    const status: Record<Exclude<SourceFailure, 'hang' | 'unreachable'>, number> = {
-      unavailable: 503,
-      rateLimited: 429,
-      unauthorized: 401,
-      forbidden: 403,
-      refused: 409,
-    };
     if (failure === 'unreachable') {
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     }
-    throw Object.assign(new Error(`The source answered ${status[failure as 'refused']}`), {
-      status: status[failure as 'refused'],
-    });
+    const status = STATUS[failure as 'refused'];
+    throw Object.assign(new Error(`The source answered ${status}`), { status });
   }
 
-  /** Every request at or after `since`, in `(updatedAt, id)` order. */
+  /** A page of `found` from `offset`: `limit` records, or fewer on every other page while short pages are on. */
+  #page(found: FakeRequest[], offset: number, limit: number): FakePage {
+    const short = this.shortPages && limit > 1 && this.#pages++ % 2 === 0;
+    const size = short ? Math.max(1, Math.floor(limit / 2)) : limit;
+    const records = found.slice(offset, offset + size).map(copy);
+    return { records, more: offset + records.length < found.length };
+  }
+
+  /** Every request at or after `since`, in `(updatedAt, id)` order, as one listing. */
   async *changedSince(since: Date | undefined, signal?: AbortSignal): AsyncIterable<FakeRequest> {
-    await this.call(signal);
+    await this.call('changes', signal);
     const from = since?.getTime() ?? Number.NEGATIVE_INFINITY;
     const found = [...this.requests.values()].filter((request) => request.updatedAt >= from);
-    found.sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1));
-    for (const request of found) yield { ...request };
+    for (const request of found.sort(byChange)) yield copy(request);
   }
 
-  /** One page of the changes after `(at, id)`, in order; `inclusive` reads from `at` itself. */
-  async page(after: { at: number; id: string } | undefined, limit: number): Promise<FakeRequest[]> {
-    await this.call();
+  /** One page of the changes after `(at, id)`, in order. */
+  async page(after: { at: number; id: string } | undefined, limit: number): Promise<FakePage> {
+    await this.call('changes');
     const found = [...this.requests.values()].filter(
       (request) =>
         after === undefined ||
         request.updatedAt > after.at ||
         (request.updatedAt === after.at && request.id > after.id),
     );
-    found.sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1));
-    return found.slice(0, limit).map((request) => ({ ...request }));
+    return this.#page(found.sort(byChange), 0, limit);
+  }
+
+  /** One page of the open requests, by id, from `offset`. */
+  async openPage(offset: number, limit: number): Promise<FakePage> {
+    await this.call('changes');
+    const open = [...this.requests.values()].filter((request) => request.status === 'open');
+    return this.#page(
+      open.sort((a, b) => (a.id < b.id ? -1 : 1)),
+      offset,
+      limit,
+    );
+  }
+
+  /** One page of the requests among `ids` the source still holds, from `offset`. */
+  async find(ids: readonly string[], offset: number, limit: number): Promise<FakePage> {
+    await this.call('lookup');
+    const found = ids.flatMap((id) => {
+      const request = this.requests.get(id);
+      return request === undefined ? [] : [request];
+    });
+    return this.#page(found, offset, limit);
   }
 
   get(id: string): FakeRequest | undefined {
     const request = this.requests.get(id);
-    return request && { ...request };
+    return request && copy(request);
   }
 
   async isOpen(id: string, signal?: AbortSignal): Promise<boolean> {
-    await this.call(signal);
+    await this.call('precheck', signal);
     return this.requests.get(id)?.status === 'open';
   }
 
@@ -122,7 +219,7 @@ export class FakeSource {
     key: string,
     signal?: AbortSignal,
   ): Promise<void> {
-    await this.call(signal);
+    await this.call('action', signal);
     if (this.#keys.has(key)) return;
     const request = this.requests.get(id);
     if (request === undefined) throw Object.assign(new Error(`No request ${id}`), { status: 404 });
@@ -134,9 +231,24 @@ export class FakeSource {
 }
 
 /** The driver of a {@link FakeSource}. */
+/** How a {@link FakeDriver} differs from the usual one. */
+export interface FakeDriverOptions {
+  /** Whether {@link FakeDriver.holds} says when each request changed. @default true */
+  lastModified?: boolean;
+  /** The failures the driver says it can provoke. @default every one */
+  failures?: readonly SourceFailure[];
+}
+
 export class FakeDriver implements SourceDriver {
   readonly source = new FakeSource();
-  readonly failures = ALL_FAILURES;
+  readonly failures: readonly SourceFailure[];
+  /** Whether {@link holds} says when each request changed; without it, no check compares or reasons on it. */
+  readonly #withLastModified: boolean;
+
+  constructor(options: FakeDriverOptions = {}) {
+    this.#withLastModified = options.lastModified ?? true;
+    this.failures = options.failures ?? ALL_FAILURES;
+  }
 
   create({ approver, title }: { approver: string; title: string }): string {
     return this.source.add(approver, title);
@@ -158,13 +270,21 @@ export class FakeDriver implements SourceDriver {
     return this.source.atOneInstant(changes);
   }
 
+  setClock(now: () => number): void {
+    this.source.setClock(now);
+  }
+
+  shortPages(enabled: boolean): void {
+    this.source.shortPages = enabled;
+  }
+
   holds(): ExpectedApproval[] {
     return [...this.source.requests.values()].map((request) => ({
       id: request.id,
       approver: request.approver,
       resolved: request.status !== 'open',
       schemaId: 'request',
-      lastModified: new Date(request.updatedAt),
+      ...(this.#withLastModified ? { lastModified: new Date(request.updatedAt) } : {}),
       data: { title: request.title },
     }));
   }
@@ -173,10 +293,7 @@ export class FakeDriver implements SourceDriver {
     return this.source.actions.get(id) ?? 0;
   }
 
-  fail(failure: SourceFailure): () => void {
-    this.source.failure = failure;
-    return () => {
-      this.source.failure = undefined;
-    };
+  fail(failure: SourceFailure, scope: FailureScope): () => void {
+    return this.source.fail(failure, scope);
   }
 }
