@@ -1,6 +1,7 @@
 import type {
   ConformanceSubject,
   ExpectedApproval,
+  FailureScope,
   SourceDriver,
   SourceFailure,
 } from 'approval-connector-kit/conformance';
@@ -9,18 +10,23 @@ import { Requests } from './source.js';
 
 /**
  * Drives the example source for the kit's conformance battery (`test/conformance.test.ts`, `connector verify`): it
- * creates, changes, resolves and deletes requests as the battery asks, on a clock of its own (a second per change,
- * held still inside `sameInstant`), and says what the source holds. When you replace `Requests` with a client of
- * your system, write the same driver for the test double of that client.
+ * creates, changes, resolves and deletes requests as the battery asks, makes the source fail, and says what the
+ * source holds. When you replace `Requests` with a client of your system, write the same driver for the test
+ * double of that client.
  */
 export class RequestsDriver implements SourceDriver {
+  // The source's clock: one of its own, a second further at each change, until the battery sets one with
+  // `setClock` (behind, equal to and ahead of the machine's); held still inside `sameInstant`.
   #time = Date.parse('2026-01-01T00:00:00.000Z');
-  #still = false;
+  #clock: (() => number) | undefined;
+  #held: number | undefined;
   #next = 1;
   readonly requests = new Requests([], () => this.#tick());
 
   #tick(): Date {
-    if (!this.#still) this.#time += 1000;
+    if (this.#held !== undefined) return new Date(this.#held);
+    if (this.#clock !== undefined) return new Date(Math.floor(this.#clock()));
+    this.#time += 1000;
     return new Date(this.#time);
   }
 
@@ -45,24 +51,38 @@ export class RequestsDriver implements SourceDriver {
     this.requests.remove(id);
   }
 
-  // The failures the example source can show, each as the HTTP status a real client's error would carry.
-  readonly failures: readonly SourceFailure[] = ['unavailable', 'unauthorized', 'refused'];
+  // The failures the example source can show: each error with the HTTP status a real client's error would carry,
+  // and `slow`, a call that answers late unless the connector gives it up.
+  readonly failures: readonly SourceFailure[] = ['unavailable', 'unauthorized', 'refused', 'slow'];
 
-  fail(failure: SourceFailure): () => void {
+  // Until the battery passes a scope, a failure is of every call, until restored.
+  fail(
+    failure: SourceFailure,
+    scope: FailureScope = { operation: 'any', times: 'until-restored' },
+  ): () => void {
+    const { operation, times, delayMs } = scope;
+    // MyConnector has neither a `lookup` nor a `precheck`: they read nothing of the source that could fail.
+    if (operation === 'lookup' || operation === 'precheck')
+      throw new RangeError(`MyConnector makes no ${operation} call to fail`);
+    // Without a delay given, slower than any task's deadline.
+    if (failure === 'slow') return this.requests.failWith({ operation, times, delayMs: delayMs ?? 60_000 });
     const status = { unavailable: 503, unauthorized: 401, refused: 409 }[failure as 'unavailable'];
-    this.requests.failure = Object.assign(new Error(`The source answered ${status}`), { status });
-    return () => {
-      this.requests.failure = undefined;
-    };
+    const error = Object.assign(new Error(`The source answered ${status}`), { status });
+    return this.requests.failWith({ operation, times, error });
   }
 
+  setClock(now: () => number): void {
+    this.#clock = now;
+  }
+
+  // `shortPages` is left out: the example source answers in one call, without pages.
+
   async sameInstant<T>(changes: () => Promise<T>): Promise<T> {
-    this.#tick();
-    this.#still = true;
+    this.#held = this.#tick().getTime();
     try {
       return await changes();
     } finally {
-      this.#still = false;
+      this.#held = undefined;
     }
   }
 

@@ -15,17 +15,19 @@ export class MyConnector extends Connector {
   readonly tasks = {
     approve: task({
       input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
-      run: ({ approval, approveComments }) =>
-        this.requests.decide(approval.id, 'approved', approveComments ?? ''),
+      // The kit aborts `signal` at the task's deadline: pass it to the source's calls, so a late call is given up.
+      run: ({ approval, approveComments }, { signal }) =>
+        this.requests.decide(approval.id, 'approved', approveComments ?? '', { signal }),
     }),
     reject: task({
       input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
-      run: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
+      run: ({ approval, approveComments }, { signal }) =>
+        this.requests.decide(approval.id, 'rejected', approveComments, { signal }),
     }),
   };
 
   // Every request changed at or after `since` (all of them on the first run); the kit keeps the cursor.
-  readonly source = incremental({ changes: (window) => this.#changes(window) });
+  readonly source = incremental({ changes: (window, { signal }) => this.#changes(window, signal) });
 
   // How the app shows an approval of each schema.
   override readonly uiTemplates = [
@@ -36,8 +38,8 @@ export class MyConnector extends Connector {
     super();
   }
 
-  async *#changes({ since }: ChangeWindow): AsyncIterable<SourceApproval> {
-    for await (const request of this.requests.changedSince(since)) {
+  async *#changes({ since }: ChangeWindow, signal: AbortSignal): AsyncIterable<SourceApproval> {
+    for await (const request of this.requests.changedSince(since, { signal })) {
       yield {
         id: request.id,
         schemaId: 'request',

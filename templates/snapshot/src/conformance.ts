@@ -1,6 +1,7 @@
 import type {
   ConformanceSubject,
   ExpectedApproval,
+  FailureScope,
   SourceDriver,
   SourceFailure,
 } from 'approval-connector-kit/conformance';
@@ -9,7 +10,8 @@ import { Requests } from './source.js';
 
 /**
  * Drives the example source for the kit's conformance battery (`test/conformance.test.ts`, `connector verify`): it
- * creates, changes, resolves and deletes requests as the battery asks, and says what the source holds. When you
+ * creates, changes, resolves and deletes requests as the battery asks, makes the source fail, and says what the
+ * source holds. It has no `setClock`: a snapshot has no time of last change. When you
  * replace `Requests` with a client of your system, write the same driver for the test double of that client.
  */
 export class RequestsDriver implements SourceDriver {
@@ -36,16 +38,27 @@ export class RequestsDriver implements SourceDriver {
     this.requests.remove(id);
   }
 
-  // The failures the example source can show, each as the HTTP status a real client's error would carry.
-  readonly failures: readonly SourceFailure[] = ['unavailable', 'unauthorized', 'refused'];
+  // The failures the example source can show: each error with the HTTP status a real client's error would carry,
+  // and `slow`, a call that answers late unless the connector gives it up.
+  readonly failures: readonly SourceFailure[] = ['unavailable', 'unauthorized', 'refused', 'slow'];
 
-  fail(failure: SourceFailure): () => void {
+  // Until the battery passes a scope, a failure is of every call, until restored.
+  fail(
+    failure: SourceFailure,
+    scope: FailureScope = { operation: 'any', times: 'until-restored' },
+  ): () => void {
+    const { operation, times, delayMs } = scope;
+    // MyConnector has neither a `lookup` nor a `precheck`: they read nothing of the source that could fail.
+    if (operation === 'lookup' || operation === 'precheck')
+      throw new RangeError(`MyConnector makes no ${operation} call to fail`);
+    // Without a delay given, slower than any task's deadline.
+    if (failure === 'slow') return this.requests.failWith({ operation, times, delayMs: delayMs ?? 60_000 });
     const status = { unavailable: 503, unauthorized: 401, refused: 409 }[failure as 'unavailable'];
-    this.requests.failure = Object.assign(new Error(`The source answered ${status}`), { status });
-    return () => {
-      this.requests.failure = undefined;
-    };
+    const error = Object.assign(new Error(`The source answered ${status}`), { status });
+    return this.requests.failWith({ operation, times, error });
   }
+
+  // `shortPages` is left out: the example source lists in one call, without pages.
 
   // A snapshot lists what is open: every request it holds, as the service should show it once synced.
   holds(): ExpectedApproval[] {

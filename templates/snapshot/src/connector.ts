@@ -14,17 +14,19 @@ export class MyConnector extends Connector {
   readonly tasks = {
     approve: task({
       input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().optional() }),
-      run: ({ approval, approveComments }) =>
-        this.requests.decide(approval.id, 'approved', approveComments ?? ''),
+      // The kit aborts `signal` at the task's deadline: pass it to the source's calls, so a late call is given up.
+      run: ({ approval, approveComments }, { signal }) =>
+        this.requests.decide(approval.id, 'approved', approveComments ?? '', { signal }),
     }),
     reject: task({
       input: z.object({ approval: z.object({ id: z.string() }), approveComments: z.string().min(1) }),
-      run: ({ approval, approveComments }) => this.requests.decide(approval.id, 'rejected', approveComments),
+      run: ({ approval, approveComments }, { signal }) =>
+        this.requests.decide(approval.id, 'rejected', approveComments, { signal }),
     }),
   };
 
   // Every request open now: the kit pushes what is new or changed, and resolves what is no longer listed.
-  readonly source = snapshot({ snapshot: () => this.#open() });
+  readonly source = snapshot({ snapshot: ({ signal }) => this.#open(signal) });
 
   // How the app shows an approval of each schema.
   override readonly uiTemplates = [
@@ -35,8 +37,8 @@ export class MyConnector extends Connector {
     super();
   }
 
-  async *#open(): AsyncIterable<SourceApproval> {
-    for await (const request of this.requests.open()) {
+  async *#open(signal: AbortSignal): AsyncIterable<SourceApproval> {
+    for await (const request of this.requests.open({ signal })) {
       yield {
         id: request.id,
         schemaId: 'request',
