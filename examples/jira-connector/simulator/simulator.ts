@@ -26,6 +26,7 @@ import {
   serviceDeskError,
 } from './answers.js';
 import { compareSortKeys, JqlError, parseJql } from './jql.js';
+import { Random } from './random.js';
 import {
   type Account,
   type Issue,
@@ -79,6 +80,13 @@ export interface JiraBehaviour {
    */
   searchPageLimit: number;
   /**
+   * Search pages shorter than they could be, on any page: each holds a random 1 to n - 1 of the n issues it could
+   * (n above 1), and says with `isLast: false` and a `nextPageToken` that more follow, as Jira Cloud may (Atlassian:
+   * "API may return fewer items per page"). Drawn from the seed.
+   * @default false
+   */
+  shortPages: boolean;
+  /**
    * What a `nextPageToken` holds: `offset`, the position of the next page (an issue that moves to the end while
    * the search is paged shifts the rest, and one is skipped), or `cursor`, the sort key of the last issue read
    * (nothing is skipped). Atlassian does not document which a token is; the default is the one a client cannot
@@ -105,6 +113,7 @@ export interface JiraBehaviour {
 const DEFAULT_BEHAVIOUR: JiraBehaviour = {
   jqlIssuesMustExist: true,
   searchPageLimit: 100,
+  shortPages: false,
   pageTokens: 'offset',
   changesWhilePaging: 0,
   rateLimit: undefined,
@@ -162,6 +171,47 @@ export interface SimulatedFault {
   method?: 'GET' | 'POST';
 }
 
+/**
+ * The calls of the site's API, as {@link JiraSimulator.disrupt} names them: `GET /rest/api/3/myself`, `GET
+ * /rest/api/3/search/jql`, `GET /rest/api/3/issue/{issueIdOrKey}`, `GET /rest/servicedeskapi/request/{issueIdOrKey}`,
+ * `GET …/request/{issueIdOrKey}/approval`, `GET …/approval/{approvalId}`, `POST …/approval/{approvalId}` (an
+ * answer) and `POST …/request/{issueIdOrKey}/comment`.
+ */
+export type JiraEndpoint =
+  | 'myself'
+  | 'search'
+  | 'issue'
+  | 'request'
+  | 'approvals'
+  | 'approval'
+  | 'answer'
+  | 'comment';
+
+/**
+ * What goes wrong with the calls {@link JiraSimulator.disrupt} takes: a {@link SimulatedFault}'s answer;
+ * `'unauthorized'`, the `401` Jira answers credentials it refuses (an expired or revoked API token); `'cut'`, the
+ * connection closed before any answer, as when the site drops off the network mid-call; `'hang'`, no answer until
+ * the disruption ends (then the call is cut) or the client gives up; `{ delayMs }`, answered and carried out only
+ * that much later, and not at all when the client gave up meanwhile.
+ */
+export type Disruption = SimulatedFault | 'unauthorized' | 'cut' | 'hang' | { delayMs: number };
+
+/** Which calls {@link JiraSimulator.disrupt} takes. */
+export interface DisruptionScope {
+  /** Only calls of these endpoints. @default every call */
+  endpoints?: readonly JiraEndpoint[];
+  /** Only the next this many of them. @default every one until the disruption ends */
+  times?: number;
+}
+
+interface ActiveDisruption {
+  disruption: Disruption;
+  endpoints: readonly JiraEndpoint[] | undefined;
+  left: number;
+  /** The calls it holds unanswered (`hang`). */
+  held: Set<ServerResponse>;
+}
+
 type Caller = { kind: 'account'; account: Account } | { kind: 'anonymous' } | { kind: 'refused' };
 type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 
@@ -189,6 +239,12 @@ export class JiraSimulator {
   #outage: SimulatedFault | undefined;
   /** The calls held, unanswered, during {@link hang}. */
   #hanging: Set<ServerResponse> | undefined;
+  /** What {@link disrupt} set going, oldest first. */
+  readonly #disruptions: ActiveDisruption[] = [];
+  /** The calls a disruption holds now: {@link waiting}. */
+  #waiting = 0;
+  /** Draws {@link JiraBehaviour.shortPages}. */
+  readonly #random: Random;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -198,6 +254,7 @@ export class JiraSimulator {
     now: () => number,
     onAnswer: JiraSimulatorOptions['onAnswer'],
     behaviour: Partial<JiraBehaviour> | undefined,
+    seed: number,
   ) {
     this.behaviour = { ...DEFAULT_BEHAVIOUR, ...behaviour };
     checkRateLimit(this.behaviour.rateLimit);
@@ -206,6 +263,7 @@ export class JiraSimulator {
     this.#state = state;
     this.#now = now;
     this.#onAnswer = onAnswer;
+    this.#random = new Random(seed ^ 0x5eed);
   }
 
   /** Starts a simulated site on a loopback port. */
@@ -248,8 +306,14 @@ export class JiraSimulator {
       now,
       options.onAnswer,
       options.behaviour,
+      seed,
     );
     return simulator;
+  }
+
+  /** How many calls {@link disrupt} holds now, unanswered: hung, or slow and not yet carried out. */
+  get waiting(): number {
+    return this.#waiting;
   }
 
   /** How many calls {@link JiraBehaviour.rateLimit} answered `429`. */
@@ -389,6 +453,32 @@ export class JiraSimulator {
     };
   }
 
+  /**
+   * Calls go wrong as `disruption` says: those of `scope.endpoints` (every call without), the next `scope.times` of
+   * them or every one until the returned function is called, which ends it (a count not used up included) and cuts
+   * the calls it holds. It comes before an {@link outage} and {@link failNext}; of two that take a call, the older.
+   */
+  disrupt(disruption: Disruption, scope: DisruptionScope = {}): () => void {
+    if (typeof disruption === 'object' && 'status' in disruption) checkFault(disruption);
+    if (typeof disruption === 'object' && 'delayMs' in disruption) {
+      if (!Number.isSafeInteger(disruption.delayMs) || disruption.delayMs < 0) {
+        throw new RangeError(`delayMs must be a whole number from 0, got ${disruption.delayMs}`);
+      }
+    }
+    const { endpoints, times = Number.POSITIVE_INFINITY } = scope;
+    if (times !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(times) || times < 1)) {
+      throw new RangeError(`times must be a whole number from 1, got ${times}`);
+    }
+    const active: ActiveDisruption = { disruption, endpoints, left: times, held: new Set() };
+    this.#disruptions.push(active);
+    return () => {
+      const at = this.#disruptions.indexOf(active);
+      if (at >= 0) this.#disruptions.splice(at, 1);
+      for (const response of active.held) response.destroy();
+      active.held.clear();
+    };
+  }
+
   /** The next `times` calls, whoever makes them, get this answer instead. */
   failNext(fault: SimulatedFault, times = 1): void {
     checkFault(fault);
@@ -432,12 +522,55 @@ export class JiraSimulator {
       this.#hanging.add(response);
       return;
     }
+    const disrupted = this.#disruptionOf(request);
+    if (disrupted !== undefined) {
+      const { disruption, held } = disrupted;
+      if (disruption === 'cut') {
+        response.destroy();
+        return;
+      }
+      if (disruption === 'hang') {
+        held.add(response);
+        this.#waiting += 1;
+        response.once('close', () => {
+          held.delete(response);
+          this.#waiting -= 1;
+        });
+        return;
+      }
+      if (disruption === 'unauthorized') return this.#write(response, refusedCredentials());
+      if ('status' in disruption) return this.#write(response, this.#faultAnswer(disruption));
+      // Slow: nothing is read of the call, nor carried out, before the delay; a client gone by then gets nothing.
+      this.#waiting += 1;
+      const gone = await closesWithin(response, disruption.delayMs).finally(() => {
+        this.#waiting -= 1;
+      });
+      if (gone) return;
+    }
     let answer: Answer;
     try {
       answer = await this.#answer(request);
     } catch {
       answer = { status: 500, body: platformError('Internal server error') };
     }
+    this.#write(response, answer);
+  }
+
+  /** The disruption that takes this call, counted down; `undefined` when none does. */
+  #disruptionOf(request: IncomingMessage): ActiveDisruption | undefined {
+    if (this.#disruptions.length === 0) return undefined;
+    const endpoint = endpointOf(request.method ?? 'GET', new URL(request.url ?? '/', this.url).pathname);
+    const at = this.#disruptions.findIndex(
+      ({ endpoints }) => endpoints === undefined || (endpoint !== undefined && endpoints.includes(endpoint)),
+    );
+    if (at < 0) return undefined;
+    const active = this.#disruptions[at]!;
+    active.left -= 1;
+    if (active.left <= 0) this.#disruptions.splice(at, 1);
+    return active;
+  }
+
+  #write(response: ServerResponse, answer: Answer): void {
     const headers: Record<string, string> = { ...answer.headers };
     let payload = '';
     if (answer.body !== undefined) {
@@ -464,17 +597,7 @@ export class JiraSimulator {
     }
 
     const caller = this.#authenticate(request.headers.authorization);
-    if (caller.kind === 'refused') {
-      // Jira refuses a wrong or expired token before any resource runs, with an HTML page and this header.
-      return {
-        status: 401,
-        headers: {
-          'x-seraph-loginreason': 'AUTHENTICATED_FAILED',
-          'content-type': 'text/html;charset=UTF-8',
-        },
-        body: '<html><body><h1>Unauthorized (401)</h1><p>Basic Authentication Failure - Reason : AUTHENTICATED_FAILED</p></body></html>',
-      };
-    }
+    if (caller.kind === 'refused') return refusedCredentials();
     const method = request.method ?? 'GET';
     if (path === '/rest/api/3/myself') {
       if (method !== 'GET') return methodNotAllowed();
@@ -624,7 +747,9 @@ export class JiraSimulator {
       )
       .sort((a, b) => compareSortKeys(query.sortKey(a), query.sortKey(b), query.directions))
       .slice(position.offset);
-    const size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS, this.behaviour.searchPageLimit);
+    let size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS, this.behaviour.searchPageLimit);
+    const left = Math.min(size, found.length);
+    if (this.behaviour.shortPages && left > 1) size = this.#random.int(1, left - 1);
     const page = found.slice(0, size);
     this.#lastSearchPage = page;
     const isLast = found.length <= size;
@@ -832,6 +957,43 @@ export class JiraSimulator {
       )
     );
   }
+}
+
+/** Jira's answer to credentials it refuses (wrong, expired or revoked), before any resource runs. */
+function refusedCredentials(): Answer {
+  return {
+    status: 401,
+    headers: { 'x-seraph-loginreason': 'AUTHENTICATED_FAILED', 'content-type': 'text/html;charset=UTF-8' },
+    body: '<html><body><h1>Unauthorized (401)</h1><p>Basic Authentication Failure - Reason : AUTHENTICATED_FAILED</p></body></html>',
+  };
+}
+
+/** Which of the API's calls this is; `undefined` for a path the site does not serve. */
+function endpointOf(method: string, path: string): JiraEndpoint | undefined {
+  if (path === '/rest/api/3/myself') return 'myself';
+  if (path === '/rest/api/3/search/jql') return 'search';
+  if (/^\/rest\/api\/3\/issue\/[^/]+$/.test(path)) return 'issue';
+  const request = /^\/rest\/servicedeskapi\/request\/[^/]+(\/comment|\/approval(\/[^/]+)?)?$/.exec(path);
+  if (request === null) return undefined;
+  if (request[1] === '/comment') return 'comment';
+  if (request[2] !== undefined) return method === 'POST' ? 'answer' : 'approval';
+  return request[1] === undefined ? 'request' : 'approvals';
+}
+
+/** Whether the call's connection closes (its client gave up) within `ms`. */
+function closesWithin(response: ServerResponse, ms: number): Promise<boolean> {
+  if (response.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const closed = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      response.off('close', closed);
+      resolve(false);
+    }, ms);
+    response.once('close', closed);
+  });
 }
 
 function checkFault(fault: SimulatedFault): void {

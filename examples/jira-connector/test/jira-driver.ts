@@ -1,7 +1,8 @@
 /**
  * The conformance battery's driver of the simulated Jira: it raises, edits, answers and deletes requests in the
- * simulator, on a clock of its own, and says what the Approval Service should hold, computed from the simulator's
- * records (not through the connector's mapping, which is what the battery checks).
+ * simulator, on a clock of its own (or the battery's), makes the site fail and answer short pages, and says what the
+ * Approval Service should hold, computed from the simulator's records (not through the connector's mapping, which
+ * is what the battery checks).
  *
  * `conformance` is the subject the battery takes: `conformanceSuite(conformance, { describe, it })` in
  * `conformance.test.ts`, or `connector verify test/jira-driver.ts` from the command line.
@@ -10,12 +11,19 @@
 import type {
   ConformanceSubject,
   ExpectedApproval,
+  FailureScope,
   NewSourceRequest,
   RestoreSource,
   SourceDriver,
   SourceFailure,
+  SourceOperation,
 } from 'approval-connector-kit/conformance';
-import { JiraSimulator, type SimulatedRequest } from '../simulator/simulator.js';
+import {
+  type Disruption,
+  type JiraEndpoint,
+  JiraSimulator,
+  type SimulatedRequest,
+} from '../simulator/simulator.js';
 import { SERVICE_DESK_ID } from '../simulator/state.js';
 import { JiraConnector } from '../src/connector.js';
 import { JiraClient } from '../src/jira-client.js';
@@ -26,6 +34,54 @@ const START = Date.parse('2026-03-02T09:00:00.000Z');
 const HARDWARE = '10';
 /** Issues per search page: small, so that the battery's ties cross pages. */
 const PAGE_SIZE = 3;
+/** How long a `slow` call takes when the battery does not say: longer than any task's deadline. */
+const SLOW_MS = 60_000;
+
+/**
+ * The calls of the site each of the battery's operations means. The search pages are the sync's alone, the issue
+ * read reconciliation's, the approval read the pre-check's (after `GET /myself`, which says whose credentials the
+ * task carries) and the answer the action's. The request and approvals reads serve both the sync and
+ * reconciliation, after the search or the issue read: they fail with `any` only, and each operation still fails
+ * at its own first call.
+ */
+const ENDPOINTS: Readonly<Record<SourceOperation, readonly JiraEndpoint[]>> = {
+  changes: ['search'],
+  lookup: ['issue'],
+  precheck: ['myself', 'approval'],
+  action: ['answer'],
+};
+
+/** The simulated site's clock. */
+class SiteClock {
+  /** The driver's own: a second further at each change. */
+  #own = START;
+  /** The battery's, from {@link JiraDriver.setClock}: it moves by itself. */
+  #set: (() => number) | undefined;
+  /** Held still by {@link JiraDriver.sameInstant}. */
+  #held: number | undefined;
+
+  /** Now, to the millisecond, as Jira stamps `updated`. */
+  readonly now = (): number => this.#held ?? (this.#set === undefined ? this.#own : Math.floor(this.#set()));
+
+  set(now: () => number): void {
+    this.#set = now;
+  }
+
+  /** Moves the driver's own clock on before a change, unless held or set. */
+  tick(): void {
+    if (this.#held === undefined && this.#set === undefined) this.#own += 1000;
+  }
+
+  async hold<T>(changes: () => Promise<T>): Promise<T> {
+    this.tick();
+    this.#held = this.now();
+    try {
+      return await changes();
+    } finally {
+      this.#held = undefined;
+    }
+  }
+}
 
 /** The ids of a service approval, as the driver made it. */
 interface Made {
@@ -45,15 +101,14 @@ export class JiraDriver implements SourceDriver {
     'unreachable',
     'unauthorized',
     'hang',
+    'slow',
   ];
   readonly pageSize = PAGE_SIZE;
   readonly approvers: readonly string[];
   readonly #made = new Map<string, Made>();
-  /** The simulated site's clock. */
-  readonly #clock: { now: number };
-  #held = false;
+  readonly #clock: SiteClock;
 
-  private constructor(simulator: JiraSimulator, clock: { now: number }) {
+  private constructor(simulator: JiraSimulator, clock: SiteClock) {
     this.simulator = simulator;
     this.approvers = simulator.approvers.map(({ accountId }) => accountId);
     this.#clock = clock;
@@ -61,8 +116,8 @@ export class JiraDriver implements SourceDriver {
 
   /** A driver and its simulated site, with no requests yet. */
   static async start(): Promise<JiraDriver> {
-    const clock = { now: START };
-    const simulator = await JiraSimulator.start({ requests: 0, now: () => clock.now });
+    const clock = new SiteClock();
+    const simulator = await JiraSimulator.start({ requests: 0, now: clock.now });
     simulator.behaviour.searchPageLimit = PAGE_SIZE;
     return new JiraDriver(simulator, clock);
   }
@@ -78,7 +133,7 @@ export class JiraDriver implements SourceDriver {
   }
 
   create({ approver, title }: NewSourceRequest): string {
-    this.#tick();
+    this.#clock.tick();
     const event = this.simulator.createRequest(HARDWARE, { summary: title, approvers: [approver] });
     const request = this.simulator.request(event.issueKey)!;
     const made = {
@@ -93,7 +148,7 @@ export class JiraDriver implements SourceDriver {
   }
 
   change(id: string, { title }: { title: string }): void {
-    this.#tick();
+    this.#clock.tick();
     this.simulator.editRequest(this.#of(id).issueKey, { summary: title });
   }
 
@@ -103,7 +158,7 @@ export class JiraDriver implements SourceDriver {
     const approval = this.simulator.request(issueKey)?.approvals.find(({ id }) => id === approvalId);
     const own = approval?.approvers.find((approver) => approver.accountId === accountId);
     if (approval?.finalDecision !== 'pending' || own?.decision !== 'pending') return;
-    this.#tick();
+    this.#clock.tick();
     this.simulator.decideInSource(issueKey, approvalId, accountId, 'approved');
   }
 
@@ -111,14 +166,18 @@ export class JiraDriver implements SourceDriver {
     this.simulator.deleteRequest(this.#of(id).issueKey);
   }
 
-  async sameInstant<T>(changes: () => Promise<T>): Promise<T> {
-    this.#tick();
-    this.#held = true;
-    try {
-      return await changes();
-    } finally {
-      this.#held = false;
-    }
+  sameInstant<T>(changes: () => Promise<T>): Promise<T> {
+    return this.#clock.hold(changes);
+  }
+
+  /** The site stamps every change (the connector's answers too) with `now()` from here on. */
+  setClock(now: () => number): void {
+    this.#clock.set(now);
+  }
+
+  /** Search pages shorter than `maxResults` and the page limit, `isLast: false` while more follow. */
+  shortPages(enabled: boolean): void {
+    this.simulator.behaviour.shortPages = enabled;
   }
 
   /** One service approval per approver of each approval of each request, as Jira shows them now. */
@@ -153,27 +212,25 @@ export class JiraDriver implements SourceDriver {
     return { email: account.email, apiToken: account.apiToken };
   }
 
-  async fail(failure: SourceFailure): Promise<RestoreSource> {
-    switch (failure) {
-      case 'unavailable':
-        return this.simulator.outage({ status: 503 });
-      case 'rateLimited':
-        return this.simulator.outage({ status: 429, retryAfterSeconds: 1 });
-      case 'unreachable':
-        return this.simulator.goOffline();
-      case 'unauthorized': {
-        // The approvers' API tokens expire (or are revoked): Jira refuses them, 401.
-        const emails = this.simulator.approvers.map(({ email }) => email);
-        for (const email of emails) this.simulator.expireToken(email);
-        return () => {
-          for (const email of emails) this.simulator.renewToken(email);
-        };
-      }
-      case 'hang':
-        return this.simulator.hang();
-      default:
-        throw new RangeError(`the simulated Jira cannot fail as ${failure}`);
+  /**
+   * The site fails the calls of `scope.operation` (see {@link ENDPOINTS}) as Jira Cloud does. Unreachable is the
+   * port refusing connections when every call fails until restored; a single endpoint cannot refuse them, so its
+   * calls are cut before any answer instead.
+   */
+  async fail(
+    failure: SourceFailure,
+    scope: FailureScope = { operation: 'any', times: 'until-restored' },
+  ): Promise<RestoreSource> {
+    const { operation, times, delayMs } = scope;
+    if (failure === 'unreachable' && operation === 'any' && times === 'until-restored') {
+      return this.simulator.goOffline();
     }
+    const disruption = disruptionOf(failure, delayMs);
+    const endpoints = operation === 'any' ? undefined : ENDPOINTS[operation];
+    return this.simulator.disrupt(disruption, {
+      ...(endpoints === undefined ? {} : { endpoints }),
+      ...(times === 'until-restored' ? {} : { times }),
+    });
   }
 
   close(): Promise<void> {
@@ -213,9 +270,26 @@ export class JiraDriver implements SourceDriver {
     if (made === undefined) throw new RangeError(`the driver made no request ${id}`);
     return made;
   }
+}
 
-  #tick(): void {
-    if (!this.#held) this.#clock.now += 1000;
+/** How the site shows each failure the driver provokes. */
+function disruptionOf(failure: SourceFailure, delayMs: number | undefined): Disruption {
+  switch (failure) {
+    case 'unavailable':
+      return { status: 503 };
+    case 'rateLimited':
+      return { status: 429, retryAfterSeconds: 1 };
+    case 'unreachable':
+      return 'cut';
+    // The API token expired, or was revoked: Jira refuses it, 401.
+    case 'unauthorized':
+      return 'unauthorized';
+    case 'hang':
+      return 'hang';
+    case 'slow':
+      return { delayMs: delayMs ?? SLOW_MS };
+    default:
+      throw new RangeError(`the simulated Jira cannot fail as ${failure}`);
   }
 }
 

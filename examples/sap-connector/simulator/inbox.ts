@@ -379,7 +379,8 @@ function user(username: string, firstName: string, lastName: string): SimulatedU
 }
 
 // The example is a project of its own, so it carries its own small seeded generator (mulberry32).
-function seededRandom(seed: number): () => number {
+/** A seeded generator (mulberry32) of numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

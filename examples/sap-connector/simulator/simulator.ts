@@ -28,6 +28,7 @@ import {
   SimulatedInbox,
   type SimulatedTask,
   type SimulatedUser,
+  seededRandom,
   TECHNICAL_USER,
 } from './inbox.js';
 import {
@@ -101,9 +102,59 @@ export interface SapBehaviour {
    * @default true
    */
   nextLinks: boolean;
+  /**
+   * Answers of the task collection shorter than they could be: each holds a random 1 to n - 1 of the n tasks it
+   * could (n above 1), drawn from the seed, with `d.__next` to the rest of the `$top` window when
+   * {@link SapBehaviour.nextLinks} (OData's server-side paging), or without, only shorter than `$top`.
+   * @default false
+   */
+  shortPages: boolean;
 }
 
-const DEFAULT_BEHAVIOUR: SapBehaviour = { emptyNatures: false, serverPageSize: undefined, nextLinks: true };
+const DEFAULT_BEHAVIOUR: SapBehaviour = {
+  emptyNatures: false,
+  serverPageSize: undefined,
+  nextLinks: true,
+  shortPages: false,
+};
+
+/**
+ * The requests of the service, as {@link SapInboxSimulator.disrupt} names them: `GET` of the service root (the
+ * CSRF token's fetch), `GET TaskCollection`, `GET TaskCollection(SAP__Origin='…',InstanceID='…')` (one task),
+ * `GET DecisionOptions` and `POST Decision`.
+ */
+export type SapCall = 'serviceDocument' | 'taskCollection' | 'task' | 'decisionOptions' | 'decision';
+
+/**
+ * What goes wrong with the requests {@link SapInboxSimulator.disrupt} takes: `'unavailable'`, the `503` of the
+ * system behind the gateway; `'unauthorized'`, the logon refused (`401`, the password expired); `'forbidden'`, a
+ * `403`: the CSRF token refused (`x-csrf-token: Required`) for a modifying request, no authorization for a read;
+ * `'cut'`, the connection closed before any answer; `'hang'`, no answer until the disruption ends (then the request
+ * is cut) or the client gives up; `{ delayMs }`, answered and carried out only that much later, and not at all when
+ * the client gave up meanwhile.
+ */
+export type SapDisruption =
+  | 'unavailable'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'cut'
+  | 'hang'
+  | { delayMs: number };
+
+/** Which requests {@link SapInboxSimulator.disrupt} takes. */
+export interface SapDisruptionScope {
+  /** Only requests of these. @default every request */
+  calls?: readonly SapCall[];
+  /** Only the next this many of them. @default every one until the disruption ends */
+  times?: number;
+}
+
+interface ActiveDisruption {
+  disruption: SapDisruption;
+  calls: readonly SapCall[] | undefined;
+  left: number;
+  held: Set<ServerResponse>;
+}
 
 /** One request the simulator answered, for tests that check what the client sent. */
 export interface SimulatorRequest {
@@ -134,6 +185,12 @@ export class SapInboxSimulator {
   #hanging: Set<ServerResponse> | undefined;
   /** Whether {@link goOffline} closed the port, to be opened again. */
   #offline = false;
+  /** What {@link disrupt} set going, oldest first. */
+  readonly #disruptions: ActiveDisruption[] = [];
+  /** The requests a disruption holds now: {@link waiting}. */
+  #waiting = 0;
+  /** Draws {@link SapBehaviour.shortPages}. */
+  readonly #random: () => number;
   #timer: NodeJS.Timeout | undefined;
   #url = '';
   /** How the system behaves; tests change it as they go. */
@@ -150,6 +207,7 @@ export class SapInboxSimulator {
       );
     }
     this.#inbox = new SimulatedInbox({ seed, initialTasks });
+    this.#random = seededRandom(seed ^ 0x5eed);
     for (const user of [TECHNICAL_USER, ...APPROVERS]) this.#users.set(user.username, user);
     this.#server = createServer((request, response) => {
       this.#handle(request, response).catch((error: unknown) => {
@@ -328,6 +386,37 @@ export class SapInboxSimulator {
   }
 
   /**
+   * Requests go wrong as `disruption` says: those of `scope.calls` (every request without), the next `scope.times`
+   * of them or every one until the returned function is called, which ends it (a count not used up included) and
+   * cuts the requests it holds. It comes before an {@link outage}; of two that take a request, the older.
+   */
+  disrupt(disruption: SapDisruption, scope: SapDisruptionScope = {}): () => void {
+    if (
+      typeof disruption === 'object' &&
+      (!Number.isSafeInteger(disruption.delayMs) || disruption.delayMs < 0)
+    ) {
+      throw new TypeError(`Expected \`delayMs\` to be a whole number from 0, got \`${disruption.delayMs}\``);
+    }
+    const { calls, times = Number.POSITIVE_INFINITY } = scope;
+    if (times !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(times) || times < 1)) {
+      throw new TypeError(`Expected \`times\` to be a whole number from 1, got \`${times}\``);
+    }
+    const active: ActiveDisruption = { disruption, calls, left: times, held: new Set() };
+    this.#disruptions.push(active);
+    return () => {
+      const at = this.#disruptions.indexOf(active);
+      if (at >= 0) this.#disruptions.splice(at, 1);
+      for (const response of active.held) response.destroy();
+      active.held.clear();
+    };
+  }
+
+  /** How many requests {@link disrupt} holds now, unanswered: hung, or slow and not yet carried out. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  /**
    * Answers the next `count` modifying requests `403` with `x-csrf-token: Required`, as when the session behind a
    * token expired between the fetch and the POST.
    */
@@ -372,6 +461,8 @@ export class SapInboxSimulator {
     response.on('finish', () => {
       record.status = response.statusCode;
     });
+    const disrupted = this.#disruptionOf(request.method ?? '', record.resource);
+    if (disrupted !== undefined && !(await this.#disrupted(disrupted, request, response))) return;
 
     // Every URL may name the client to log on to; a client the system does not have refuses the logon.
     if (this.#outage) {
@@ -417,6 +508,66 @@ export class SapInboxSimulator {
       '/IWBEP/CM_MGW_RT/020',
       `Resource not found for segment '${resource}'`,
     );
+  }
+
+  /** The disruption that takes this request, counted down; `undefined` when none does. */
+  #disruptionOf(method: string, resource: string): ActiveDisruption | undefined {
+    if (this.#disruptions.length === 0) return undefined;
+    const call = callOf(method, resource);
+    const at = this.#disruptions.findIndex(
+      ({ calls }) => calls === undefined || (call !== undefined && calls.includes(call)),
+    );
+    if (at < 0) return undefined;
+    const active = this.#disruptions[at] as ActiveDisruption;
+    active.left -= 1;
+    if (active.left <= 0) this.#disruptions.splice(at, 1);
+    return active;
+  }
+
+  /** Carries a disruption out: whether the request goes on to its answer (a slow one, once through). */
+  async #disrupted(
+    { disruption, held }: ActiveDisruption,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<boolean> {
+    switch (disruption) {
+      case 'unavailable':
+        this.#odataError(response, 503, 'SIM/503', 'The system behind the gateway is not available');
+        return false;
+      case 'unauthorized':
+        logonRefused(response, 'Logon failed: the password has expired and must be changed');
+        return false;
+      case 'forbidden':
+        if (request.method !== 'GET' && request.method !== 'HEAD') {
+          response.writeHead(403, {
+            'content-type': 'text/plain; charset=utf-8',
+            'x-csrf-token': 'Required',
+          });
+          response.end('CSRF token validation failed');
+        } else {
+          this.#odataError(response, 403, 'SIM/403', 'No authorization to use the task-processing service');
+        }
+        return false;
+      case 'cut':
+        response.destroy();
+        return false;
+      case 'hang':
+        held.add(response);
+        this.#waiting += 1;
+        response.once('close', () => {
+          held.delete(response);
+          this.#waiting -= 1;
+        });
+        return false;
+      default: {
+        // Slow: nothing is carried out before the delay; a client gone by then gets nothing.
+        this.#waiting += 1;
+        const gone = await closesWithin(response, disruption.delayMs).finally(() => {
+          this.#waiting -= 1;
+        });
+        return !gone;
+      }
+    }
   }
 
   /** The user of the request's basic authentication, or why the logon failed. */
@@ -492,7 +643,9 @@ export class SapInboxSimulator {
     // The window $skip/$top asks for; with server-side paging, the part of it from $skiptoken on.
     const window = tasks.slice(skip, top === undefined ? undefined : skip + top);
     const pageSize = this.behaviour.serverPageSize;
-    const page = window.slice(skipToken, pageSize === undefined ? undefined : skipToken + pageSize);
+    let size = Math.min(pageSize ?? Number.POSITIVE_INFINITY, window.length - skipToken);
+    if (this.behaviour.shortPages && size > 1) size = 1 + Math.floor(this.#random() * (size - 1));
+    const page = window.slice(skipToken, skipToken + Math.max(size, 0));
     const d: Record<string, unknown> = { results: page.map((task) => this.#taskEntity(task, expand)) };
     if (skipToken + page.length < window.length && this.behaviour.nextLinks) {
       const next = new URL(`${this.serviceUrl}TaskCollection`);
@@ -773,6 +926,32 @@ export class SapInboxSimulator {
       },
     });
   }
+}
+
+/** Which of the service's requests this is; `undefined` for one it does not serve. */
+function callOf(method: string, resource: string): SapCall | undefined {
+  if (resource === '' && method === 'GET') return 'serviceDocument';
+  if (resource === 'TaskCollection' && method === 'GET') return 'taskCollection';
+  if (/^TaskCollection\(.*\)$/.test(resource) && method === 'GET') return 'task';
+  if (resource === 'DecisionOptions' && method === 'GET') return 'decisionOptions';
+  if (resource === 'Decision' && method === 'POST') return 'decision';
+  return undefined;
+}
+
+/** Whether the request's connection closes (its client gave up) within `ms`. */
+function closesWithin(response: ServerResponse, ms: number): Promise<boolean> {
+  if (response.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const closed = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      response.off('close', closed);
+      resolve(false);
+    }, ms);
+    response.once('close', closed);
+  });
 }
 
 /** SAP's answer to a failed logon: `401` with a basic-authentication challenge and an HTML page. */

@@ -1,7 +1,8 @@
 /**
  * The conformance battery's driver of the simulated SAP system: it creates, retitles, decides and withdraws tasks in
- * the simulator, and says what the Approval Service should hold, computed from the simulator's records (not through
- * the connector's mapping, which is what the battery checks).
+ * the simulator, makes the system fail and answer short pages, and says what the Approval Service should hold,
+ * computed from the simulator's records (not through the connector's mapping, which is what the battery checks).
+ * It has no `setClock`: the task collection has no time of last change, and the connector reads it whole.
  *
  * `conformance` is the subject the battery takes: `conformanceSuite(conformance, { describe, it })` in
  * `conformance.test.ts`, or `connector verify test/sap-driver.ts` from the command line.
@@ -12,13 +13,15 @@ import { Secret } from 'approval-connector-kit';
 import type {
   ConformanceSubject,
   ExpectedApproval,
+  FailureScope,
   NewSourceRequest,
   RestoreSource,
   SourceDriver,
   SourceFailure,
+  SourceOperation,
 } from 'approval-connector-kit/conformance';
 import type { SimulatedTask } from '../simulator/inbox.js';
-import { SapInboxSimulator } from '../simulator/simulator.js';
+import { type SapCall, type SapDisruption, SapInboxSimulator } from '../simulator/simulator.js';
 import { SapInboxClient } from '../src/client.js';
 import { SapInboxConnector } from '../src/connector.js';
 
@@ -26,14 +29,28 @@ import { SapInboxConnector } from '../src/connector.js';
 const PURCHASE_ORDER = 'TS20000166';
 /** Tasks per page of the task collection (the gateway's own paging): small, so that the battery crosses pages. */
 const PAGE_SIZE = 3;
+/** How long a `slow` request takes when the battery does not say: longer than any task's deadline. */
+const SLOW_MS = 60_000;
 
+/**
+ * The requests each of the battery's operations means: the task collection is the sync's listing (every page of
+ * it), the read of one task the pre-check's (the connector has no lookup; the two would read the same entity), and
+ * the Decision function import the action. `DecisionOptions`, which the listing and the action both read, and the
+ * CSRF token's fetch fail with `any` only; each operation still fails at its own request.
+ */
+const CALLS: Readonly<Record<SourceOperation, readonly SapCall[]>> = {
+  changes: ['taskCollection'],
+  lookup: ['task'],
+  precheck: ['task'],
+  action: ['decision'],
+};
 /** Drives a simulated SAP system of its own; {@link close} stops it. */
 export class SapDriver implements SourceDriver {
   readonly simulator: SapInboxSimulator;
   /**
    * Every failure the simulated system can show a task's calls: the system behind the gateway down (`503`), the port
-   * refusing connections, the approvers' passwords expired (`401`), every CSRF token refused (`403` to the
-   * decision), and no answer at all.
+   * refusing connections, the password expired (`401`), the CSRF token refused (`403` to the decision), no answer
+   * at all, and an answer late.
    */
   readonly failures: readonly SourceFailure[] = [
     'unavailable',
@@ -41,6 +58,7 @@ export class SapDriver implements SourceDriver {
     'unauthorized',
     'forbidden',
     'hang',
+    'slow',
   ];
   readonly pageSize = PAGE_SIZE;
   readonly approvers: readonly string[];
@@ -144,25 +162,32 @@ export class SapDriver implements SourceDriver {
     return { username: user.username, password: user.password };
   }
 
-  async fail(failure: SourceFailure): Promise<RestoreSource> {
-    switch (failure) {
-      case 'unavailable':
-        return this.simulator.outage();
-      case 'unreachable':
-        return this.simulator.goOffline();
-      case 'unauthorized': {
-        for (const username of this.approvers) this.simulator.expirePassword(username);
-        return () => {
-          for (const username of this.approvers) this.simulator.renewPassword(username);
-        };
-      }
-      case 'forbidden':
-        return this.simulator.refuseCsrfTokens();
-      case 'hang':
-        return this.simulator.hang();
-      default:
-        throw new RangeError(`the simulated SAP system cannot fail as ${failure}`);
+  /**
+   * The system fails the requests of `scope.operation` (see {@link CALLS}) as SAP does. Unreachable is the port
+   * refusing connections when every request fails until restored; a single request cannot be refused a
+   * connection, so it is cut before any answer instead.
+   */
+  async fail(
+    failure: SourceFailure,
+    scope: FailureScope = { operation: 'any', times: 'until-restored' },
+  ): Promise<RestoreSource> {
+    const { operation, times, delayMs } = scope;
+    if (failure === 'unreachable' && operation === 'any' && times === 'until-restored') {
+      return this.simulator.goOffline();
     }
+    const calls = operation === 'any' ? undefined : CALLS[operation];
+    return this.simulator.disrupt(disruptionOf(failure, delayMs), {
+      ...(calls === undefined ? {} : { calls }),
+      ...(times === 'until-restored' ? {} : { times }),
+    });
+  }
+
+  /**
+   * Answers of the task collection shorter than they could be, with `d.__next` to the rest (OData's server-side
+   * paging, which the system already does at 3 tasks an answer).
+   */
+  shortPages(enabled: boolean): void {
+    this.simulator.behaviour.shortPages = enabled;
   }
 
   close(): Promise<void> {
@@ -178,6 +203,23 @@ export class SapDriver implements SourceDriver {
     const instanceId = this.#instances.get(id);
     if (instanceId === undefined) throw new RangeError(`the driver made no task ${id}`);
     return instanceId;
+  }
+}
+
+/** How the system shows each failure the driver provokes. */
+function disruptionOf(failure: SourceFailure, delayMs: number | undefined): SapDisruption {
+  switch (failure) {
+    case 'unavailable':
+    case 'unauthorized':
+    case 'forbidden':
+    case 'hang':
+      return failure;
+    case 'unreachable':
+      return 'cut';
+    case 'slow':
+      return { delayMs: delayMs ?? SLOW_MS };
+    default:
+      throw new RangeError(`the simulated SAP system cannot fail as ${failure}`);
   }
 }
 
