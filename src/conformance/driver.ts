@@ -93,7 +93,8 @@ export type RestoreSource = () => void | Promise<void>;
 /**
  * The author's handle on their test double of the source system, for the conformance battery. The battery creates
  * a fresh driver (and source) for each check and each generated run, changes the source through it, and compares
- * what the service holds with what {@link holds} says.
+ * what the service holds with what {@link holds} says. An error a member throws makes the check an `error` (the
+ * driver's, not the connector's failure).
  *
  * Only `create`, `change`, `resolve` and `holds` are required. Each optional member turns on the checks that need
  * it; a check that cannot run says so in the report (`skip`), with the member it needs.
@@ -210,8 +211,10 @@ export interface ConformanceSubject<D extends SourceDriver = SourceDriver> {
   /** A new, empty source and its driver: called for each check, and for each run a generated check makes. */
   driver(): D | Promise<D>;
   /**
-   * A connector that reads the driver's source. Called again at every (simulated) restart: a new worker gets a new
-   * connector, as a new process would.
+   * A connector that reads the driver's source. Called once for each simulated process, as production builds one
+   * per process: a stage's first run, the run after a simulated crash or restart, each task worker; and once to
+   * read what the connector declares. A connector instance lives across the runs of its process, so what it keeps
+   * in memory lives as long as in production (docs/conformance.md, "When the battery builds a connector").
    */
   connector(driver: D): Connector<object>;
   /**

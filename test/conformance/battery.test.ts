@@ -118,3 +118,19 @@ describe('a check that cannot run to a verdict', () => {
     expect(report.checks[0]?.happened).toContain('no simulator');
   });
 });
+
+it('builds a connector per simulated process: one across the runs of a stage, and one per run after a restart', async () => {
+  const subject = incrementalSubject();
+  let built = 0;
+  const counted = {
+    ...subject,
+    connector: (driver: Parameters<typeof subject.connector>[0]) => {
+      built += 1;
+      return subject.connector(driver);
+    },
+  };
+  const report = await runConformance(counted, { seed: 1, only: ['sync.exact'] });
+  expect(report.checks).toMatchObject([{ name: 'sync.exact', status: 'pass' }]);
+  // One to read what it declares; one for both runs under the `process` lifetime; one per run under `restart`.
+  expect(built).toBe(1 + 1 + 2);
+});
