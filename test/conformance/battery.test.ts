@@ -22,6 +22,7 @@ const CORRECT = [
     'incremental, with a driver that does not say when requests changed',
     () => incrementalSubjectWith({ lastModified: false }),
   ],
+  ['incremental, unordered', () => incrementalSubjectWith({ unordered: true })],
   ['snapshot', snapshotSubject],
   ['with authRequired', authSubject],
 ] as const;

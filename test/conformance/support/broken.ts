@@ -33,6 +33,13 @@ export const SYNC_CASES: BrokenCase[] = [
     happened: /" is missing|" has data/,
   },
   {
+    // The same, for a source that does not declare its changes ordered: its cursor is saved at the end of a run.
+    bug: 'wall-clock-cursor',
+    subject: () => incrementalSubjectWith({ ...without, unordered: true }, 'wall-clock-cursor'),
+    check: 'sync.during-run',
+    happened: /" is missing|" has data/,
+  },
+  {
     bug: 'wall-clock-cursor',
     subject: () => incrementalSubject('wall-clock-cursor'),
     check: 'sync.cursor',

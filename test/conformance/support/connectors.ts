@@ -171,11 +171,12 @@ export class FakeIncrementalConnector extends Connector {
   constructor(
     private readonly fake: FakeSource,
     private readonly bugs: ReadonlySet<Bug> = new Set(),
+    ordered = true,
   ) {
     super();
     this.tasks = taskTypes(fake, bugs);
     this.source = incremental({
-      ordered: true,
+      ordered,
       changes: (window: ChangeWindow, context: SourceContext) => this.#changes(window, context),
       lookup: (ids: readonly string[]) => lookup(this.fake, ids, this.bugs),
     });
@@ -280,13 +281,13 @@ export function incrementalSubject(...bugs: Bug[]): ConformanceSubject<FakeDrive
  * the hard case for a cursor; one that cannot make the source hang leaves only its slow answers to the deadline.
  */
 export function incrementalSubjectWith(
-  options: FakeDriverOptions,
+  options: FakeDriverOptions & { unordered?: boolean },
   ...bugs: Bug[]
 ): ConformanceSubject<FakeDriver> {
   return {
-    name: named('FakeIncrementalConnector', bugs),
+    name: named(`FakeIncrementalConnector${options.unordered ? ' (unordered)' : ''}`, bugs),
     driver: () => Object.assign(new FakeDriver(options), { pageSize: PAGE_SIZE }),
-    connector: (driver) => new FakeIncrementalConnector(driver.source, new Set(bugs)),
+    connector: (driver) => new FakeIncrementalConnector(driver.source, new Set(bugs), !options.unordered),
   };
 }
 
