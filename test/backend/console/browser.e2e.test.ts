@@ -504,6 +504,58 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     }
   });
 
+  it('offers no action on a resolved approval, and gives a failed task’s reason on its card', async () => {
+    const backend = await startReferenceBackend();
+    try {
+      const tenant = backend.createTenant();
+      const token = tenant.connectorToken;
+      await call(backend, 'PATCH', '/v2/connector', { token, body: { taskTypes: ['approve'] } });
+      for (const [id, resolved] of [
+        ['PR-21', true],
+        ['PR-22', false],
+      ] as const) {
+        await call(backend, 'PUT', `/v2/rawapprovals/${id}`, {
+          token,
+          body: { approval: { schemaId: 'po', approver: 'ada', resolved, data: {} } },
+        });
+      }
+      const task = backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PR-22' });
+      await call(backend, 'GET', '/v2/connector/tasks', { token });
+      const reason = 'PR-22: "Budget holders" was already declined in the source';
+      await call(backend, 'PATCH', `/v2/connector/tasks/${task.id}`, {
+        token,
+        body: { taskResult: { status: 'systemError', meta: { code: 'already_decided', message: reason } } },
+      });
+      const { page, errors } = await openPage(browser);
+      pages.push(page);
+      await page.goto(backend.createConsoleLink());
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor();
+      await page.goto(`${backend.url}/console/#/systems/${tenant.system.id}/approvals`);
+      await taskShows(page, 'PR-22', 'failed');
+      expect(await card(page, 'PR-22').locator('.row-note').textContent()).toBe(
+        `The approve task failed: ${reason}`,
+      );
+      expect(await card(page, 'PR-22').getByRole('button', { name: 'Act' }).isEnabled()).toBe(true);
+      const resolved = card(page, 'PR-21').getByRole('button', { name: 'Act' });
+      expect(await resolved.isDisabled()).toBe(true);
+      expect(await resolved.getAttribute('title')).toBe('Resolved: there is nothing left to act on.');
+
+      // A form open when its approval resolves closes, and its button goes off.
+      await act(page, 'PR-22');
+      await card(page, 'PR-22').locator('form:not([hidden])').waitFor();
+      await call(backend, 'PUT', '/v2/rawapprovals/PR-22', {
+        token,
+        body: { approval: { resolved: true } },
+      });
+      await card(page, 'PR-22').getByRole('button', { name: 'Act' }).and(page.locator(':disabled')).waitFor();
+      expect(await card(page, 'PR-22').locator('form').isHidden()).toBe(true);
+      await page.context().close();
+      expect(errors).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('finds an approval by its title, opens its page, and fills its timeline in live until it resolves', async () => {
     const rc = await connector();
     rc.source.put('PR-9', '2026-05-01T10:00:00.000Z', { data: { title: 'Ergonomic chairs', amount: 700 } });

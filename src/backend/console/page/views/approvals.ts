@@ -5,12 +5,13 @@ import { titleOf } from '../template.js';
 import { errorMessage, pageTitle, setQuery, touches } from '../view.js';
 import { actionForm, actionState } from './act.js';
 import type { Panel } from './panel.js';
-import { approvalLink, reloadWhenLeaseEnds, taskStatus } from './tasks.js';
+import { approvalLink, outcomeOf, reloadWhenLeaseEnds, taskStatus } from './tasks.js';
 
 interface Row {
   element: HTMLElement;
   summary: HTMLElement;
   note: HTMLElement;
+  toggle: HTMLButtonElement;
   form: ReturnType<typeof actionForm>;
   key: string;
 }
@@ -217,7 +218,7 @@ function newRow(systemId: string, approvalId: string, acted: () => void): Row {
     form.element,
   );
   summary.dataset.titleId = `${id}-title`;
-  return { element, summary, note, form, key: '' };
+  return { element, summary, note, toggle, form, key: '' };
 }
 
 /** Rebuilds only the parts of a row that changed, so a comment being typed survives a live update. */
@@ -263,7 +264,21 @@ function updateRow(
       ),
     );
     const { note } = actionState(approval, tasks);
-    row.note.textContent = note ?? '';
+    row.note.textContent = note ?? failureOf(last) ?? '';
+    // A resolved approval offers no action: a form left open closes, and its button is off.
+    if (approval.resolved && !row.form.element.hidden) row.toggle.click();
+    row.toggle.disabled = approval.resolved;
+    row.toggle.title = approval.resolved ? 'Resolved: there is nothing left to act on.' : '';
   }
   row.form.update(overview, approval, tasks);
+}
+
+/** Why the last task failed, in one line: the message its result gives, else its code, else its status. */
+function failureOf(task: TaskInfo | undefined): string | undefined {
+  if (task === undefined || outcomeOf(task) !== 'failed') return undefined;
+  const meta = task.result?.meta as { message?: unknown; code?: unknown } | undefined;
+  const reason = [meta?.message, meta?.code, task.result?.status].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
+  return `The ${task.type} task failed${reason === undefined ? '' : `: ${reason}`}`;
 }
