@@ -67,6 +67,11 @@ export class CommandLine<
     this.#variables = z.strictObject({ ...spec.variables });
   }
 
+  /** Its flags, by their names without the dashes: whether each takes a value (`string`) or is one (`boolean`). */
+  get flagTypes(): Record<string, 'string' | 'boolean'> {
+    return Object.fromEntries(Object.entries(this.#spec.flags).map(([name, flag]) => [name, flag.type]));
+  }
+
   /**
    * The options the words and the environment give, every default applied; `'help'` for `--help`, whatever else
    * the words and the variables hold. Every problem of the words and the variables is one {@link ValidationError}.

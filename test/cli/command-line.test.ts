@@ -54,6 +54,28 @@ describe('a command line', () => {
     });
   });
 
+  it('says which flags npm kept for itself in an npm script, and the command line that passes them on', () => {
+    // `npm run dev --port 8090 --dry-run`, as npm 11 runs it: the flags become its configuration, the value a word.
+    const kept = read(['8090'], {
+      npm_lifecycle_event: 'dev',
+      npm_config_port: 'true',
+      npm_config_dry_run: 'true',
+    });
+    expect(kept.result).toMatchObject({ file: '8090', '--port': 8080, '--dry-run': false });
+    expect(kept.stderr).toBe(
+      [
+        'npm kept --port for itself (npm reads the flags before `--` as its own): run `npm run dev -- --port 8090` to give it to the command',
+        'npm kept --dry-run for itself (npm reads the flags before `--` as its own): run `npm run dev -- --dry-run` to give it to the command',
+        '',
+      ].join('\n'),
+    );
+    // A value npm kept as it was given, and npm's own configuration outside an npm script.
+    expect(read([], { npm_lifecycle_event: 'start', npm_config_port: '9000' }).stderr).toContain(
+      'run `npm run start -- --port 9000`',
+    );
+    expect(read([], { npm_config_port: '8090' }).stderr).toBe('');
+  });
+
   it('answers --help with the usage on stdout and exit code 0, whatever else is wrong', () => {
     const help = read(['-h', 'one', 'two'], { DEMO_TOKEN: 'short' });
     expect(help).toEqual({ result: EXIT_CODES.done, stdout: `${USAGE}\n`, stderr: '' });
