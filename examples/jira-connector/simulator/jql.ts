@@ -163,15 +163,16 @@ export function parseJql(
     throw new JqlError(`Error in the JQL Query: Expecting the end but got '${tokens[at]!.text}'.`);
   if (order.length === 0) order.push({ field: 'key', direction: 1 });
 
-  const sortKey = (issue: QueryableIssue) => [
-    ...order.flatMap(({ field }) => {
-      if (field === 'updated') return [issue.updatedAt];
-      if (field === 'created') return [issue.createdAt];
-      if (field === 'key') return [issue.projectKey, issue.number];
-      return [issue.id];
-    }),
-    issue.id,
-  ];
+  // What each element of the sort key reads of an issue, worked out once for the query rather than per issue.
+  const parts: ((issue: QueryableIssue) => number | string)[] = order.flatMap(({ field }) => {
+    if (field === 'updated') return [(issue: QueryableIssue) => issue.updatedAt];
+    if (field === 'created') return [(issue: QueryableIssue) => issue.createdAt];
+    if (field === 'key')
+      return [(issue: QueryableIssue) => issue.projectKey, (issue: QueryableIssue) => issue.number];
+    return [(issue: QueryableIssue) => issue.id];
+  });
+  parts.push((issue) => issue.id);
+  const sortKey = (issue: QueryableIssue) => parts.map((part) => part(issue));
   const directions = [
     ...order.flatMap(({ field, direction }) => (field === 'key' ? [direction, direction] : [direction])),
     1 as const,

@@ -739,24 +739,28 @@ export class JiraSimulator {
       position = read;
     }
     this.#changeWhilePaging();
-    const after = position.after;
-    const found = [...this.#state.issues.values()]
-      .filter((issue) => browses && query.matches(issue))
-      .filter(
-        (issue) => after === undefined || compareSortKeys(query.sortKey(issue), after, query.directions) > 0,
-      )
-      .sort((a, b) => compareSortKeys(query.sortKey(a), query.sortKey(b), query.directions))
-      .slice(position.offset);
+    const { after } = position;
+    const { directions } = query;
+    // Each matching issue with its sort key, worked out once per search rather than at each comparison.
+    const matching: { issue: Issue; key: readonly (number | string)[] }[] = [];
+    if (browses) {
+      for (const issue of this.#state.issues.values()) {
+        if (!query.matches(issue)) continue;
+        const key = query.sortKey(issue);
+        if (after === undefined || compareSortKeys(key, after, directions) > 0) matching.push({ issue, key });
+      }
+    }
+    const found = matching.sort((a, b) => compareSortKeys(a.key, b.key, directions)).slice(position.offset);
     let size = Math.min(Math.max(maxResults, 1), MAX_SEARCH_RESULTS, this.behaviour.searchPageLimit);
     const left = Math.min(size, found.length);
     if (this.behaviour.shortPages && left > 1) size = this.#random.int(1, left - 1);
-    const page = found.slice(0, size);
+    const page = found.slice(0, size).map(({ issue }) => issue);
     this.#lastSearchPage = page;
     const isLast = found.length <= size;
     const next: PagePosition =
       this.behaviour.pageTokens === 'offset'
         ? { offset: position.offset + page.length }
-        : { offset: 0, after: query.sortKey(page.at(-1) ?? found[0]!) };
+        : { offset: 0, after: found[page.length - 1]?.key ?? [] };
     return {
       status: 200,
       body: {

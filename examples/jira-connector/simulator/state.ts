@@ -205,6 +205,8 @@ export class SiteState {
   readonly accounts: Account[] = [];
   readonly requestTypes = REQUEST_TYPES;
   readonly issues = new Map<number, Issue>();
+  /** The same issues by key (which never changes here: no issue moves to another project). */
+  readonly #byKey = new Map<string, Issue>();
   /** Every answer given, in Jira or over the API, in order. */
   readonly decisions: (SimulatorEvent & { type: 'decided' })[] = [];
   readonly #random: Random;
@@ -280,9 +282,7 @@ export class SiteState {
   /** The issue with this id or key, unless deleted. */
   issue(idOrKey: string): Issue | undefined {
     if (/^\d+$/.test(idOrKey)) return this.issues.get(Number(idOrKey));
-    const key = idOrKey.toUpperCase();
-    for (const issue of this.issues.values()) if (issue.key === key) return issue;
-    return undefined;
+    return this.#byKey.get(idOrKey.toUpperCase());
   }
 
   /** One round of activity: a new request, an edit, an answer given in Jira, or (rarely) a deletion. */
@@ -355,6 +355,7 @@ export class SiteState {
   delete(issueKey: string): SimulatorEvent {
     const issue = this.#existing(issueKey);
     this.issues.delete(issue.id);
+    this.#byKey.delete(issue.key);
     return { type: 'deleted', issueKey: issue.key };
   }
 
@@ -449,6 +450,7 @@ export class SiteState {
       });
     }
     this.issues.set(issue.id, issue);
+    this.#byKey.set(issue.key, issue);
     return issue;
   }
 

@@ -6,9 +6,31 @@
 
 const HOUR_MS = 3_600_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
+const friendlyFormatters = new Map<string, Intl.DateTimeFormat>();
+/**
+ * The wall clocks already worked out, per time zone: a site writes the same few instants (each issue's `updated`,
+ * `created`) again and again, and formatting one in a time zone is what an answer costs most. Bounded.
+ */
+const wallClocks = new Map<string, Map<number, number>>();
+const MAX_REMEMBERED = 50_000;
 
 /** The wall clock of `ms` in `timeZone`, as the UTC instant that shows the same date and time. */
 export function wallClock(ms: number, timeZone: string): number {
+  let remembered = wallClocks.get(timeZone);
+  if (remembered === undefined) {
+    remembered = new Map();
+    wallClocks.set(timeZone, remembered);
+  }
+  let wall = remembered.get(ms);
+  if (wall === undefined) {
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    wall = formatWallClock(ms, timeZone);
+    remembered.set(ms, wall);
+  }
+  return wall;
+}
+
+function formatWallClock(ms: number, timeZone: string): number {
   let formatter = formatters.get(timeZone);
   if (formatter === undefined) {
     formatter = new Intl.DateTimeFormat('en-GB', {
@@ -55,11 +77,12 @@ export function dateDto(ms: number, timeZone: string) {
   const wall = wallClock(ms, timeZone);
   const iso = new Date(wall).toISOString();
   const offset = offsetText(wall - ms);
-  const friendly = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    dateStyle: 'medium',
-    timeStyle: 'short',
-  }).format(ms);
+  let formatter = friendlyFormatters.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-US', { timeZone, dateStyle: 'medium', timeStyle: 'short' });
+    friendlyFormatters.set(timeZone, formatter);
+  }
+  const friendly = formatter.format(ms);
   return {
     iso8601: `${iso.slice(0, 19)}${offset}`,
     jira: `${iso.slice(0, 23)}${offset}`,

@@ -202,8 +202,12 @@ export class JiraClient {
    * So after each page that brought something new, the read starts a fresh search from the last `updated` it read
    * (`updated >= "<that minute>"`): a search by value, not by position, so an issue not changed meanwhile is in
    * it. An issue changed meanwhile moves to the end and is read again there, with its new `updated`. The token is
-   * followed only past a page that brought nothing new (more issues in one minute than a page holds). A page
-   * shorter than `pageSize` is not taken as the end: only Jira's `isLast` (or no token) is.
+   * followed past a page that brought nothing new, and past one whose last issue is in the minute the search starts
+   * from (more issues in one minute than a page holds), where a fresh search would be this very search and read the
+   * same issues again. Once the token was followed past a page that brought something new, that search is read
+   * again from its start before the read goes past its minute or ends, so that an issue the token skipped is found
+   * all the same: each minute is read at most twice, not once for each of its pages. A page shorter than
+   * `pageSize` is not taken as the end: only Jira's `isLast` (or no token) is.
    */
   async *changedIssues(
     jql: string,
@@ -219,6 +223,15 @@ export class JiraClient {
     const tokens = new Set<string>();
     let query = changedIssuesJql(base, since, timeZone);
     let nextPageToken: string | undefined;
+    // Whether a token was followed past a page that brought something new since `query` was last read from its
+    // start: an issue may have been skipped, and `query` is read again from its start before the read moves on.
+    let skipped = false;
+    const again = (next: string) => {
+      query = next;
+      nextPageToken = undefined;
+      tokens.clear();
+      skipped = false;
+    };
     for (;;) {
       const params = {
         jql: query,
@@ -237,18 +250,25 @@ export class JiraClient {
       }
       const token = page.isLast === true ? undefined : (page.nextPageToken ?? undefined);
       const last = issues.at(-1);
-      if (token === undefined) return;
-      if (fresh > 0 && last !== undefined) {
-        query = changedIssuesJql(base, last.updated, timeZone);
-        nextPageToken = undefined;
-        tokens.clear();
-      } else {
-        // A token that comes back would page forever.
-        if (tokens.has(token))
-          throw new JiraResponseError({ method: 'GET', path: SEARCH_PATH }, 'a nextPageToken again');
-        tokens.add(token);
-        nextPageToken = token;
+      if (token === undefined) {
+        if (!skipped) return;
+        again(query);
+        continue;
       }
+      const from = fresh > 0 && last !== undefined ? changedIssuesJql(base, last.updated, timeZone) : query;
+      if (from !== query) {
+        // Read `query` again from its start if an issue may have been skipped; else go on from the last read.
+        again(skipped ? query : from);
+        continue;
+      }
+      // Nothing new, or a search from the last issue read would be this very search (JQL compares to the minute:
+      // many issues updated in one minute): read on with the token rather than read the same issues again.
+      if (fresh > 0) skipped = true;
+      // A token that comes back would page forever.
+      if (tokens.has(token))
+        throw new JiraResponseError({ method: 'GET', path: SEARCH_PATH }, 'a nextPageToken again');
+      tokens.add(token);
+      nextPageToken = token;
     }
   }
 

@@ -155,6 +155,64 @@ describe('JiraClient: the calls', () => {
     ]);
   });
 
+  it('follows the token past new issues of the minute the search starts from, then reads that search again once', async () => {
+    // Many issues updated in one minute (a bulk change): a search from the last one read would be this very search,
+    // and would read the minute again for each of its pages. The token is followed instead; as it may have skipped
+    // an issue, the search is read again from its start once, before the read moves past its minute.
+    const page = (issues: ReturnType<typeof issueOf>[], nextPageToken?: string) =>
+      site.answer('GET', '/rest/api/3/search/jql', 200, {
+        issues,
+        ...(nextPageToken === undefined ? { isLast: true } : { isLast: false, nextPageToken }),
+      });
+    const a = issueOf('10001', 'ED-1', '2021-01-19T09:12:31.000+1000');
+    const b = issueOf('10002', 'ED-2', '2021-01-19T09:12:40.000+1000');
+    const c = issueOf('10003', 'ED-3', '2021-01-19T09:12:50.000+1000');
+    const skipped = issueOf('10005', 'ED-5', '2021-01-19T09:12:55.000+1000');
+    const d = issueOf('10004', 'ED-4', '2021-01-19T09:13:05.000+1000');
+    page([a], 'T1');
+    page([a, b], 'T2'); // the search from ED-1's minute
+    page([c], 'T3'); // ED-3 is in that minute too: the token again
+    page([d], 'T4'); // ED-4 is in the next minute, and the token was followed past new issues
+    page([a, b], 'T5'); // the search from ED-1's minute again, from its start: nothing new
+    page([c, skipped, d], 'T6'); // ED-5, which the token skipped
+    page([d]); // the search from ED-4's minute
+
+    const issues = await all(client().changedIssues('project = ED', undefined, { pageSize: 3 }));
+
+    expect(issues.map(({ key }) => key)).toEqual(['ED-1', 'ED-2', 'ED-3', 'ED-4', 'ED-5']);
+    const from = (minute: string) =>
+      `(project = ED) AND updated >= "${minute}" ORDER BY updated ASC, key ASC`;
+    expect(sent.map(({ query }) => [query.get('jql'), query.get('nextPageToken')])).toEqual([
+      ['(project = ED) ORDER BY updated ASC, key ASC', null],
+      [from('2021-01-18 11:12'), null],
+      [from('2021-01-18 11:12'), 'T2'],
+      [from('2021-01-18 11:12'), 'T3'],
+      [from('2021-01-18 11:12'), null],
+      [from('2021-01-18 11:12'), 'T5'],
+      [from('2021-01-18 11:13'), null],
+    ]);
+  });
+
+  it('reads the search again from its start when it ends after the token was followed past new issues', async () => {
+    const page = (issues: ReturnType<typeof issueOf>[], nextPageToken?: string) =>
+      site.answer('GET', '/rest/api/3/search/jql', 200, {
+        issues,
+        ...(nextPageToken === undefined ? { isLast: true } : { isLast: false, nextPageToken }),
+      });
+    const a = issueOf('10001', 'ED-1', '2021-01-19T09:12:31.000+1000');
+    const b = issueOf('10002', 'ED-2', '2021-01-19T09:12:40.000+1000');
+    const skipped = issueOf('10003', 'ED-3', '2021-01-19T09:12:45.000+1000');
+    page([a], 'T1');
+    page([a, b], 'T2'); // the search from ED-1's minute: ED-2 is new, and in that minute
+    page([]); // the last page
+    page([a, skipped, b]); // read again from its start: ED-3, which the token skipped
+
+    const issues = await all(client().changedIssues('project = ED', undefined, { pageSize: 3 }));
+
+    expect(issues.map(({ key }) => key)).toEqual(['ED-1', 'ED-2', 'ED-3']);
+    expect(sent.map(({ query }) => query.get('nextPageToken'))).toEqual([null, null, 'T2', null]);
+  });
+
   it("pages a request's approvals with start and limit until isLastPage", async () => {
     site.answer(
       'GET',

@@ -182,6 +182,9 @@ export class JiraDriver implements SourceDriver {
 
   /** One service approval per approver of each approval of each request, as Jira shows them now. */
   holds(): ExpectedApproval[] {
+    const names = new Map(
+      this.simulator.accounts.map(({ accountId, displayName }) => [accountId, displayName]),
+    );
     return this.simulator.requests().flatMap((request) =>
       request.approvals.flatMap((approval) =>
         approval.approvers.map(({ accountId, decision }) => ({
@@ -190,7 +193,7 @@ export class JiraDriver implements SourceDriver {
           resolved: approval.finalDecision !== 'pending' || decision !== 'pending',
           schemaId: `jira-request-type-${request.requestTypeId}`,
           lastModified: new Date(Math.max(request.updatedAt.getTime(), approval.completedAt?.getTime() ?? 0)),
-          data: this.#shown(request, approval),
+          data: this.#shown(request, approval, names),
         })),
       ),
     );
@@ -241,9 +244,9 @@ export class JiraDriver implements SourceDriver {
   #shown(
     request: SimulatedRequest,
     approval: SimulatedRequest['approvals'][number],
+    names: ReadonlyMap<string, string>,
   ): Record<string, unknown> {
-    const nameOf = (accountId: string) =>
-      this.simulator.accounts.find((account) => account.accountId === accountId)?.displayName ?? accountId;
+    const nameOf = (accountId: string) => names.get(accountId) ?? accountId;
     return {
       issueKey: request.key,
       summary: request.summary,
@@ -277,8 +280,10 @@ function disruptionOf(failure: SourceFailure, delayMs: number | undefined): Disr
   switch (failure) {
     case 'unavailable':
       return { status: 503 };
+    // Jira's 429 says in `Retry-After` how many whole seconds to wait; 0, the limit's window over by the time the
+    // answer arrives, keeps the battery from waiting out seconds at each read the connector retries.
     case 'rateLimited':
-      return { status: 429, retryAfterSeconds: 1 };
+      return { status: 429, retryAfterSeconds: 0 };
     case 'unreachable':
       return 'cut';
     // The API token expired, or was revoked: Jira refuses it, 401.
