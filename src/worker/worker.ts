@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { IntegrationClient, isRetryable, type RetryEvent } from '../client/index.js';
+import { IntegrationClient, isRetryable, NetworkError, type RetryEvent } from '../client/index.js';
 import type { Connector, StateAccess } from '../connector/index.js';
 import { backoffDelay } from '../internal/backoff.js';
 import { OneAtATime } from '../internal/one-at-a-time.js';
@@ -515,8 +515,14 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         // The failure as one line, with where the service was looked for: its stack would say nothing more.
         const { code } = error as { code?: unknown };
         const reason = error instanceof Error ? error.message : String(error);
+        const url = shownUrl(this.#baseUrl);
+        // Nothing listening at all is most often a service not started, or a URL mistyped: say both.
+        const hint =
+          error instanceof NetworkError && error.unsent
+            ? `nothing answers at ${url}: is the service running, and is its URL right (APPROVAL_SERVICE_URL, or the service.baseUrl option)?`
+            : undefined;
         this.#logger.warn(
-          { url: shownUrl(this.#baseUrl), code, error: reason, attempt, retryInMs: delay },
+          { url, code, error: reason, ...(hint === undefined ? {} : { hint }), attempt, retryInMs: delay },
           `cannot ${what} yet; retrying`,
         );
         await sleep(delay, signal).catch(() => {});

@@ -193,7 +193,11 @@ describe('start', () => {
     for (const line of logs.lines.filter(
       (one) => one.msg === 'cannot load the connector state yet; retrying',
     )) {
-      expect(line).toMatchObject({ url: new URL(String(baseUrl)).href, code: 'network' });
+      expect(line).toMatchObject({
+        url: new URL(String(baseUrl)).href,
+        code: 'network',
+        hint: `nothing answers at ${new URL(String(baseUrl)).href}: is the service running, and is its URL right (APPROVAL_SERVICE_URL, or the service.baseUrl option)?`,
+      });
       expect(line.error).toEqual(expect.any(String));
       expect(line).not.toHaveProperty('err');
     }
