@@ -694,6 +694,10 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     pages.push(second.page);
     await second.page.goto(link);
     await second.page.getByText('The login link has been used already: a link signs in once').waitFor();
+    // How to get in again: not the spent link, but the admin token, or a new link from a restart.
+    expect(await second.page.locator('.sign-in-how').textContent()).toBe(
+      'A login link works once. Sign in with the admin token instead: the one the command that runs the backend (npm run dev, npm start or connector backend) printed when it started, or the value of APPROVAL_ADMIN_TOKEN. Or restart that command: it prints a new link.',
+    );
     expect(second.page.url()).toBe(`${rc.backend.url}/console/`);
     await screenshots(second.page, 'link-used');
     const refused = await second.page.evaluate(async () => {

@@ -30,9 +30,10 @@ export function signInView(reason: string | undefined, signedIn: () => void): HT
     reason === undefined ? null : h('p', { class: 'notice notice-warn' }, reason),
     h(
       'p',
-      {},
-      'Open the link the backend printed when it started (it works once), or sign in with its admin token: ',
-      'the one printed at start, or the value of APPROVAL_ADMIN_TOKEN.',
+      { class: 'sign-in-how' },
+      'A login link works once. Sign in with the admin token instead: the one the command that runs the backend ',
+      '(npm run dev, npm start or connector backend) printed when it started, or the value of APPROVAL_ADMIN_TOKEN. ',
+      'Or restart that command: it prints a new link.',
     ),
     h('label', { for: 'admin-token' }, 'Admin token'),
     input,
