@@ -306,7 +306,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         logger: componentLogger(this.#logger, 'tasks'),
         metrics: this.metrics,
         random: this.#settings.random,
-        onSucceeded: afterTasks && ((task) => afterTasks.succeeded(task)),
+        onSourceState: afterTasks && ((task) => afterTasks.requested(task)),
         // The ready gauge is what /readyz answers: it falls while polling has stalled.
         onHealthChanged: () => this.metrics.ready(this.ready),
       },

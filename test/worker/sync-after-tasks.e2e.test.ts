@@ -139,3 +139,77 @@ describe('a decision shows as resolved in the service soon after its task succee
     expect(connector.reads).toBe(1);
   });
 });
+
+/**
+ * A connector with a pre-check that reads the source, whose decisions fail as the source says: the request decided
+ * there already (its verdict), the source refusing (a 409), or the source down (a 503).
+ */
+class CheckingConnector extends DecidingConnector {
+  override readonly tasks = {
+    approve: task({
+      input: taskInputs.approve,
+      precheck: async ({ approval }) =>
+        source.records.get(approval.id)?.resolved
+          ? {
+              status: 'systemError' as const,
+              meta: { code: 'already_decided', message: `${approval.id} is decided` },
+            }
+          : true,
+      run: async ({ approval }) => {
+        const failure = failures.get(approval.id);
+        if (failure !== undefined)
+          throw Object.assign(new Error(`the source answered ${failure}`), { status: failure });
+      },
+    }),
+    reject: task({ input: taskInputs.reject, run: async () => {} }),
+  };
+}
+
+const failures = new Map<string, number>();
+
+describe('an approval the source holds decided shows so soon after a task finds it', () => {
+  beforeEach(() => failures.clear());
+
+  it("when the pre-check's verdict says the source decided it: the worker looks that approval up", async () => {
+    const connector = new CheckingConnector('incremental', { lookup: true });
+    const worker = await startWorker(connector);
+    // Decided in the source itself, after the last sync: the service still shows it waiting.
+    source.put('PO-1', at(30), { resolved: true });
+    const resolved = resolvedInService('PO-1');
+    const created = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(created)).toMatchObject({
+      status: 'systemError',
+      meta: { code: 'already_decided' },
+    });
+    await resolved;
+    expect(connector.lookups).toEqual([['PO-1']]);
+  });
+
+  it('when the source refuses the decision (systemError): the worker looks that approval up', async () => {
+    const connector = new CheckingConnector('incremental', { lookup: true });
+    const worker = await startWorker(connector);
+    failures.set('PO-2', 409);
+    source.put('PO-2', at(30), { resolved: true });
+    // The pre-check saw it open: the decision is taken in the source between the pre-check and the action.
+    const resolved = resolvedInService('PO-2');
+    const created = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'systemError' });
+    await resolved;
+    expect(connector.lookups).toEqual([['PO-2']]);
+  });
+
+  it('not when the source is down (serviceUnavailable): it said nothing of the approval', async () => {
+    const connector = new CheckingConnector('incremental', { lookup: true });
+    const worker = await startWorker(connector, { afterTaskMs: 1 });
+    failures.set('PO-1', 503);
+    const failed = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(failed)).toMatchObject({ status: 'serviceUnavailable' });
+    // A task that succeeds afterwards is looked up alone: nothing was asked for the one that failed.
+    const resolved = resolvedInService('PO-2');
+    source.put('PO-2', at(40), { resolved: true });
+    const created = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'systemError' });
+    await resolved;
+    expect(connector.lookups).toEqual([['PO-2']]);
+  });
+});

@@ -39,10 +39,10 @@ describe('the sync after tasks', () => {
   it('runs once, the delay after the first success, for every approval decided until then', async () => {
     const { run, runs } = recordingRun();
     const soon = new SyncAfterTasks(1_000, run);
-    soon.succeeded(taskFor('PO-1'));
+    soon.requested(taskFor('PO-1'));
     await vi.advanceTimersByTimeAsync(600);
-    soon.succeeded(taskFor('PO-2'));
-    soon.succeeded(taskFor('PO-1'));
+    soon.requested(taskFor('PO-2'));
+    soon.requested(taskFor('PO-1'));
     expect(runs).toEqual([]);
     await vi.advanceTimersByTimeAsync(400);
     expect(runs).toEqual([['PO-1', 'PO-2']]);
@@ -51,9 +51,9 @@ describe('the sync after tasks', () => {
   it('serves what succeeds during a run with one more run after it, never two at once', async () => {
     const { run, runs, end, mostAtOnce } = recordingRun();
     const soon = new SyncAfterTasks(1_000, run);
-    soon.succeeded(taskFor('PO-1'));
+    soon.requested(taskFor('PO-1'));
     await vi.advanceTimersByTimeAsync(1_000);
-    for (let n = 2; n <= 50; n += 1) soon.succeeded(taskFor(`PO-${n}`));
+    for (let n = 2; n <= 50; n += 1) soon.requested(taskFor(`PO-${n}`));
     // However long the run takes, the next waits for it.
     await vi.advanceTimersByTimeAsync(10_000);
     expect(runs).toHaveLength(1);
@@ -76,9 +76,9 @@ describe('the sync after tasks', () => {
       calls += 1;
       throw new Error('the service is down');
     });
-    soon.succeeded(taskFor('PO-1'));
+    soon.requested(taskFor('PO-1'));
     await vi.advanceTimersByTimeAsync(100);
-    soon.succeeded(taskFor('PO-2'));
+    soon.requested(taskFor('PO-2'));
     await vi.advanceTimersByTimeAsync(100);
     expect(calls).toBe(2);
   });
@@ -86,7 +86,7 @@ describe('the sync after tasks', () => {
   it('still runs for a task whose approval has no readable id, with the ids it has', async () => {
     const { run, runs } = recordingRun();
     const soon = new SyncAfterTasks(0, run);
-    soon.succeeded(taskFor(42));
+    soon.requested(taskFor(42));
     await vi.advanceTimersByTimeAsync(0);
     expect(runs).toEqual([[]]);
   });
@@ -94,9 +94,9 @@ describe('the sync after tasks', () => {
   it('starts nothing once stopped, and drops what was asked', async () => {
     const { run, runs } = recordingRun();
     const soon = new SyncAfterTasks(1_000, run);
-    soon.succeeded(taskFor('PO-1'));
+    soon.requested(taskFor('PO-1'));
     soon.stop();
-    soon.succeeded(taskFor('PO-2'));
+    soon.requested(taskFor('PO-2'));
     await vi.advanceTimersByTimeAsync(5_000);
     expect(runs).toEqual([]);
   });

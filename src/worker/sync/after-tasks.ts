@@ -1,8 +1,8 @@
 import type { Task } from '../../api/index.js';
 
 /**
- * Syncs soon after tasks succeed, so that a decision carried to the source shows in the service within seconds
- * rather than at the next scheduled run. The first request arms one timer; when it fires, one run serves every
+ * Syncs soon after tasks succeed, or find the approval decided in the source (a pre-check's verdict, a refusal of
+ * the source), so that the decision shows in the service within seconds rather than at the next scheduled run. The first request arms one timer; when it fires, one run serves every
  * request made until then (the approvals they name, together). A request made while that run goes on is served by
  * one more run, armed when it ends. So under any load there is at most one run going on and one waiting, and the
  * schedules are left alone: a scheduled run is neither moved nor skipped.
@@ -26,8 +26,8 @@ export class SyncAfterTasks {
     this.#run = run;
   }
 
-  /** Asks for a run soon, for the approval this task decided. */
-  succeeded(task: Task): void {
+  /** Asks for a run soon, for the approval of this task: one it decided, or whose state in the source it found. */
+  requested(task: Task): void {
     if (this.#stopped) return;
     const id = task.data.approval.id;
     if (typeof id === 'string') this.#approvalIds.add(id);

@@ -8,7 +8,7 @@ import { type ConnectorMetrics, lazyChild, type PinoLogger } from '../operations
 import { Leasing } from './leasing.js';
 import { RecentResults } from './recent-results.js';
 import { ResultReporter } from './reporter.js';
-import { idAndType, runTask } from './run-task.js';
+import { idAndType, runTask, showsSourceState, type TaskRun } from './run-task.js';
 
 export { REPORT_RETRY_MS } from './reporter.js';
 
@@ -38,7 +38,7 @@ export interface PollerParts {
   metrics: ConnectorMetrics | undefined;
   random: () => number;
   /** Told of each task that ends `success`, once its handler has returned (before its result is reported). */
-  onSucceeded?: ((task: Task) => void) | undefined;
+  onSourceState?: ((task: Task) => void) | undefined;
   /** Told when {@link TaskPoller.healthy} changes: the watchdog found polling stalled, or a poll succeeded again. */
   onHealthChanged?: (() => void) | undefined;
 }
@@ -176,7 +176,7 @@ export class TaskPoller {
         handler,
         interrupted: this.#force.signal,
       });
-      if (run !== undefined) this.#finished(leased, run.result, run.tookMs, logger);
+      if (run !== undefined) this.#finished(leased, run, logger);
     } finally {
       this.#running.delete(task.id);
     }
@@ -206,14 +206,17 @@ export class TaskPoller {
     return true;
   }
 
-  /** Records a task's result (remembered, counted, logged, and told when it succeeded), then starts its report. */
-  #finished(leased: LeasedTask, result: TaskResult, tookMs: number, logger: PinoLogger): void {
+  /**
+   * Records a task's result (remembered, counted, logged, and told when it shows the source's state), then starts
+   * its report.
+   */
+  #finished(leased: LeasedTask, { result, tookMs, byPrecheck }: TaskRun, logger: PinoLogger): void {
     const task = idAndType(leased);
     // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
     this.#recent.remember(task.id, result);
     this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
     logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
-    if (result.status === 'success' && leased.valid) this.#parts.onSucceeded?.(leased.task);
+    if (leased.valid && showsSourceState({ result, byPrecheck })) this.#parts.onSourceState?.(leased.task);
     this.#reporter.start(task.id, result, logger);
   }
 }

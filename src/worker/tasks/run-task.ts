@@ -43,6 +43,19 @@ export interface TaskRunInputs {
 export interface TaskRun {
   result: TaskResult;
   tookMs: number;
+  /** Whether the result is a pre-check's verdict: the pre-check read the source and answered for the handler. */
+  byPrecheck: boolean;
+}
+
+/**
+ * Whether a task's outcome says that the source may hold the approval otherwise than the service shows it, so that
+ * the worker syncs it soon: the task succeeded (the decision is in the source), its pre-check returned a verdict
+ * (it read the source and found it decided, say), or the source refused it (`systemError`: a business rule, a
+ * decision already taken there). Not an outage, refused credentials or the kit's own refusal: the source said
+ * nothing of the approval then.
+ */
+export function showsSourceState(run: Pick<TaskRun, 'result' | 'byPrecheck'>): boolean {
+  return run.byPrecheck || run.result.status === 'success' || run.result.status === 'systemError';
 }
 
 /**
@@ -77,7 +90,7 @@ export async function runTask(leased: LeasedTask, inputs: TaskRunInputs): Promis
         'task finished after its deadline; reporting it late',
       );
     }
-    return { result: ended.result, tookMs: performance.now() - started };
+    return { result: ended.result, tookMs: performance.now() - started, byPrecheck: ended.byPrecheck };
   } finally {
     due.cancel();
   }
@@ -90,7 +103,7 @@ export async function runTask(leased: LeasedTask, inputs: TaskRunInputs): Promis
 async function execute(
   leased: LeasedTask,
   inputs: TaskRunInputs,
-): Promise<{ result: TaskResult; stoppedBySignal: boolean } | undefined> {
+): Promise<{ result: TaskResult; stoppedBySignal: boolean; byPrecheck: boolean } | undefined> {
   const { tasks, keyRing, state, logger } = inputs;
   const { signal } = inputs.handler;
   let credentials: Credentials | undefined;
@@ -126,12 +139,14 @@ async function execute(
     };
     if (declared.precheck !== undefined) {
       const verdict = await declared.precheck(input.data, context);
-      if (verdict !== true) return { result: scrub(verdict, credentials), stoppedBySignal: false };
+      if (verdict !== true) {
+        return { result: scrub(verdict, credentials), stoppedBySignal: false, byPrecheck: true };
+      }
     }
     const outcome = await declared.run(input.data, context);
     const meta = outcome?.meta;
     const result: TaskResult = meta === undefined ? { status: 'success' } : { status: 'success', meta };
-    return { result: scrub(result, credentials), stoppedBySignal: false };
+    return { result: scrub(result, credentials), stoppedBySignal: false, byPrecheck: false };
   } catch (error) {
     if (inputs.interrupted.aborted) return undefined;
     const { status, meta } = classifyFailure(error, {
@@ -139,7 +154,11 @@ async function execute(
       secrets: credentials === undefined ? [] : Object.values(credentials),
     });
     taskLogger.warn({ status, code: meta.code }, 'task failed');
-    return { result: { status, meta: { ...meta } }, stoppedBySignal: causedByAbort(error, signal) };
+    return {
+      result: { status, meta: { ...meta } },
+      stoppedBySignal: causedByAbort(error, signal),
+      byPrecheck: false,
+    };
   }
 }
 

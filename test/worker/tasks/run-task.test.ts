@@ -4,7 +4,7 @@ import { sealCredentials, type Task, type TaskResult } from '../../../src/api/in
 import type { LeasedTask } from '../../../src/client/index.js';
 import type { PrecheckVerdict, TaskContext, TaskOutcome } from '../../../src/connector/index.js';
 import { createLogger, KeyRing, MemoryKeyStore } from '../../../src/worker/index.js';
-import { runTask, type TaskRunInputs } from '../../../src/worker/tasks/run-task.js';
+import { runTask, showsSourceState, type TaskRunInputs } from '../../../src/worker/tasks/run-task.js';
 
 type Input = { approval: { id: string } };
 type Handler = (input: Input, context: TaskContext<object>) => Promise<TaskOutcome>;
@@ -74,6 +74,7 @@ describe('runTask', () => {
     expect(await running).toEqual({
       result: { status: 'success', meta: { decided: 'PO-1' } },
       tookMs: 1_234,
+      byPrecheck: false,
     });
     expect(contexts).toEqual([
       expect.objectContaining({ taskId: task.id, type: 'approve', idempotencyKey: task.id, task }),
@@ -91,10 +92,12 @@ describe('runTask', () => {
     const checkedBy = (answer: PrecheckVerdict) => async () => answer;
     expect(await runTask(leased(), inputs(run, { precheck: checkedBy(verdict) }))).toMatchObject({
       result: verdict,
+      byPrecheck: true,
     });
     expect(handled).toEqual([]);
     expect(await runTask(leased(), inputs(run, { precheck: checkedBy(true) }))).toMatchObject({
       result: { status: 'success' },
+      byPrecheck: false,
     });
     expect(handled).toEqual(['PO-1']);
   });
@@ -214,7 +217,7 @@ describe('runTask', () => {
         }),
       );
       await vi.advanceTimersByTimeAsync(7_000);
-      expect(await running).toEqual({ result: { status: 'success' }, tookMs: 7_000 });
+      expect(await running).toEqual({ result: { status: 'success' }, tookMs: 7_000, byPrecheck: false });
       expect(messages()).toEqual([
         'task passed its deadline; aborting its signal',
         'task finished after its deadline; reporting it late',
@@ -246,5 +249,18 @@ describe('runTask', () => {
     handler.abort(reason);
     expect(await running).toBeUndefined();
     expect(messages()).toEqual(['task interrupted by shutdown; handed back to the service']);
+  });
+});
+
+describe('showsSourceState', () => {
+  it('holds for a success, a pre-check verdict and a refusal of the source, and for nothing else', () => {
+    const status = (value: TaskResult['status'], byPrecheck = false) =>
+      showsSourceState({ result: { status: value }, byPrecheck });
+    expect(status('success')).toBe(true);
+    expect(status('systemError')).toBe(true);
+    expect(status('serviceUnavailable', true)).toBe(true);
+    expect(status('serviceUnavailable')).toBe(false);
+    expect(status('authenticationError')).toBe(false);
+    expect(status('internalError')).toBe(false);
   });
 });
