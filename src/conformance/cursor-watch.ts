@@ -5,6 +5,7 @@
  * holds across restarts.
  * @module
  */
+import { ConformanceFailure } from './report.js';
 import type { Stage } from './stage.js';
 import { compareCursors, cursorOf, type SavedCursor } from './stage.js';
 import type { WireListener, WireRequest } from './wire.js';
@@ -31,6 +32,22 @@ export class CursorWatch {
       },
       response: (request, status, body, wire) => also?.response?.(request, status, body, wire),
     };
+  }
+
+  /**
+   * Throws a {@link ConformanceFailure} naming the first violations seen, if any; with `written`, also when no state
+   * write carried a cursor at all.
+   */
+  expectKept(what = 'the runs', { written = false } = {}): void {
+    if (written && this.writes === 0) {
+      throw new ConformanceFailure(`${what} to save a cursor`, 'no state write carried one');
+    }
+    if (this.violations.length > 0) {
+      throw new ConformanceFailure(
+        'every saved cursor to be at or after the last, and everything at or before it acknowledged',
+        this.violations.slice(0, 3).join('; '),
+      );
+    }
   }
 
   async #inspect(request: WireRequest): Promise<void> {

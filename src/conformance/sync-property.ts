@@ -61,6 +61,83 @@ function steps(can: { delete: boolean; tie: boolean }): fc.Arbitrary<SyncStep[]>
   return fc.array(fc.oneof(...options), { minLength: 1, maxLength: 10 });
 }
 
+/** A sequence being played: its stage, the requests still in the source, and a counter that makes titles unique. */
+class Player {
+  readonly stage: Stage;
+  readonly watch: CursorWatch | undefined;
+  readonly #live: string[] = [];
+  #counter = 0;
+
+  constructor(stage: Stage, watch: CursorWatch | undefined) {
+    this.stage = stage;
+    this.watch = watch;
+  }
+
+  #chosen(pick: number): string | undefined {
+    return this.#live.length === 0 ? undefined : this.#live[pick % this.#live.length];
+  }
+
+  #title(title: string): string {
+    return `${title} #${this.#counter++}`;
+  }
+
+  async #create(title: string): Promise<void> {
+    this.#live.push(await this.stage.create(this.#title(title)));
+  }
+
+  async #change(pick: number, title: string): Promise<void> {
+    const id = this.#chosen(pick);
+    if (id !== undefined) await this.stage.driver.change(id, { title: this.#title(title) });
+  }
+
+  async play(step: SyncStep): Promise<void> {
+    const { stage } = this;
+    switch (step.step) {
+      case 'create':
+        return this.#create(step.title);
+      case 'change':
+        return this.#change(step.pick, step.title);
+      case 'resolve': {
+        const id = this.#chosen(step.pick);
+        if (id !== undefined) await stage.driver.resolve(id);
+        return;
+      }
+      case 'delete': {
+        const id = this.#chosen(step.pick);
+        if (id === undefined) return;
+        await stage.delete(id);
+        this.#live.splice(this.#live.indexOf(id), 1);
+        return;
+      }
+      case 'tie':
+        await stage.driver.sameInstant?.(async () => {
+          for (let index = 0; index < step.creates; index += 1) await this.#create('Tied');
+          await this.#change(step.pick, 'Tied change');
+        });
+        return;
+      case 'sync':
+        return this.#sync(step);
+    }
+  }
+
+  async #sync(step: Extract<SyncStep, { step: 'sync' }>): Promise<void> {
+    let changed = !step.changeDuring;
+    const during: WireListener = {
+      request: async (request) => {
+        if (changed || request.path !== '/v2/rawapprovals' || request.method === 'GET') return;
+        changed = true;
+        await this.#change(this.#counter, 'Changed during a run');
+      },
+    };
+    await this.stage.syncRun({
+      ...(step.crash === null ? {} : { crash: step.crash }),
+      listener: this.watch?.listener(during) ?? during,
+      options: { sync: { batchSize: step.batchSize } },
+      restart: step.restart,
+    });
+  }
+}
+
 /** Plays one sequence on a fresh stage; throws a {@link ConformanceFailure} at the first broken promise. */
 async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]): Promise<void> {
   const stage = await Stage.open(environment.backend, environment.subject, {
@@ -69,63 +146,9 @@ async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]
   });
   const incremental = environment.declared.kind === 'incremental';
   const watch = incremental ? new CursorWatch(stage) : undefined;
-  const live: string[] = [];
-  const chosen = (pick: number) => (live.length === 0 ? undefined : live[pick % live.length]);
-  let counter = 0;
-  const create = async (title: string) => {
-    live.push(await stage.create(`${title} #${counter++}`));
-  };
+  const player = new Player(stage, watch);
   try {
-    for (const step of sequence) {
-      switch (step.step) {
-        case 'create':
-          await create(step.title);
-          break;
-        case 'change': {
-          const id = chosen(step.pick);
-          if (id !== undefined) await stage.driver.change(id, { title: `${step.title} #${counter++}` });
-          break;
-        }
-        case 'resolve': {
-          const id = chosen(step.pick);
-          if (id !== undefined) await stage.driver.resolve(id);
-          break;
-        }
-        case 'delete': {
-          const id = chosen(step.pick);
-          if (id === undefined) break;
-          await stage.delete(id);
-          live.splice(live.indexOf(id), 1);
-          break;
-        }
-        case 'tie':
-          await stage.driver.sameInstant?.(async () => {
-            for (let index = 0; index < step.creates; index += 1) await create('Tied');
-            const id = chosen(step.pick);
-            if (id !== undefined) await stage.driver.change(id, { title: `Tied change #${counter++}` });
-          });
-          break;
-        case 'sync': {
-          let changed = !step.changeDuring;
-          const during: WireListener = {
-            request: async (request) => {
-              if (changed || request.path !== '/v2/rawapprovals' || request.method === 'GET') return;
-              changed = true;
-              const id = chosen(counter);
-              if (id !== undefined)
-                await stage.driver.change(id, { title: `Changed during a run #${counter++}` });
-            },
-          };
-          await stage.syncRun({
-            ...(step.crash === null ? {} : { crash: step.crash }),
-            listener: watch?.listener(during) ?? during,
-            options: { sync: { batchSize: step.batchSize } },
-            restart: step.restart,
-          });
-          break;
-        }
-      }
-    }
+    for (const step of sequence) await player.play(step);
     await expectRun(
       stage.syncRun({ ...(watch === undefined ? {} : { listener: watch.listener() }) }),
       'the run after the sequence',
@@ -135,12 +158,7 @@ async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]
       !incremental,
       ' after the sequence and one more run',
     );
-    if (watch !== undefined && watch.violations.length > 0) {
-      throw new ConformanceFailure(
-        'every saved cursor to be at or after the last, and everything at or before it acknowledged',
-        watch.violations.slice(0, 3).join('; '),
-      );
-    }
+    watch?.expectKept();
   } finally {
     await stage.close();
   }

@@ -147,19 +147,8 @@ export class Wire {
     }
     const answer = await this.#listener.request?.(wireRequest, this);
     if (this.#crashed) return void res.destroy();
-    if (answer !== undefined) {
-      const body = JSON.stringify(answer.body);
-      res.writeHead(answer.status, {
-        'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(body)),
-      });
-      return void res.end(body);
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name)) continue;
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
+    if (answer !== undefined) return void answerWith(res, answer);
+    const headers = endToEnd(req.headers);
     this.#forwarding += 1;
     let forwarded: Awaited<ReturnType<typeof request>>;
     let body: Buffer;
@@ -180,12 +169,10 @@ export class Wire {
     }
     await this.#listener.response?.(wireRequest, forwarded.statusCode, parseJson(body), this);
     if (this.#crashed) return void res.destroy();
-    const out: Record<string, string> = {};
-    for (const [name, value] of Object.entries(forwarded.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name)) continue;
-      out[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    res.writeHead(forwarded.statusCode, { ...out, 'content-length': String(body.length) });
+    res.writeHead(forwarded.statusCode, {
+      ...endToEnd(forwarded.headers),
+      'content-length': String(body.length),
+    });
     res.end(body);
   }
 }
@@ -198,6 +185,26 @@ const HOP_BY_HOP = new Set([
   'content-length',
   'upgrade',
 ]);
+
+/** The headers a proxy passes on: every one but the hop-by-hop ones, each as one value. */
+function endToEnd(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    kept[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return kept;
+}
+
+/** Answers in the service's place. */
+function answerWith(res: ServerResponse, answer: WireAnswer): void {
+  const body = JSON.stringify(answer.body);
+  res.writeHead(answer.status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+}
 
 function parseJson(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;

@@ -149,17 +149,27 @@ async function execute(
     return { result: scrub(result, credentials), stoppedBySignal: false, byPrecheck: false };
   } catch (error) {
     if (inputs.interrupted.aborted) return undefined;
-    const { status, meta } = classifyFailure(error, {
-      ...(inputs.classifyFailure ? { classifyFailure: inputs.classifyFailure } : {}),
-      secrets: credentials === undefined ? [] : Object.values(credentials),
-    });
-    taskLogger.warn({ status, code: meta.code }, 'task failed');
-    return {
-      result: { status, meta: { ...meta } },
-      stoppedBySignal: causedByAbort(error, signal),
-      byPrecheck: false,
-    };
+    return failed(error, inputs, credentials, taskLogger);
   }
+}
+
+/** A task's failure, classified (its secrets scrubbed) and logged. */
+function failed(
+  error: unknown,
+  inputs: TaskRunInputs,
+  credentials: Credentials | undefined,
+  logger: PinoLogger,
+): { result: TaskResult; stoppedBySignal: boolean; byPrecheck: boolean } {
+  const { status, meta } = classifyFailure(error, {
+    ...(inputs.classifyFailure ? { classifyFailure: inputs.classifyFailure } : {}),
+    secrets: credentials === undefined ? [] : Object.values(credentials),
+  });
+  logger.warn({ status, code: meta.code }, 'task failed');
+  return {
+    result: { status, meta: { ...meta } },
+    stoppedBySignal: causedByAbort(error, inputs.handler.signal),
+    byPrecheck: false,
+  };
 }
 
 /**
