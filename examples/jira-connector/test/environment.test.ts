@@ -108,6 +108,16 @@ describe('.env.example', () => {
     const { JIRA_BASE_URL: _, ...site } = simulator.connectorEnv();
 
     expect(example).toMatchObject(site);
-    expect(readEnvironment(example).userMappings).toBeUndefined();
+  });
+
+  it('keeps the user mappings of the organization and system `npm run service` seeds, as copied', () => {
+    const seed = JSON.parse(readFileSync(new URL('../simulator/service-seed.json', import.meta.url), 'utf8'));
+    const [organization] = seed.organizations;
+
+    expect(readEnvironment(example).userMappings).toEqual({
+      serviceUrl: 'http://127.0.0.1:8080',
+      managementToken: organization.managementTokens[0],
+      systemId: organization.systems[0].id,
+    });
   });
 });

@@ -14,7 +14,8 @@ import build from '../src/connector.js';
 
 // The connector on one machine, as the README runs it: the simulated Jira (`npm run simulator`), the reference
 // backend seeded with simulator/service-seed.json (`npm run service`), and the worker the default export builds,
-// configured by .env.example and the tokens the seeded service prints.
+// configured by .env.example as copied (its user mappings' token and system are the seed's), but for the service's
+// URL and the connector's token, which the seeded service prints.
 const seedFile = fileURLToPath(new URL('../simulator/service-seed.json', import.meta.url));
 const seed = parseSeed(JSON.parse(readFileSync(seedFile, 'utf8')));
 const organization = seed.organizations[0]!;
@@ -40,6 +41,20 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** A console API answer, as the console page reads it after signing in with the admin token. */
+async function consoleGet<T>(path: string): Promise<T> {
+  const session = await fetch(`${backend.url}/console/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: backend.adminToken }),
+  });
+  expect(session.status).toBe(200);
+  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
+  const answer = await fetch(`${backend.url}/console/api${path}`, { headers: { cookie } });
+  expect(answer.status).toBe(200);
+  return (await answer.json()) as T;
+}
+
 it('syncs the simulated Jira, maps its approvers, and carries out there a task created in the service', async () => {
   const signals = new EventEmitter();
   const exitCode = runWorker(build, {
@@ -47,8 +62,6 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
       ...example,
       APPROVAL_SERVICE_URL: backend.url,
       APPROVAL_CONNECTOR_TOKEN: system.connectorTokens[0],
-      APPROVAL_MANAGEMENT_TOKEN: organization.managementTokens[0],
-      APPROVAL_SYSTEM_ID: system.id,
       JIRA_BASE_URL: simulator.url,
       OPERATIONS_PORT: '',
       CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
@@ -63,18 +76,25 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
   await vi.waitFor(() => expect(backend.listApprovals(system.id!)).toHaveLength(approvers.length), {
     timeout: 10_000,
   });
-  // Every approver Jira shows the email of is a user of the seeded organization: all but Alan, who hides it.
-  const alan = simulator.approvers.find(({ email }) => email === 'alan@example.com')!;
-  const mapped = new Set(
-    approvers.map(({ accountId }) => accountId).filter((accountId) => accountId !== alan.accountId),
-  );
+  // Every approver is mapped to the user of the seeded organization with their name: by the connector, by the email
+  // Jira shows, and Alan, who hides his, by the seed, as an administrator maps such an approver by hand.
   await vi.waitFor(
     async () => {
       const mappings = await management.getSystemUserMappings(system.id!);
-      expect(new Set(mappings.map(({ systemUserId }) => systemUserId))).toEqual(mapped);
+      expect(new Set(mappings.map(({ systemUserId }) => systemUserId))).toEqual(
+        new Set(approvers.map(({ accountId }) => accountId)),
+      );
     },
     { timeout: 10_000 },
   );
+  const shown = await consoleGet<{
+    approvals: { approver: string; approverUser?: { firstName: string; lastName: string } }[];
+  }>(`/systems/${system.id}/approvals?limit=100`);
+  expect(shown.approvals.length).toBeGreaterThan(0);
+  for (const { approver, approverUser } of shown.approvals) {
+    const { displayName } = simulator.approvers.find(({ accountId }) => accountId === approver)!;
+    expect(`${approverUser?.firstName} ${approverUser?.lastName}`).toBe(displayName);
+  }
 
   const request = simulator.requests().find(({ approvals }) => approvals[0]?.finalDecision === 'pending')!;
   const approval = request.approvals[0]!;
@@ -99,15 +119,7 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
 });
 
 it("offers the simulator's approvers' sign-ins in the console, one click away on an action", async () => {
-  const session = await fetch(`${backend.url}/console/api/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: backend.adminToken }),
-  });
-  expect(session.status).toBe(200);
-  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
-  const answer = await fetch(`${backend.url}/console/api/systems/${system.id}`, { headers: { cookie } });
-  const { demoSignIns } = (await answer.json()) as { demoSignIns: unknown[] };
+  const { demoSignIns } = await consoleGet<{ demoSignIns: unknown[] }>(`/systems/${system.id}`);
   expect(demoSignIns).toEqual(
     simulator.approvers.map(({ accountId, email, apiToken }) => ({
       approver: accountId,

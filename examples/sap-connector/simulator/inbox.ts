@@ -63,6 +63,13 @@ export interface NewTaskChoices {
   title?: string;
   /** The approvers' user names. */
   potentialOwners?: readonly string[];
+  /**
+   * The decisions it offers, as its workflow step's customizing has them: with `nature: ''` where the customizing
+   * keeps no `Nature`, as many systems' does (SAP answers `Nature` empty then, and My Inbox shows the options all
+   * the same). Keys must be unique.
+   * @default its task definition's
+   */
+  decisionOptions?: readonly SimulatedDecisionOption[];
 }
 
 /** A decision taken on a task: through the Decision function import (`odata`) or in SAP itself (`activity`). */
@@ -215,7 +222,8 @@ export class SimulatedInbox {
   }
 
   /**
-   * A new task, with what is given chosen rather than drawn: its task definition, title and potential owners. The
+   * A new task, with what is given chosen rather than drawn: its task definition, title, potential owners and
+   * decision options. The
    * rest is drawn from the seed, as for a task of the activity.
    */
   create(chosen: NewTaskChoices = {}): SimulatedTask {
@@ -267,6 +275,10 @@ export class SimulatedInbox {
         ? pick(this.#random, TASK_DEFINITIONS)
         : TASK_DEFINITIONS.find(({ id }) => id === chosen.taskDefinitionId);
     if (definition === undefined) throw new RangeError(`No task definition ${chosen.taskDefinitionId}`);
+    const keys = chosen.decisionOptions?.map(({ key }) => key) ?? [];
+    if (new Set(keys).size !== keys.length || keys.includes('')) {
+      throw new RangeError(`Decision keys must be unique and not empty, got ${keys.join(', ')}`);
+    }
     const owners =
       chosen.potentialOwners === undefined
         ? shuffled(this.#random, APPROVERS).slice(0, 1 + Math.floor(this.#random() * 2))
@@ -284,7 +296,7 @@ export class SimulatedInbox {
       origin: ORIGIN,
       instanceId: String(this.#nextInstance++).padStart(12, '0'),
       definition,
-      options: definition.variants?.[step] ?? definition.options,
+      options: chosen.decisionOptions ?? definition.variants?.[step] ?? definition.options,
       title: chosen.title ?? title,
       priority: pick(this.#random, PRIORITIES),
       status: 'READY',

@@ -315,7 +315,10 @@ export class SapInboxSimulator {
     this.#expired.delete(username);
   }
 
-  /** A new task in the inbox, with the task definition, title and potential owners given, or drawn from the seed. */
+  /**
+   * A new task in the inbox, with the task definition, title, potential owners and decision options (with or without
+   * a `Nature`) given, or drawn from the seed.
+   */
   createTask(chosen?: NewTaskChoices): SimulatedTask {
     return this.#inbox.create(chosen);
   }

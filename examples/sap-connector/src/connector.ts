@@ -37,9 +37,9 @@ import {
   chooseDecision,
   type DecisionKeys,
   type DecisionType,
-  isDecisionTask,
   parseApprovalId,
   toSourceApprovals,
+  unmappedTypes,
 } from './mapping.js';
 import { OPEN_STATUSES, type SapCredentials, type TaskRef } from './model.js';
 
@@ -59,14 +59,15 @@ export interface SapInboxConnectorOptions {
   /**
    * Only tasks of these task definitions (`TaskDefinitionID`, for example `TS20000166`) are synced. Mind that one
    * task definition can serve many workflow steps: SAP's generic decision task, `TS00008267`, serves them all.
-   * @default every task definition whose tasks offer an approving or a rejecting decision
+   * @default every task definition
    */
   taskDefinitionIds?: readonly string[];
   /**
    * The `DecisionKey`s that approve and reject among decision options without a `Nature` (SAP leaves it empty where
-   * the customizing does not maintain it). A task none of whose options approves or rejects is not synced: it is
-   * counted and logged at each sync.
-   * @default none: only an option's `Nature` says
+   * the customizing does not maintain it). A task none of whose options approves (or rejects) is synced all the
+   * same, its `approve` (`reject`) tasks end in a `systemError` asking to decide it in SAP, and it is counted and
+   * logged at each sync.
+   * @default none: an option's `Nature` says, else its text (`DECISION_TEXTS` of `mapping.ts`)
    */
   decisionKeys?: DecisionKeys;
 }
@@ -178,13 +179,12 @@ export class SapInboxConnector extends Connector {
       signal,
       ...(this.#taskDefinitionIds === undefined ? {} : { taskDefinitionIds: this.#taskDefinitionIds }),
     });
-    // Tasks that offer neither an approve nor a reject, by task definition: never dropped without a word.
-    const skipped = new Map<string, number>();
+    // Tasks some task type cannot decide (no option maps to it), by task definition: synced, and said so.
+    const unmapped = new Map<string, number>();
     for await (const open of read) {
-      if (!isDecisionTask(open.decisionOptions, this.#decisionKeys)) {
+      if (unmappedTypes(open.decisionOptions, this.#decisionKeys).length > 0) {
         const definition = open.task.TaskDefinitionID ?? '(none)';
-        skipped.set(definition, (skipped.get(definition) ?? 0) + 1);
-        continue;
+        unmapped.set(definition, (unmapped.get(definition) ?? 0) + 1);
       }
       yield* toSourceApprovals(open, {
         schemaId: SCHEMA_ID,
@@ -192,12 +192,13 @@ export class SapInboxConnector extends Connector {
         ...(this.#decisionKeys === undefined ? {} : { decisionKeys: this.#decisionKeys }),
       });
     }
-    if (skipped.size > 0) {
-      const count = [...skipped.values()].reduce((sum, n) => sum + n, 0);
+    if (unmapped.size > 0) {
+      const count = [...unmapped.values()].reduce((sum, n) => sum + n, 0);
       logger.warn(
-        { skippedTasks: count, byTaskDefinition: Object.fromEntries(skipped) },
-        'SAP tasks not synced: none of their decision options approves or rejects (no Nature, and no key in ' +
-          'SAP_APPROVE_DECISION_KEYS or SAP_REJECT_DECISION_KEYS)',
+        { unmappedTasks: count, byTaskDefinition: Object.fromEntries(unmapped) },
+        'SAP tasks synced that can only be decided in SAP: none of their decision options maps to approve, or ' +
+          'none to reject (no Nature, no key in SAP_APPROVE_DECISION_KEYS or SAP_REJECT_DECISION_KEYS, and no ' +
+          'text the README lists)',
       );
     }
   }

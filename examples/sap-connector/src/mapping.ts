@@ -16,17 +16,37 @@ export type DecisionType = keyof typeof DECISION_NATURES;
  * maintain it; an option that has one is read by it, whatever these say.
  */
 export interface DecisionKeys {
-  /** @default none */
+  /** @default none: an option without a `Nature` approves when its text is one of {@link DECISION_TEXTS}' `approve` */
   approve?: readonly string[];
-  /** @default none */
+  /** @default none: an option without a `Nature` rejects when its text is one of {@link DECISION_TEXTS}' `reject` */
   reject?: readonly string[];
 }
+
+/**
+ * What an option without a `Nature` stands for when no decision keys are set for that task type: its
+ * `DecisionText`, trimmed and compared without regard to case, equal to one of these (English and German, the
+ * texts of SAP's standard workflow decisions). A text that only contains one ("Approve with changes") is none.
+ */
+export const DECISION_TEXTS = {
+  approve: [
+    'approve',
+    'approved',
+    'accept',
+    'accepted',
+    'release',
+    'released',
+    'genehmigen',
+    'genehmigt',
+    'freigeben',
+  ],
+  reject: ['reject', 'rejected', 'decline', 'declined', 'deny', 'denied', 'ablehnen', 'abgelehnt'],
+} as const satisfies Record<DecisionType, readonly string[]>;
 
 /** How {@link toSourceApprovals} names what it produces. */
 export interface ToSourceApprovalsOptions {
   /**
    * The decisions that approve and reject, among the options without a `Nature`.
-   * @default none: only an option's `Nature` says
+   * @default none: an option's `Nature` says, else its text ({@link DECISION_TEXTS})
    */
   decisionKeys?: DecisionKeys;
   /**
@@ -47,8 +67,9 @@ export interface ToSourceApprovalsOptions {
  * RESERVED or IN_PROGRESS with a `Processor`), else each of its potential owners; whoever decides first decides for
  * all, and the task then leaves the inbox, so the kit marks all of them resolved.
  *
- * A task that offers neither an approving nor a rejecting decision ({@link isDecisionTask}) gives no approval:
- * the connector counts and logs it. `lastModified` is left out: the task collection has no time of last change (a
+ * Every task gives its approvals, whatever its decision options: one none of whose options approves (or rejects)
+ * still shows, with its options as SAP gives them, and an `approve` (`reject`) task for it ends in a `systemError`
+ * asking to decide it in SAP ({@link chooseDecision}). `lastModified` is left out: the task collection has no time of last change (a
  * snapshot sync compares contents instead).
  */
 export function toSourceApprovals(open: OpenTask, options: ToSourceApprovalsOptions = {}): SourceApproval[] {
@@ -59,7 +80,6 @@ export function toSourceApprovals(open: OpenTask, options: ToSourceApprovalsOpti
     type: decisionTypeOf(option, options.decisionKeys),
     commentMandatory: option.CommentMandatory,
   }));
-  if (!isDecisionTask(decisionOptions, options.decisionKeys)) return [];
   const ignored = new Set((options.ignoreUsers ?? []).map((user) => user.toUpperCase()));
   const reserved = task.Status !== 'READY' && task.Processor !== undefined;
   const candidates = reserved
@@ -128,7 +148,7 @@ export function chooseDecision(
   if (option === undefined) {
     const offered = options.map((candidate) => candidate.DecisionText ?? candidate.DecisionKey).join(', ');
     throw new SapDecisionUnavailableError(
-      `This SAP task cannot be ${type === 'approve' ? 'approved' : 'rejected'} from here; it offers: ${offered || 'no decision'}`,
+      `decide this one in SAP: no option maps to ${type} (it offers ${offered === '' ? 'no decision' : offered})`,
       'not_offered',
     );
   }
@@ -143,7 +163,8 @@ export function chooseDecision(
 
 /**
  * The task type a decision option stands for: by its `Nature` (`POSITIVE` approve, `NEGATIVE` reject) when SAP gives
- * one, else by its `DecisionKey` among `decisionKeys`; `undefined` when neither says.
+ * one; else, for each task type, by its `DecisionKey` among that type's `decisionKeys` when any are set, or by its
+ * `DecisionText` among {@link DECISION_TEXTS} when none are; `undefined` when nothing says.
  */
 export function decisionTypeOf(
   option: DecisionOption,
@@ -155,12 +176,24 @@ export function decisionTypeOf(
   if (nature !== undefined) return undefined;
   if (decisionKeys?.approve?.includes(option.DecisionKey)) return 'approve';
   if (decisionKeys?.reject?.includes(option.DecisionKey)) return 'reject';
+  const text = option.DecisionText?.trim().toLowerCase() ?? '';
+  const byText = (type: DecisionType) =>
+    (decisionKeys?.[type] ?? []).length === 0 && (DECISION_TEXTS[type] as readonly string[]).includes(text);
+  if (byText('approve')) return 'approve';
+  if (byText('reject')) return 'reject';
   return undefined;
 }
 
-/** Whether a task offers an approving or a rejecting decision ({@link decisionTypeOf}), so that it is synced. */
-export function isDecisionTask(options: readonly DecisionOption[], decisionKeys?: DecisionKeys): boolean {
-  return options.some((option) => decisionTypeOf(option, decisionKeys) !== undefined);
+/**
+ * The task types none of a task's options stands for ({@link decisionTypeOf}): what cannot be decided from the
+ * service, only in SAP.
+ */
+export function unmappedTypes(
+  options: readonly DecisionOption[],
+  decisionKeys?: DecisionKeys,
+): DecisionType[] {
+  const mapped = new Set(options.map((option) => decisionTypeOf(option, decisionKeys)));
+  return (Object.keys(DECISION_NATURES) as DecisionType[]).filter((type) => !mapped.has(type));
 }
 
 function escapePart(part: string): string {

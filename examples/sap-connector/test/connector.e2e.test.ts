@@ -169,23 +169,76 @@ describe('the SAP connector against the simulated SAP system and the reference b
     expect(decisionsVia(sap, 'odata')).toMatchObject([{ instanceId: task.instanceId, decisionKey: '0001' }]);
   });
 
-  it('counts and logs the tasks it cannot sync, when no Nature and no decision key says how to decide them', async () => {
-    const log: string[] = [];
-    const { sap, harness } = await setUp({
+  it('syncs tasks whose decisions carry no Nature by their texts where no decision keys are set, and rejects by them', async () => {
+    const { sap, harness, worker } = await setUp({
       seed: 7,
       initialTasks: 12,
       behaviour: { emptyNatures: true },
-      log,
+    });
+    expect(openInService(harness)).toEqual(expectedOpen(sap));
+    const { task, owner } = readyTask(sap, 'TS20000166');
+    expect(harness.approvals().find(({ id }) => id === idOf(task, owner))?.data).toMatchObject({
+      decisions: [
+        { key: '0001', text: 'Approve', type: 'approve' },
+        { key: '0002', text: 'Reject', type: 'reject' },
+      ],
     });
 
-    expect(harness.approvals()).toEqual([]);
+    const created = harness.createTask(worker, {
+      type: 'reject',
+      approvalId: idOf(task, owner),
+      credentials: credentialsOf(sap, owner),
+    });
+
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'success' });
+    expect(decisionsVia(sap, 'odata')).toMatchObject([{ instanceId: task.instanceId, decisionKey: '0002' }]);
+  });
+
+  it('syncs a task none of whose options maps to approve or reject, whose tasks then ask to decide it in SAP', async () => {
+    const log: string[] = [];
+    const sapOptions = { seed: 7, initialTasks: 0 };
+    const { sap, harness, worker } = await setUp({ ...sapOptions, log });
+    const task = sap.createTask({
+      taskDefinitionId: 'TS00008267',
+      potentialOwners: ['AMILLER', 'BCHEN'],
+      decisionOptions: [
+        { key: '0007', text: 'Forward to controlling', nature: '', commentMandatory: false },
+        { key: '0008', text: 'Query requester', nature: '', commentMandatory: true },
+      ],
+    });
+    await worker.syncNow();
+
+    expect(openInService(harness)).toEqual(expectedOpen(sap));
+    expect(openInService(harness).map(([, approver]) => approver)).toEqual(['AMILLER', 'BCHEN']);
+    expect(harness.approvals()[0]?.data).toMatchObject({
+      decisions: [
+        { key: '0007', text: 'Forward to controlling', commentMandatory: false },
+        { key: '0008', text: 'Query requester', commentMandatory: true },
+      ],
+    });
     const warning = log
       .map((line) => JSON.parse(line))
-      .find(({ msg }) => msg.startsWith('SAP tasks not synced'));
-    expect(warning).toMatchObject({ skippedTasks: sap.openTasks().length });
-    expect(Object.values(warning.byTaskDefinition as Record<string, number>).reduce((a, b) => a + b)).toBe(
-      sap.openTasks().length,
-    );
+      .find(({ msg }) => msg.startsWith('SAP tasks synced that can only be decided in SAP'));
+    expect(warning).toMatchObject({ unmappedTasks: 1, byTaskDefinition: { TS00008267: 1 } });
+
+    for (const type of ['approve', 'reject'] as const) {
+      const created = harness.createTask(worker, {
+        type,
+        approvalId: idOf(task, 'AMILLER'),
+        approveComments: 'why',
+        credentials: credentialsOf(sap, 'AMILLER'),
+      });
+      expect(await harness.awaitResult(created)).toMatchObject({
+        status: 'systemError',
+        meta: {
+          code: 'sap_decision_unavailable',
+          message: `decide this one in SAP: no option maps to ${type} (it offers Forward to controlling, Query requester)`,
+        },
+      });
+    }
+    expect(sap.requests().filter((request) => request.method === 'POST')).toEqual([]);
+    await worker.syncNow();
+    expect(openInService(harness)).toEqual(expectedOpen(sap));
   });
 
   it('checks and decides a task with SAP_CLIENT set: sap-client goes on every call', async () => {

@@ -48,6 +48,20 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** A console API answer, as the console page reads it after signing in with the admin token. */
+async function consoleGet<T>(path: string): Promise<T> {
+  const session = await fetch(`${backend.url}/console/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: backend.adminToken }),
+  });
+  expect(session.status).toBe(200);
+  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
+  const answer = await fetch(`${backend.url}/console/api${path}`, { headers: { cookie } });
+  expect(answer.status).toBe(200);
+  return (await answer.json()) as T;
+}
+
 it('syncs the simulated SAP system for mapped approvers, and carries out there a task created in the service', async () => {
   // Syncs often, so that the decision's effect on the inbox shows without waiting the default minute.
   const config = join(folder, 'config.json');
@@ -88,6 +102,15 @@ it('syncs the simulated SAP system for mapped approvers, and carries out there a
     (await management.getSystemUserMappings(system.id!)).map(({ systemUserId }) => systemUserId),
   );
   for (const { approver } of backend.listApprovals(system.id!)) expect(mapped).toContain(approver);
+  // And so the console shows each approver by name.
+  const shown = await consoleGet<{
+    approvals: { approver: string; approverUser?: { firstName: string; lastName: string } }[];
+  }>(`/systems/${system.id}/approvals?limit=100`);
+  expect(shown.approvals).toHaveLength(open.length);
+  for (const { approver, approverUser } of shown.approvals) {
+    const { displayName } = sap.approvers.find(({ username }) => username === approver)!;
+    expect(`${approverUser?.firstName} ${approverUser?.lastName}`).toBe(displayName);
+  }
 
   const task = sap.openTasks().find((candidate) => candidate.status === 'READY')!;
   const owner = sap.approvers.find(({ username }) => username === task.potentialOwners[0]?.username)!;
@@ -117,15 +140,7 @@ it('syncs the simulated SAP system for mapped approvers, and carries out there a
 });
 
 it("offers the simulator's approvers' sign-ins in the console, one click away on an action", async () => {
-  const session = await fetch(`${backend.url}/console/api/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: backend.adminToken }),
-  });
-  expect(session.status).toBe(200);
-  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
-  const answer = await fetch(`${backend.url}/console/api/systems/${system.id}`, { headers: { cookie } });
-  const { demoSignIns } = (await answer.json()) as { demoSignIns: unknown[] };
+  const { demoSignIns } = await consoleGet<{ demoSignIns: unknown[] }>(`/systems/${system.id}`);
   expect(demoSignIns).toEqual(
     sap.approvers.map(({ username, password }) => ({ approver: username, username, password })),
   );

@@ -3,10 +3,11 @@ import { SapDecisionUnavailableError } from '../src/errors.js';
 import {
   approvalId,
   chooseDecision,
+  DECISION_TEXTS,
   decisionTypeOf,
-  isDecisionTask,
   parseApprovalId,
   toSourceApprovals,
+  unmappedTypes,
 } from '../src/mapping.js';
 import { DecisionOption, InboxTask, type OpenTask } from '../src/model.js';
 import { fixtureJson } from './support/mock-sap.js';
@@ -68,28 +69,46 @@ describe('toSourceApprovals', () => {
     expect(approvals.map((approval) => approval.approver)).toEqual(['AMILLER']);
   });
 
-  it('gives nothing for a task that offers neither an approving nor a rejecting decision', () => {
+  it('gives the approvals of a task none of whose options approves or rejects, with its options as they are', () => {
     const open: OpenTask = {
       task: readyTask,
       decisionOptions: [
         { DecisionKey: '0003', DecisionText: 'Inquire', CommentMandatory: false, Nature: undefined },
+        { DecisionKey: '0004', DecisionText: 'Forward', CommentMandatory: true, Nature: undefined },
       ],
     };
 
-    expect(toSourceApprovals(open)).toEqual([]);
-  });
+    const approvals = toSourceApprovals(open);
 
-  it('reads options without a Nature by the decision keys it is given', () => {
-    const natureless = options.map((option) => ({ ...option, Nature: undefined }));
-    const keys = { approve: ['0001'], reject: ['0002'] };
-
-    expect(toSourceApprovals({ task: readyTask, decisionOptions: natureless })).toEqual([]);
-    const approvals = toSourceApprovals(
-      { task: readyTask, decisionOptions: natureless },
-      { decisionKeys: keys },
-    );
     expect(approvals.map(({ approver }) => approver)).toEqual(['AMILLER', 'BCHEN']);
     expect(approvals[0]?.data).toMatchObject({
+      decisions: [
+        { key: '0003', text: 'Inquire', commentMandatory: false },
+        { key: '0004', text: 'Forward', commentMandatory: true },
+      ],
+    });
+    const { decisions } = approvals[0]!.data as { decisions: { type?: string }[] };
+    expect(decisions.map(({ type }) => type)).toEqual([undefined, undefined]);
+  });
+
+  it('reads options without a Nature by the decision keys it is given, else by their text', () => {
+    const natureless = [
+      { DecisionKey: '0001', DecisionText: 'Genehmigen', CommentMandatory: false, Nature: undefined },
+      { DecisionKey: '0002', DecisionText: 'Ablehnen', CommentMandatory: true, Nature: undefined },
+    ];
+    const byKeys = toSourceApprovals(
+      { task: readyTask, decisionOptions: natureless },
+      { decisionKeys: { approve: ['0002'], reject: ['0001'] } },
+    );
+    const byText = toSourceApprovals({ task: readyTask, decisionOptions: natureless });
+
+    expect(byKeys[0]?.data).toMatchObject({
+      decisions: [
+        { key: '0001', type: 'reject' },
+        { key: '0002', type: 'approve' },
+      ],
+    });
+    expect(byText[0]?.data).toMatchObject({
       decisions: [
         { key: '0001', type: 'approve' },
         { key: '0002', type: 'reject' },
@@ -137,11 +156,11 @@ describe('chooseDecision', () => {
     );
   });
 
-  it('refuses a task type the task does not offer, naming what it offers', () => {
+  it('refuses a task type no option maps to, asking to decide in SAP and naming what it offers', () => {
     const approveOnly = options.filter((option) => option.Nature === 'POSITIVE');
 
     expect(() => chooseDecision(approveOnly, 'reject', 'no')).toThrow(
-      'This SAP task cannot be rejected from here; it offers: Release',
+      'decide this one in SAP: no option maps to reject (it offers Release)',
     );
     expect(() => chooseDecision([], 'approve', '')).toThrow(
       expect.objectContaining({ reason: 'not_offered' }),
@@ -171,11 +190,39 @@ describe('decisionTypeOf: what a decision option stands for', () => {
     expect(decisionTypeOf(option('0001'))).toBeUndefined();
   });
 
-  it('makes a decision task of one whose options approve or reject, and chooses by the keys', () => {
+  it.each<[text: string, type: string | undefined]>([
+    ...DECISION_TEXTS.approve.map((text): [string, string] => [text, 'approve']),
+    ...DECISION_TEXTS.reject.map((text): [string, string] => [text, 'reject']),
+    ['  APPROVE ', 'approve'],
+    ['Ablehnen', 'reject'],
+    ['Approve with changes', undefined],
+    ['Return for rework', undefined],
+    ['Unapprove', undefined],
+  ])('reads an option without a Nature or keys by its text: %j is %s', (text, type) => {
+    expect(decisionTypeOf({ ...option('0009'), DecisionText: text })).toBe(type);
+  });
+
+  it("reads a task type by its text only where that type's decision keys are empty", () => {
+    const approve = { ...option('0009'), DecisionText: 'Approve' };
+    const reject = { ...option('0008'), DecisionText: 'Reject' };
+
+    expect(decisionTypeOf(approve, { approve: ['0001'] })).toBeUndefined();
+    expect(decisionTypeOf(reject, { approve: ['0001'] })).toBe('reject');
+    expect(decisionTypeOf(approve, { reject: ['0002'] })).toBe('approve');
+    expect(decisionTypeOf(approve, { approve: [] })).toBe('approve');
+    expect(decisionTypeOf({ ...approve, Nature: 'NEGATIVE' })).toBe('reject');
+    expect(decisionTypeOf({ ...option('0009'), DecisionText: undefined })).toBeUndefined();
+  });
+
+  it('says which task types no option maps to, and chooses by the keys', () => {
     const natureless = [option('0001'), option('0002'), option('0003')];
 
-    expect(isDecisionTask(natureless)).toBe(false);
-    expect(isDecisionTask(natureless, keys)).toBe(true);
+    expect(unmappedTypes(natureless)).toEqual(['approve', 'reject']);
+    expect(unmappedTypes(natureless, { approve: ['0001'] })).toEqual(['reject']);
+    expect(unmappedTypes(natureless, keys)).toEqual([]);
     expect(chooseDecision(natureless, 'reject', '', keys).DecisionKey).toBe('0002');
+    expect(() => chooseDecision(natureless, 'approve', '')).toThrow(
+      'decide this one in SAP: no option maps to approve (it offers 0001, 0002, 0003)',
+    );
   });
 });

@@ -4,7 +4,7 @@ import type { SimulatedEvent } from '../simulator/inbox.js';
 import { SapInboxSimulator, type SapInboxSimulatorOptions } from '../simulator/simulator.js';
 import { SapInboxClient } from '../src/client.js';
 import { SapHttpError } from '../src/errors.js';
-import { chooseDecision, toSourceApprovals } from '../src/mapping.js';
+import { chooseDecision, decisionTypeOf, toSourceApprovals } from '../src/mapping.js';
 import type { OpenTask, SapCredentials } from '../src/model.js';
 import { fixtureJson } from './support/mock-sap.js';
 
@@ -424,7 +424,58 @@ describe('the client against the simulated SAP system, as SAP systems differ', (
     expect(open.flatMap(({ decisionOptions }) => decisionOptions.map(({ Nature }) => Nature))).toEqual(
       open.flatMap(({ decisionOptions }) => decisionOptions.map(() => undefined)),
     );
-    expect(open.flatMap((task) => toSourceApprovals(task))).toEqual([]);
+    // Read by their texts, then: Approve and Release approve, Reject rejects, Return for rework is neither.
+    expect(
+      open.flatMap(({ decisionOptions }) =>
+        decisionOptions.map((option) => [option.DecisionText, decisionTypeOf(option)]),
+      ),
+    ).toEqual(
+      sap
+        .openTasks()
+        .flatMap(({ options }) =>
+          options.map(({ text, nature }) => [
+            text,
+            nature === '' ? undefined : nature === 'POSITIVE' ? 'approve' : 'reject',
+          ]),
+        ),
+    );
+  });
+
+  it('serves a task with decision options of its own, without a Nature, and takes a decision by their keys', async () => {
+    const sap = await simulator({ seed: 7, initialTasks: 0 });
+    const task = sap.createTask({
+      potentialOwners: ['CNOVAK'],
+      decisionOptions: [
+        { key: '0010', text: 'Genehmigen', nature: '', commentMandatory: false },
+        { key: '0020', text: 'Ablehnen', nature: '', commentMandatory: true },
+        { key: '0030', text: 'Rückfrage', nature: '', commentMandatory: true },
+      ],
+    });
+    const ref = { origin: task.origin, instanceId: task.instanceId };
+    const client = new SapInboxClient({ serviceUrl: sap.serviceUrl });
+
+    const [open] = await openTasks(sap);
+    expect(open?.decisionOptions).toEqual([
+      { DecisionKey: '0010', DecisionText: 'Genehmigen', CommentMandatory: false, Nature: undefined },
+      { DecisionKey: '0020', DecisionText: 'Ablehnen', CommentMandatory: true, Nature: undefined },
+      { DecisionKey: '0030', DecisionText: 'Rückfrage', CommentMandatory: true, Nature: undefined },
+    ]);
+    await client.decide(
+      ref,
+      { decisionKey: '0020', comments: 'Zu teuer' },
+      { credentials: approverOf(sap, 'CNOVAK'), signal },
+    );
+    expect(sap.decisions()).toMatchObject([
+      { instanceId: task.instanceId, decisionKey: '0020', decisionText: 'Ablehnen', via: 'odata' },
+    ]);
+    expect(() =>
+      sap.createTask({
+        decisionOptions: [
+          { key: '0010', text: 'A', nature: '', commentMandatory: false },
+          { key: '0010', text: 'B', nature: '', commentMandatory: false },
+        ],
+      }),
+    ).toThrow(RangeError);
   });
 
   it('takes sap-client on every URL: the inbox, one task, the options, the token fetch and the decision', async () => {

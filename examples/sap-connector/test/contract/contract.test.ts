@@ -292,6 +292,32 @@ describe("the SAP client and simulator against SAP's $metadata of TASKPROCESSING
       { credentials, signal },
     );
     expect(open.length).toBeGreaterThan(5);
+
+    // Options without a Nature, as a system whose customizing keeps none answers them: a task created with its
+    // own, and every task's while the system answers them all empty.
+    const natureless = simulator.createTask({
+      potentialOwners: [owner.username],
+      decisionOptions: [
+        { key: '0001', text: 'Genehmigen', nature: '', commentMandatory: false },
+        { key: '0002', text: 'Ablehnen', nature: '', commentMandatory: true },
+      ],
+    });
+    await client.decisionOptions(
+      { origin: natureless.origin, instanceId: natureless.instanceId },
+      { credentials, signal },
+    );
+    simulator.behaviour.emptyNatures = true;
+    const other = simulator
+      .openTasks()
+      .find((task) => task !== natureless && task.instanceId !== ready.instanceId)!;
+    const otherOwner = simulator.approvers.find(
+      ({ username }) => username === other.potentialOwners[0]!.username,
+    )!;
+    await client.decisionOptions(
+      { origin: other.origin, instanceId: other.instanceId },
+      { credentials: { username: otherOwner.username, password: otherOwner.password }, signal },
+    );
+    simulator.behaviour.emptyNatures = false;
   });
 
   afterAll(async () => {
@@ -313,6 +339,31 @@ describe("the SAP client and simulator against SAP's $metadata of TASKPROCESSING
     expect(proxy.exchanges.length).toBeGreaterThan(10);
     expect(proxy.exchanges.filter(({ status }) => status !== 200)).toEqual([]);
     expect(proxy.exchanges.flatMap(problemsOf)).toEqual([]);
+  });
+
+  it('answers decision options without a Nature as $metadata declares them: DecisionKey, DecisionText, empty Nature, CommentMandatory', () => {
+    const options = proxy.exchanges
+      .filter(({ resource }) => resource === 'DecisionOptions')
+      .flatMap(({ responseBody }) => (JSON.parse(responseBody) as { d: { results: object[] } }).d.results);
+    const natureless = options.filter((option) => (option as { Nature: unknown }).Nature === '');
+
+    expect(natureless.length).toBeGreaterThanOrEqual(4);
+    expect(natureless).toContainEqual(
+      expect.objectContaining({ DecisionKey: '0002', DecisionText: 'Ablehnen', CommentMandatory: true }),
+    );
+    const declared = metadata.complexTypes.DecisionOption!.properties.map(({ name }) => name);
+    for (const option of natureless) {
+      expect(
+        Object.keys(option)
+          .filter((name) => name !== '__metadata')
+          .sort(),
+      ).toEqual([...declared].sort());
+    }
+    expect(metadata.complexTypes.DecisionOption!.properties).toContainEqual({
+      name: 'Nature',
+      type: 'Edm.String',
+      nullable: true,
+    });
   });
 
   it('finds a departure from $metadata: a check that can fail', () => {
