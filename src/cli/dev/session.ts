@@ -342,10 +342,17 @@ function workerEnvironment(
   const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
     ? parseEnv(readFileSync(dotenv, 'utf8'))
     : {};
+  const merged = { ...fromFile, ...env, ...own };
+  // User mappings asked for (a management token set, as the Jira template's .env does for `npm run service`) go to
+  // the loop's own organization and system: another service's token and system mean nothing to this backend.
+  const managementToken = connector.tenant.organization?.managementToken;
+  const mappings =
+    merged.APPROVAL_MANAGEMENT_TOKEN && managementToken !== undefined
+      ? { APPROVAL_MANAGEMENT_TOKEN: managementToken, APPROVAL_SYSTEM_ID: connector.tenant.system.id }
+      : {};
   return {
-    ...fromFile,
-    ...env,
-    ...own,
+    ...merged,
+    ...mappings,
     APPROVAL_SERVICE_URL: serviceUrl,
     APPROVAL_CONNECTOR_TOKEN: connector.tenant.connectorToken,
     OPERATIONS_PORT: new URL(connector.operationsUrl).port,

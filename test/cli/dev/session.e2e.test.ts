@@ -59,6 +59,32 @@ describe('startDev', () => {
     expect(output.lines().at(-1)?.msg).toBe('stopped');
   });
 
+  it("points user mappings a project's .env asks for at the loop's own organization and system", async () => {
+    const project = copyFixture(work);
+    // As the Jira template's .env does for `npm run service`: a management token and a system of another service.
+    writeFileSync(
+      join(project, '.env'),
+      'REPORT_MAPPINGS=token-of-another-service\nAPPROVAL_MANAGEMENT_TOKEN=token-of-another-service\nAPPROVAL_SYSTEM_ID=system-of-another-service\n',
+    );
+    const session = await startDev({
+      connectors: [{ name: 'mapped', project }],
+      port: 0,
+      output: pipe().stream,
+    });
+    try {
+      const { system } = session.connectors[0]!.tenant;
+      await until(() => session.backend.listApprovals(system.id).length === 2);
+      const task = session.backend.createTask({ systemId: system.id, type: 'approve', approvalId: 'D-1' });
+      await until(() => session.backend.getTask(task.id)?.status === 'completed');
+      expect(session.backend.getTask(task.id)?.result).toEqual({
+        status: 'success',
+        meta: { systemId: system.id, tokenFromDotenv: false },
+      });
+    } finally {
+      await session.close();
+    }
+  });
+
   it('kills a worker that has not ended when its stop times out', async () => {
     const project = copyFixture(work);
     // Its task runs for a minute: a graceful stop waits for it, up to the worker's own 36 s deadline.
