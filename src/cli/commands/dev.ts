@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { CommandLine, usageColumns } from '../../internal/command-line.js';
 import { nonEmptyString, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
@@ -10,17 +9,11 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { BACKEND_VARIABLES, BACKEND_VARIABLES_USAGE } from './backend.js';
 import { DEFAULT_MODULE } from './default-module.js';
 
-/** The environment variables of the commands that run the local loop: this one and `npm start`. */
-export const DEV_VARIABLES = {
-  ...BACKEND_VARIABLES,
-  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
-};
+/** The environment variables of the commands that run the local loop, this one and `npm start`: the backend's. */
+export const DEV_VARIABLES = BACKEND_VARIABLES;
 
 /** Their lines of `--help`. */
-export const DEV_VARIABLES_USAGE: ReadonlyArray<[string, string]> = [
-  ...BACKEND_VARIABLES_USAGE,
-  ['LOG_FORMAT', 'pretty or json (default: pretty on a terminal, json otherwise)'],
-];
+export const DEV_VARIABLES_USAGE = BACKEND_VARIABLES_USAGE;
 
 const USAGE = `Usage: connector dev [module] [--port N] [--data FILE] [--seed FILE]
 
