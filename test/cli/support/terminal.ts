@@ -40,8 +40,8 @@ export interface OnTerminal {
   child: ChildProcess;
   /** Everything written to the terminal so far, control sequences and all (lines end with \r\n). */
   screen(): string;
-  /** Waits until what was written matches `pattern`; throws if the command ends first. */
-  until(pattern: RegExp): Promise<void>;
+  /** Waits until what was written matches `pattern` (or holds it); throws if the command ends first. */
+  until(pattern: RegExp | string): Promise<void>;
   /** Types Ctrl+C, and answers the exit code. */
   interrupt(): Promise<number | null>;
 }
@@ -70,7 +70,8 @@ export function onTerminal(
     child,
     screen: () => screen,
     until: async (pattern) => {
-      while (!pattern.test(screen)) {
+      const seen = () => (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen));
+      while (!seen()) {
         if (child.exitCode !== null) throw new Error(`${command.join(' ')} ended early:\n${screen}`);
         await Promise.race([once(child.stdout, 'data'), exited]);
       }
