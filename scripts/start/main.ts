@@ -9,9 +9,9 @@
  *                                             [--activity-ms 15000] [--no-demo]
  * @module
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { readCommandLine, startFailure } from '../../src/cli/command-line.js';
@@ -42,12 +42,20 @@ Options:
 Environment variables (as for connector dev, docs/dev.md):
 ${usageColumns(DEV_VARIABLES_USAGE)}
 
-On a terminal, the log lines go to a file that the banner names, so that the banner stays on the screen above the
-status lines; elsewhere they are written to stdout.
+On a terminal, the log lines go to .connector/start.log (replaced at each start), which the banner names, so that
+the banner stays on the screen above the status lines; elsewhere they are written to stdout.
 
 Exit codes: 0 after Ctrl+C or SIGTERM; 1 when a server could not start (a port in use); 2 for bad options.`;
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Where the log lines go on a terminal: replaced at each start. */
+const START_LOG_FILE = join(ROOT, '.connector', 'start.log');
+
+/** A path as the banner shows it: relative to the current folder when it is under it. */
+function shown(path: string): string {
+  const fromHere = relative(process.cwd(), path);
+  return fromHere.startsWith('..') || isAbsolute(fromHere) ? path : fromHere;
+}
 const MILLISECONDS = 'a whole number of milliseconds';
 
 const commandLine = new CommandLine({
@@ -92,16 +100,14 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(error.message);
     return EXIT_CODES.failed;
   }
-  // This run's folder: the connectors' key pairs, for this run only (the backend keeps nothing either), removed at
-  // the stop; and, on a terminal, the log lines, kept.
-  const run = mkdtempSync(join(tmpdir(), 'approval-connector-kit-start-'));
-  const keys = join(run, 'keys');
-  mkdirSync(keys);
-  const logFile = process.stdout.isTTY === true ? join(run, 'start.log') : undefined;
+  // This run's folder: the connectors' key pairs, for this run only (the backend keeps nothing either), removed
+  // whole at the stop. On a terminal, the log lines go to a file of the repository's (ignored by git), replaced by
+  // the next start, so that they can be read after the stop and nothing piles up.
+  const keys = mkdtempSync(join(tmpdir(), 'approval-connector-kit-start-'));
+  const logFile = process.stdout.isTTY === true ? shown(START_LOG_FILE) : undefined;
   const closeSources = async () => {
     await Promise.all(sources.map((source) => source.close()));
-    if (logFile === undefined) rmSync(run, { recursive: true, force: true });
-    else rmSync(keys, { recursive: true, force: true });
+    rmSync(keys, { recursive: true, force: true });
   };
   let session: DevSession;
   try {

@@ -1,11 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { type AddressInfo, createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runBackendCommand } from '../../src/cli/commands/backend.js';
 import { runInProcess } from './support/in-process.js';
 import { type CliProcess, killAll, spawnCli } from './support/processes.js';
+import { CAN_RUN_ON_TERMINAL, cleanEnv, connectorCommand, onTerminal } from './support/terminal.js';
 
 /** `connector <args>` in a process of its own, logging at info unless `env` says otherwise. */
 function run(args: string[], env: Record<string, string> = {}): CliProcess {
@@ -210,6 +213,35 @@ describe('connector backend', () => {
     expect(debug.find((line) => line.msg === 'request completed')).toMatchObject({ level: 20 });
     // Request lines carry no headers, so no token.
     expect(JSON.stringify(debug)).not.toContain('demo-management-acme');
+  });
+
+  it.skipIf(!CAN_RUN_ON_TERMINAL)(
+    'prints readable log lines on a terminal, as connector run and connector dev do there',
+    async () => {
+      const terminal = onTerminal(connectorCommand(['backend', '--port', '0']), {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        env: cleanEnv({ LOG_LEVEL: 'info' }),
+      });
+      try {
+        await terminal.until(/Stop with Ctrl\+C/);
+        expect(await terminal.interrupt()).toBe(0);
+        const screen = stripVTControlCharacters(terminal.screen());
+        expect(screen).toMatch(/^\[[\d:.]+\] INFO: stopped\r?$/m);
+        expect(screen).not.toContain('"msg":');
+      } finally {
+        terminal.child.kill('SIGKILL');
+      }
+    },
+  );
+
+  it('prints its log lines as LOG_FORMAT says: readable ones in a pipe too, with pretty', async () => {
+    const { child, stdout } = run(['backend', '--port', '0'], { LOG_FORMAT: 'pretty' });
+    await waitFor(stdout, /Stop with Ctrl\+C/, child);
+    child.kill('SIGTERM');
+    expect((await once(child, 'exit'))[0]).toBe(0);
+    // No colours: the pipe is no terminal.
+    expect(stdout()).toMatch(/^\[[\d:.]+\] INFO: stopped$/m);
+    expect(stdout()).not.toContain('"msg":');
   });
 
   it('prints its usage with --help', async () => {

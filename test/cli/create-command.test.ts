@@ -266,6 +266,27 @@ describe('connector create', () => {
     expect(filesIn(join(work, 'my-connector'))).toContain('src/connector.ts');
   });
 
+  it('makes the project depend on the kit of --kit-tarball, by its absolute path; refuses a tarball not there', async () => {
+    const tarball = join(work, 'approval-connector-kit-9.9.9.tgz');
+    writeFileSync(tarball, '');
+    const session = create([
+      'from-tarball',
+      '--kit-tarball',
+      'approval-connector-kit-9.9.9.tgz',
+      '--no-install',
+      '--no-git',
+    ]);
+    expect(await session.code).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(work, 'from-tarball', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies['approval-connector-kit']).toBe(`file:${tarball}`);
+    const missing = create(['not-made', '--kit-tarball', 'nowhere.tgz', '--no-install', '--no-git']);
+    expect(await missing.code).toBe(2);
+    expect(missing.stderr()).toContain("nowhere.tgz does not exist: give the kit's tarball");
+    expect(existsSync(join(work, 'not-made'))).toBe(false);
+  });
+
   it('runs no package manager with --no-install', async () => {
     const npm = fakePackageManager('npm');
     const session = create(['my-connector', '--no-install', '--no-git'], { env: npm.env });

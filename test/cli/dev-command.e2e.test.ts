@@ -1,13 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDevCommand } from '../../src/cli/commands/dev.js';
-import { WORKER_VARIABLES } from '../../src/worker/worker-config.js';
 import {
   ADMIN_TOKEN,
   copyFixture,
@@ -18,7 +14,15 @@ import {
   workFolder,
 } from './support/dev-project.js';
 import { runInProcess } from './support/in-process.js';
-import { killAll, spawnCli, TSX } from './support/processes.js';
+import { killAll, spawnCli } from './support/processes.js';
+import {
+  CAN_RUN_ON_TERMINAL,
+  cleanEnv,
+  connectorCommand,
+  linesBetween,
+  onTerminal,
+  rowsOf,
+} from './support/terminal.js';
 
 // `connector dev` in a process of its own, in a copy of the fixture project, as a developer runs it there: what it
 // does is seen through what it prints, its backend (over HTTP, with the tokens it printed) and its exit code.
@@ -32,7 +36,6 @@ interface Task {
   result?: { status: string };
 }
 
-const CLI = fileURLToPath(new URL('../../src/cli/connector.ts', import.meta.url));
 // Each test runs the loop, its builds and its workers, each a process of its own that compiles and starts on a
 // 2-core machine shared with the other test files: the suite's 20 s per test is too little for two builds and
 // three processes in a row. This is a budget, not an expectation of speed: every wait inside is for an event.
@@ -232,39 +235,27 @@ describe('connector dev, when something goes wrong', PROCESSES, () => {
 });
 
 describe('connector dev on a terminal', PROCESSES, () => {
-  // util-linux's `script` runs the command on a pseudo-terminal of its own, and types what it reads into it.
-  const script = spawnSync('script', ['--version']).status === 0 && process.platform === 'linux';
+  const ROWS = 24;
+  const COLUMNS = 80;
 
-  it.skipIf(!script)(
-    'keeps a status line below the log lines, with the approvals synced and the tasks; Ctrl+C stops everything with 0',
+  it.skipIf(!CAN_RUN_ON_TERMINAL)(
+    'keeps the banner on a screen of 80×24 above a status line: the log lines go to the file it names; Ctrl+C stops everything with 0',
     async () => {
       const project = copyFixture(work);
-      const command = [process.execPath, '--import', TSX, CLI, 'dev', '--port', '0'];
-      const terminal = spawn(
-        'script',
-        ['-qfec', `stty cols 160 rows 40; exec ${command.join(' ')}`, '/dev/null'],
-        {
-          cwd: project,
-          env: {
-            ...Object.fromEntries(
-              Object.entries(process.env).filter(([name]) => !WORKER_VARIABLES.includes(name)),
-            ),
-            APPROVAL_ADMIN_TOKEN: ADMIN_TOKEN,
-          },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      );
-      let screen = '';
-      terminal.stdout.on('data', (chunk: Buffer) => {
-        screen += chunk.toString();
+      const terminal = onTerminal(connectorCommand(['dev', '--port', '0']), {
+        cwd: project,
+        env: cleanEnv({ APPROVAL_ADMIN_TOKEN: ADMIN_TOKEN }),
+        columns: COLUMNS,
+        rows: ROWS,
       });
-      const exited = once(terminal, 'exit');
       try {
-        await until(() => /service URL: +\S+/.test(screen));
-        const serviceUrl = /service URL: +(\S+)/.exec(screen)![1]!;
-        const systemId = /system: +\S+ \(([^)]+)\)/.exec(screen)![1]!;
+        await terminal.until(/Stop with Ctrl\+C/);
+        const screen = terminal.screen;
+        const serviceUrl = /service URL: +(\S+)/.exec(screen())![1]!;
+        const systemId = /system: +\S+ \(([^)]+)\)/.exec(screen())![1]!;
+        const consoleLink = /console: +(\S+)/.exec(screen())![1]!;
         // Redrawn in place: back to the start of the line, the old block cleared, the new one written.
-        await until(() => screen.includes('\r\u001b[Jdev-fixture running · approvals: 2 synced'));
+        await terminal.until('\r\u001b[Jdev-fixture running · approvals: 2 synced');
         const created = await request(`${serviceUrl}/admin/tasks`, {
           method: 'POST',
           headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -272,15 +263,28 @@ describe('connector dev on a terminal', PROCESSES, () => {
         });
         expect(created.statusCode).toBe(200);
         await created.body.dump();
-        await until(() => /tasks: 0 waiting, 0 running, 1 done/.test(screen));
-        // The log lines are readable on a terminal, not JSON.
-        expect(screen).toMatch(/INFO.*: .*sync run finished/);
-        expect(screen).not.toContain('"msg":');
-        terminal.stdin.write('\u0003');
-        expect((await exited)[0]).toBe(0);
-        expect(screen).toContain('shutdown signal received; stopping');
+        await terminal.until(/tasks: 0 waiting, 0 running, 1 done/);
+
+        // The banner, written at once, and the status line fit the screen; its last lines say again where to go.
+        const banner = linesBetween(screen(), 'Reference backend listening on', 'Stop with Ctrl+C.');
+        expect(rowsOf(banner, COLUMNS) + 1).toBeLessThanOrEqual(ROWS);
+        expect(banner.slice(-4)).toEqual([
+          `Console:   ${consoleLink}`,
+          `Service:   ${serviceUrl} (tokens and approvers: above)`,
+          `Log lines: ${join('.connector', 'dev.log')} (tail -f it to follow them)`,
+          'Stop with Ctrl+C.',
+        ]);
+        // No log line on the screen: they are in the file, readable, without colours.
+        expect(screen()).not.toMatch(/INFO|"msg":/);
+        const log = () => readFileSync(join(project, '.connector', 'dev.log'), 'utf8');
+        await until(() => /INFO.*: .*sync run finished/.test(log()));
+        expect(log()).not.toContain('\u001b');
+        expect(log()).not.toContain('"msg":');
+        expect(await terminal.interrupt()).toBe(0);
+        expect(log()).toContain('shutdown signal received; stopping');
+        expect(log()).toMatch(/INFO.*: stopped/);
       } finally {
-        terminal.kill('SIGKILL');
+        terminal.child.kill('SIGKILL');
       }
     },
   );

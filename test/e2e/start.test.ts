@@ -1,11 +1,13 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { CAN_RUN_ON_TERMINAL, cleanEnv, linesBetween, onTerminal, rowsOf } from '../cli/support/terminal.js';
 
 // `npm start` as a new user runs it, in a process of its own: its script's command line from package.json (the
 // kit is built by vitest's global setup, as `prestart` builds it), on free ports, until its lines say that a task
@@ -31,16 +33,37 @@ async function getJson(url: string, authorization: string): Promise<Record<strin
   return (await answer.body.json()) as Record<string, unknown>;
 }
 
+/** A temporary folder of its own for a start (its TMPDIR), to see what the start leaves there. */
+function ownTemporaryFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'start-test-'));
+  temporaryFolders.push(folder);
+  return folder;
+}
+const temporaryFolders: string[] = [];
+afterAll(() => {
+  for (const folder of temporaryFolders) rmSync(folder, { recursive: true, force: true });
+});
+
+/** What the start made in the temporary folder: tsx's cache, shared by every run, aside. */
+const madeIn = (folder: string) => readdirSync(folder).filter((name) => !name.startsWith('tsx-'));
+
 it('runs the backend, both simulators and both connectors, and carries out a task in each system', async () => {
   expect(command).toBe('node');
   // No build of the whole package first: the start builds the console's page alone, and only when it is stale.
   expect(scripts.prestart).toBeUndefined();
+  const temporary = ownTemporaryFolder();
   child = spawn(
     process.execPath,
     [...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0', '--activity-ms', '2000'],
     {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info', APPROVAL_ADMIN_TOKEN: undefined },
+      env: {
+        ...process.env,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        APPROVAL_ADMIN_TOKEN: undefined,
+        TMPDIR: temporary,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
@@ -147,10 +170,15 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   }
   expect(signIns).toEqual(expect.arrayContaining([jira.user, sap.user]));
 
+  // The run's folder, with the connectors' key pairs, while it runs; nothing of it once it has stopped.
+  const [runFolder] = madeIn(temporary);
+  expect(runFolder).toMatch(/^approval-connector-kit-start-/);
+  expect(readdirSync(join(temporary, runFolder!)).sort()).toEqual(['jira.json', 'sap.json']);
   child.kill('SIGINT');
   const [code] = await once(child, 'exit');
   expect(code).toBe(0);
   expect(out).toMatch(/"msg":"stopped"/);
+  expect(madeIn(temporary)).toEqual([]);
 }, 90_000);
 
 /** Runs the start's command line with `args` to its end, its output piped. */
@@ -221,62 +249,50 @@ describe('a port in use', () => {
 });
 
 describe('npm start on a terminal', () => {
-  // util-linux's `script` runs the command on a pseudo-terminal of its own, and types what it reads into it.
-  const script = spawnSync('script', ['--version']).status === 0 && process.platform === 'linux';
-  const ROWS = 40;
+  const ROWS = 24;
+  const COLUMNS = 80;
 
-  it.skipIf(!script)(
-    'keeps the banner on a screen of 40 lines above the status lines: the log lines go to the file it names',
+  it.skipIf(!CAN_RUN_ON_TERMINAL)(
+    'ends its banner, on a screen of 80×24, with where to go, above the status lines: the log lines go to the file it names',
     async () => {
+      const temporary = ownTemporaryFolder();
       const line = [process.execPath, ...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0'];
-      const terminal = spawn(
-        'script',
-        [
-          '-qfec',
-          `stty cols 160 rows ${ROWS}; exec ${[...line, '--activity-ms', '2000'].join(' ')}`,
-          '/dev/null',
-        ],
-        {
-          cwd: root,
-          env: { ...process.env, APPROVAL_ADMIN_TOKEN: undefined, LOG_FORMAT: undefined },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      );
-      child = terminal;
-      let screen = '';
-      terminal.stdout.on('data', (chunk: Buffer) => {
-        screen += chunk.toString();
+      const terminal = onTerminal([...line, '--activity-ms', '2000'], {
+        cwd: root,
+        env: { ...cleanEnv(), TMPDIR: temporary },
+        columns: COLUMNS,
+        rows: ROWS,
       });
-      const exited = once(terminal, 'exit');
-      const until = async (pattern: RegExp) => {
-        while (!pattern.test(screen)) {
-          if (terminal.exitCode !== null) throw new Error(`npm start ended early:\n${screen}`);
-          await once(terminal.stdout, 'data');
-        }
-      };
+      child = terminal.child;
       try {
-        await until(/in the simulated Jira \(task succeeded\)/);
-        await until(/in the simulated SAP \(task succeeded\)/);
-        // What the screen holds above the two status lines: the banner, written at once (the terminal ends each line
-        // with \r\n), and the demo approver's lines.
-        const start = screen.indexOf('Reference backend listening on');
-        const end = screen.indexOf('Stop with Ctrl+C.');
-        const banner = screen.slice(start, end).replaceAll('\r', '').split('\n');
-        expect(banner.some((row) => row.startsWith('  console:  http://127.0.0.1:'))).toBe(true);
-        const demoLines = screen.match(/(Jira|SAP): .* in the simulated (Jira|SAP) \(/g)!;
-        expect(banner.length + demoLines.length + 2).toBeLessThanOrEqual(ROWS);
+        await terminal.until(/in the simulated Jira \(task succeeded\)/);
+        await terminal.until(/in the simulated SAP \(task succeeded\)/);
+        const screen = terminal.screen();
+        // The banner, written at once (the terminal ends each line with \r\n): longer than the screen, its last lines
+        // say again where to go, and they stay on the screen with the demo approver's lines and the status lines.
+        const banner = linesBetween(screen, 'Reference backend listening on', 'Stop with Ctrl+C.');
+        const [, consoleLink] = /^ {2}console: +(\S+)/m.exec(banner.join('\n'))!;
+        const [, serviceUrl] = /^Reference backend listening on (\S+)/.exec(banner[0]!)!;
+        expect(banner.slice(-4)).toEqual([
+          `Console:   ${consoleLink}`,
+          `Service:   ${serviceUrl} (tokens and approvers: above)`,
+          `Log lines: ${join('.connector', 'start.log')} (tail -f it to follow them)`,
+          'Stop with Ctrl+C.',
+        ]);
+        const demoLines = screen.match(/(Jira|SAP): .* in the simulated (Jira|SAP) \([^)]*\)/g)!;
+        expect(rowsOf([...banner.slice(-4), ...demoLines], COLUMNS) + 2).toBeLessThanOrEqual(ROWS);
         // No log line on the screen: they are in the file the banner names.
         expect(screen).not.toMatch(/INFO|"msg":/);
-        const [, logFile] = /^Log lines: (\S+) /m.exec(screen)!;
-        await vi.waitFor(() => expect(readFileSync(logFile!, 'utf8')).toMatch(/INFO.*sync run finished/), {
+        const logFile = join(root, '.connector', 'start.log');
+        await vi.waitFor(() => expect(readFileSync(logFile, 'utf8')).toMatch(/INFO.*sync run finished/), {
           timeout: 10_000,
         });
-        terminal.stdin.write('\u0003');
-        expect((await exited)[0]).toBe(0);
-        expect(readFileSync(logFile!, 'utf8')).toMatch(/INFO.*: stopped/);
-        rmSync(dirname(logFile!), { recursive: true, force: true });
+        expect(await terminal.interrupt()).toBe(0);
+        expect(readFileSync(logFile, 'utf8')).toMatch(/INFO.*: stopped/);
+        // The log file stays, for a look after the stop, until the next start replaces it; nothing else does.
+        expect(madeIn(temporary)).toEqual([]);
       } finally {
-        terminal.kill('SIGKILL');
+        terminal.child.kill('SIGKILL');
       }
     },
     120_000,

@@ -1,7 +1,7 @@
 /**
  * The test files whose subject is a process or a package as a user gets it: the `connector` command's processes
  * (run, dev, backend, keys, verify), workers stopped by signals and SIGKILL, the soak, and the packed packages
- * installed into generated projects, on Node 20 too, and `npm start`. They are the `processes` project of
+ * installed into generated projects, on Node 20 too, `npm start` and `npm run try`. They are the `processes` project of
  * vitest.config.ts, which `npm run test:processes` runs (CI runs it after `npm test`; `npm run test:all` runs both
  * at once): each starts processes that take a second or more of CPU, and together they cost about three times the
  * CPU of every other test (docs/testing.md). test/setup/processes.test.ts checks that a file that starts the kit's
@@ -28,5 +28,6 @@ export const PROCESSES = [
   'test/e2e/older-node-project.test.ts',
   'test/e2e/published-packages.test.ts',
   'test/e2e/start.test.ts',
+  'test/e2e/try.test.ts',
   'test/e2e/templates/*.test.ts',
 ];

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { z } from 'zod';
 import {
   type ReferenceBackend,
   readSeedFile,
@@ -8,6 +9,7 @@ import {
 import { backendOptionsSchema } from '../../backend/internal.js';
 import { CommandLine, usageColumns } from '../../internal/command-line.js';
 import { host, logLevel, nonEmptyString, portText } from '../../internal/options.js';
+import { prettyLogOptions } from '../../internal/pretty-logs.js';
 import { onShutdownSignal } from '../../internal/signals.js';
 import { readCommandLine, startFailure } from '../command-line.js';
 import { backendBanner } from '../dev/index.js';
@@ -17,12 +19,14 @@ import { EXIT_CODES } from '../exit-codes.js';
 export const BACKEND_VARIABLES = {
   APPROVAL_ADMIN_TOKEN: backendOptionsSchema.shape.adminToken.unwrap().optional(),
   LOG_LEVEL: logLevel().default('info'),
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
 };
 
 /** Their lines of `--help`. */
 export const BACKEND_VARIABLES_USAGE: ReadonlyArray<[string, string]> = [
   ['APPROVAL_ADMIN_TOKEN', "the admin API's token, never printed (default: a random one, printed at start)"],
   ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
+  ['LOG_FORMAT', 'pretty or json (default: pretty on a terminal, json otherwise)'],
 ];
 
 const USAGE = `Usage: connector backend [--port N] [--host HOST] [--data FILE] [--seed FILE]
@@ -64,10 +68,13 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
 
   // An admin token the operator chose is theirs to know: only a generated one is printed.
   const chosenAdminToken = options.APPROVAL_ADMIN_TOKEN;
-  const logger = pino({
-    level: options.LOG_LEVEL,
-    redact: ['req.headers.authorization', 'headers.authorization', 'token'],
-  });
+  const logger = pino(
+    {
+      level: options.LOG_LEVEL,
+      redact: ['req.headers.authorization', 'headers.authorization', 'token'],
+    },
+    await logDestination(options.LOG_FORMAT ?? (process.stdout.isTTY === true ? 'pretty' : 'json')),
+  );
   // Listening before the server starts, so a signal that comes during start-up still stops it cleanly.
   const signal = onShutdownSignal();
   let seed: Seed | undefined;
@@ -91,6 +98,17 @@ export async function runBackendCommand(argv: readonly string[]): Promise<number
   await backend.close();
   logger.info('stopped');
   return EXIT_CODES.done;
+}
+
+/**
+ * Where the log lines go: stdout, as JSON lines, or readably (pino-pretty, coloured on a terminal) as `connector run`
+ * and `connector dev` print them on a terminal.
+ */
+async function logDestination(format: 'pretty' | 'json'): Promise<pino.DestinationStream> {
+  if (format === 'json') return pino.destination({ dest: 1, sync: true });
+  // Loaded only here, as a worker loads it.
+  const { default: pinoPretty } = await import('pino-pretty');
+  return pinoPretty({ ...prettyLogOptions(process.stdout.isTTY === true), sync: true });
 }
 
 function banner(

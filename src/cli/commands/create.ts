@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
@@ -44,6 +44,8 @@ ${list.join('\n')}
   --package-manager NAME   npm, pnpm, yarn or bun (default: the one that runs this command, else npm)
   --no-install             do not install the dependencies
   --no-git                 do not initialise a git repository
+  --kit-tarball FILE       depend on the kit packed in this tarball (npm pack), not on its published version: to
+                           try a kit before its release (npm run try, in the kit's repository)
   -y, --yes                ask nothing: take the defaults for what the flags do not say
   -h, --help               show this help
 
@@ -72,6 +74,7 @@ function createCommandLine(templates: readonly Template[]) {
       'package-manager': { type: 'string', schema: z.enum(PACKAGE_MANAGERS).optional() },
       'no-install': { type: 'boolean', schema: z.boolean().default(false) },
       'no-git': { type: 'boolean', schema: z.boolean().default(false) },
+      'kit-tarball': { type: 'string', schema: nonEmptyString().optional() },
       yes: { type: 'boolean', short: 'y', schema: z.boolean().default(false) },
     },
   });
@@ -117,7 +120,25 @@ export async function runCreateCommand(
   const { template, packageManager, install, git } = choices;
   const target = resolve(io.cwd, choices.folder);
   try {
-    scaffold({ target, name: basename(target), template, templatesFolder, kit: readKitPackage(root) });
+    const tarball = options['--kit-tarball'];
+    if (tarball !== undefined && !existsSync(resolve(io.cwd, tarball))) {
+      throw new ValidationError(SUBJECT, [
+        {
+          path: ['--kit-tarball'],
+          code: 'custom',
+          message: `${tarball} does not exist: give the kit's tarball`,
+        },
+      ]);
+    }
+    scaffold({
+      target,
+      name: basename(target),
+      template,
+      templatesFolder,
+      kit: readKitPackage(root),
+      // An absolute path: the project's package.json is read from its own folder.
+      ...(tarball === undefined ? {} : { kitSpec: `file:${resolve(io.cwd, tarball)}` }),
+    });
   } catch (error) {
     complain((error as Error).message);
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { z } from 'zod';
+import { join, resolve } from 'node:path';
 import { CommandLine, usageColumns } from '../../internal/command-line.js';
 import { nonEmptyString, portText } from '../../internal/options.js';
 import { onShutdownSignal } from '../../internal/signals.js';
@@ -10,25 +9,23 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { BACKEND_VARIABLES, BACKEND_VARIABLES_USAGE } from './backend.js';
 import { DEFAULT_MODULE } from './default-module.js';
 
-/** The environment variables of the commands that run the local loop: this one and `npm start`. */
-export const DEV_VARIABLES = {
-  ...BACKEND_VARIABLES,
-  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
-};
+/** The environment variables of the commands that run the local loop, this one and `npm start`: the backend's. */
+export const DEV_VARIABLES = BACKEND_VARIABLES;
 
 /** Their lines of `--help`. */
-export const DEV_VARIABLES_USAGE: ReadonlyArray<[string, string]> = [
-  ...BACKEND_VARIABLES_USAGE,
-  ['LOG_FORMAT', 'pretty or json (default: pretty on a terminal, json otherwise)'],
-];
+export const DEV_VARIABLES_USAGE = BACKEND_VARIABLES_USAGE;
+
+/** Where `connector dev` writes its log lines on a terminal, in the project's folder: replaced at each start. */
+export const DEV_LOG_FILE = join('.connector', 'dev.log');
 
 const USAGE = `Usage: connector dev [module] [--port N] [--data FILE] [--seed FILE]
 
 The local loop, in a connector project's folder: runs a reference backend (seeded with a development organization,
 a system for the connector, its tokens and two approvers), builds the project (npm run build) and runs its
 connector as a worker against the backend (connector run ${DEFAULT_MODULE}); builds and restarts it whenever
-src/ changes. Prints the URLs and tokens to use, and a link that signs a browser in to the console once; on a
-terminal, a status line below the log lines.
+src/ changes. Prints the URLs and tokens to use, and a link that signs a browser in to the console once. On a
+terminal, the log lines go to ${DEV_LOG_FILE} (replaced at each start), and a status line is kept below the
+banner; elsewhere, the log lines are written to stdout.
 
 Options:
   [module]       the built connector module (default ${DEFAULT_MODULE})
@@ -81,6 +78,8 @@ export async function runDevCommand(argv: readonly string[]): Promise<number> {
       ...(options.APPROVAL_ADMIN_TOKEN === undefined ? {} : { adminToken: options.APPROVAL_ADMIN_TOKEN }),
       logLevel: options.LOG_LEVEL,
       ...(options.LOG_FORMAT === undefined ? {} : { logFormat: options.LOG_FORMAT }),
+      // On a terminal, the log lines go to a file, so that the banner stays on the screen above the status line.
+      ...(process.stdout.isTTY === true ? { logFile: DEV_LOG_FILE } : {}),
     });
   } catch (error) {
     return startFailure(error, { port: options['--port'], host: '127.0.0.1', setting: '--port' });

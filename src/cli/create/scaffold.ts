@@ -24,6 +24,12 @@ export interface ScaffoldOptions {
   templatesFolder: string;
   /** The kit the project is created with: the project depends on it, and on what it is built and tested with. */
   kit: KitPackage;
+  /**
+   * What the project's dependency on the kit says, in place of `^<version>`: `file:<tarball>`, to try a kit not
+   * published yet.
+   * @default `^` and the kit's version
+   */
+  kitSpec?: string;
 }
 
 // npm leaves every `.gitignore` and `.npmrc` out of a published package, so templates hold them under these names.
@@ -64,7 +70,14 @@ export function packageNameProblem(name: string): string | undefined {
  * dependency, else a dev dependency). Everything is checked before the first file is written. Answers the files
  * written, relative to `target`.
  */
-export function scaffold({ target, name, template, templatesFolder, kit }: ScaffoldOptions): string[] {
+export function scaffold({
+  target,
+  name,
+  template,
+  templatesFolder,
+  kit,
+  kitSpec,
+}: ScaffoldOptions): string[] {
   const issues = [targetProblem(target), packageNameProblem(name)]
     .filter((problem) => problem !== undefined)
     .map((message): ValidationIssue => ({ path: ['folder'], code: 'custom', message }));
@@ -82,7 +95,10 @@ export function scaffold({ target, name, template, templatesFolder, kit }: Scaff
     const text = render(readFileSync(source, 'utf8'), { name }, `${template.name}/${path}`);
     const dotfile = DOTFILES.get(basename(path));
     const written = dotfile === undefined ? path : join(dirname(path), dotfile);
-    files.set(written, written === 'package.json' ? projectPackage(text, name, kit, template.package) : text);
+    files.set(
+      written,
+      written === 'package.json' ? projectPackage(text, name, kit, template.package, kitSpec) : text,
+    );
   }
 
   for (const [path, text] of files) {
@@ -122,7 +138,13 @@ type PackageJson = Record<string, unknown> & {
   engines?: Record<string, string>;
 } & Partial<Record<(typeof DEPENDENCY_FIELDS)[number], Record<string, string>>>;
 
-function projectPackage(text: string, name: string, kit: KitPackage, additions: PackageAdditions): string {
+function projectPackage(
+  text: string,
+  name: string,
+  kit: KitPackage,
+  additions: PackageAdditions,
+  kitSpec: string | undefined,
+): string {
   const project = JSON.parse(text) as PackageJson;
   project.name = name;
   for (const [field, entries] of Object.entries(additions)) {
@@ -131,7 +153,9 @@ function projectPackage(text: string, name: string, kit: KitPackage, additions: 
   if (project.engines?.node === '*') project.engines.node = kit.engines.node;
   for (const field of DEPENDENCY_FIELDS) {
     for (const [dependency, range] of Object.entries(project[field] ?? {})) {
-      if (range === '*') project[field]![dependency] = kitRange(dependency, kit);
+      if (range !== '*') continue;
+      project[field]![dependency] =
+        dependency === kit.name && kitSpec !== undefined ? kitSpec : kitRange(dependency, kit);
     }
   }
   return `${JSON.stringify(project, null, 2)}\n`;

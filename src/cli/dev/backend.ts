@@ -131,12 +131,21 @@ export async function startDevBackend(
  */
 export function backendBanner(
   backend: ReferenceBackend,
-  { dataFile, adminTokenGenerated }: { dataFile: string | undefined; adminTokenGenerated: boolean },
+  {
+    dataFile,
+    adminTokenGenerated,
+    consoleLink = backend.createConsoleLink(),
+  }: {
+    dataFile: string | undefined;
+    adminTokenGenerated: boolean;
+    /** The link to print, when the banner prints it again further down: a new one each call otherwise. */
+    consoleLink?: string;
+  },
 ): string[] {
   const adminToken = adminTokenGenerated ? backend.adminToken : '<APPROVAL_ADMIN_TOKEN>';
   return [
     `Reference backend listening on ${backend.url}`,
-    `  console:  ${backend.createConsoleLink()}`,
+    `  console:  ${consoleLink}`,
     '            (the link signs one browser in, once, within an hour)',
     `  store:    ${dataFile ?? 'in memory (gone on exit; use --data FILE to keep it)'}`,
     `  openapi:  ${backend.url}/openapi.json`,

@@ -4,9 +4,9 @@
  * line per connector kept below them.
  * @module
  */
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import pino, { type LevelWithSilent } from 'pino';
 import { z } from 'zod';
@@ -113,7 +113,8 @@ export interface DevOptions {
   /**
    * A file the log lines go to (the loop's, the backend's, the workers' and the builds' output), readable without
    * colours, instead of the output: the output then holds the banner, which names the file, the lines printed with
-   * `print()`, and the status lines, so that the banner stays on a terminal's screen.
+   * `print()`, and the status lines, so that the banner stays on a terminal's screen. Its folder is made when
+   * missing; a file already there is replaced.
    * @default none: the log lines are written to the output
    */
   logFile?: string;
@@ -281,6 +282,7 @@ type DevSettings = z.output<typeof devOptionsSchema>;
 /** Where the session writes: the terminal (or the stream given), and the log lines there or to the log file. */
 async function openOutput(settings: DevSettings) {
   const output = new DevOutput(settings.output);
+  if (settings.logFile !== undefined) mkdirSync(dirname(resolve(settings.logFile)), { recursive: true });
   const logFile = settings.logFile === undefined ? undefined : createWriteStream(settings.logFile);
   const printer = await LogPrinter.create(
     logFile === undefined ? output : new DevOutput(logFile),
@@ -375,7 +377,8 @@ function banner(
   notes: readonly string[],
   logFile: string | undefined,
 ): string {
-  const lines = ['', ...backendBanner(backend, backendOptions)];
+  const consoleLink = backend.createConsoleLink();
+  const lines = ['', ...backendBanner(backend, { ...backendOptions, consoleLink })];
   for (const { name, project, module, tenant, operationsUrl } of connectors) {
     const { system, organization, approvers } = tenant;
     lines.push(
@@ -403,8 +406,13 @@ function banner(
     lines.push(`Operations endpoints (/metrics, /healthz, /readyz): ${urls}`);
   }
   if (notes.length > 0) lines.push('', ...notes);
+  // The banner's last lines say again what the first ones say of where to go: on a screen shorter than the banner
+  // (24 lines, `npm start`'s two connectors and simulators), they are what stays above the status lines.
   lines.push(
-    logFile === undefined ? '' : `Log lines: ${logFile} (tail -f it to follow them)`,
+    '',
+    `Console:   ${consoleLink}`,
+    `Service:   ${backend.url} (tokens and approvers: above)`,
+    ...(logFile === undefined ? [] : [`Log lines: ${logFile} (tail -f it to follow them)`]),
     'Stop with Ctrl+C.',
     '',
   );
