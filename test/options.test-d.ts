@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ReferenceBackendOptions } from '../src/backend/index.js';
 import type { backendOptionsSchema } from '../src/backend/options.js';
 import type { ClientOptions, clientOptionsSchema } from '../src/client/options.js';
+import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/client/user-mappings.js';
 import type {
   ConnectorOptions,
   connectorOptionsSchema,
@@ -17,7 +18,6 @@ import type {
   OperationsServerOptions,
   operationsServerOptionsSchema,
 } from '../src/worker/operations/server.js';
-import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/worker/user-mappings.js';
 
 type Input<S extends z.ZodType> = z.input<S>;
 type Output<S extends z.ZodType> = z.output<S>;

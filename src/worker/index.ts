@@ -18,6 +18,13 @@
  * @module
  */
 
+export {
+  type SyncUserMappingsOptions,
+  syncUserMappings,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+} from '../client/internal.js';
 export { PortInUseError, UnsupportedNodeError } from '../errors.js';
 export { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
 export {
@@ -77,12 +84,5 @@ export {
 } from './run-worker.js';
 export type { Schedule } from './schedule.js';
 export type { RunReport } from './sync/runs.js';
-export {
-  type SyncUserMappingsOptions,
-  syncUserMappings,
-  type UserMappingEntry,
-  type UserMappingFailure,
-  type UserMappingsReport,
-} from './user-mappings.js';
 export { type AppStateOf, ConnectorWorker } from './worker.js';
 export type { WorkerRole } from './worker-config.js';
