@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ApprovalWrite } from '../../src/api/index.js';
 import type { IntegrationClient } from '../../src/client/index.js';
-import { registerSerializedApprovalsSender } from '../../src/internal/serialized-approvals.js';
+import { registerSerializedApprovalsSender } from '../../src/client/serialized-approvals.js';
 import type { CursorKey } from '../../src/worker/state.js';
 import { ApprovalPusher, type PushLimits } from '../../src/worker/sync/pusher.js';
 
