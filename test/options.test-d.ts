@@ -10,7 +10,7 @@ import type {
   PollerOptions,
   ShutdownOptions,
   SyncOptions,
-} from '../src/worker/connector-options.js';
+} from '../src/worker/core/connector-options.js';
 import type { KeyRingOptions, keyRingOptionsShape } from '../src/worker/keys/key-ring.js';
 import type { LoggerOptions, loggerOptionsSchema } from '../src/worker/operations/logger.js';
 import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/worker/operations/metrics.js';

@@ -8,7 +8,7 @@ import { clientOptionsSchema } from '../src/client/options.js';
 import { userMappingsOptionsSchema } from '../src/client/user-mappings.js';
 import { ValidationError } from '../src/errors.js';
 import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
-import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
 import {
   ConnectorMetrics,
   ConnectorWorker,

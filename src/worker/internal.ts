@@ -4,4 +4,4 @@
  * @module
  */
 
-export { WORKER_COMMAND_LINE, WORKER_USAGE } from './worker-config.js';
+export { WORKER_COMMAND_LINE, WORKER_USAGE } from './process/index.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDevCommand } from '../../src/cli/commands/dev.js';
-import { WORKER_VARIABLES } from '../../src/worker/worker-config.js';
+import { WORKER_VARIABLES } from '../../src/worker/process/worker-config.js';
 import {
   ADMIN_TOKEN,
   copyFixture,

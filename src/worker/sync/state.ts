@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { IntegrationClient } from '../client/index.js';
-import { SyncCursor } from '../connector/internal.js';
-import { OneAtATime } from '../internal/one-at-a-time.js';
+import type { IntegrationClient } from '../../client/index.js';
+import { SyncCursor } from '../../connector/internal.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
 
 /** The kit's part of connector state, under the key `kit`. Never holds a secret. */
 const KitState = z.looseObject({

@@ -1,0 +1,20 @@
+/**
+ * The sync: its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
+ * (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the runs that follow tasks (`after-tasks.ts`);
+ * the schedules it runs on (`schedule.ts`); and connector state, where its cursor is saved (`state.ts`). See
+ * `docs/connector.md`.
+ * @module
+ */
+
+export { SyncAfterTasks } from './after-tasks.js';
+export {
+  hasLookup,
+  type RunContext,
+  type RunReport,
+  runIncremental,
+  runLookup,
+  runReconcile,
+  runSnapshot,
+} from './runs.js';
+export { runOnSchedule, type Schedule, type ScheduledJob, scheduleSchema } from './schedule.js';
+export { StateStore } from './state.js';
