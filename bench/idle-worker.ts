@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
 import { inClientProcess } from './support/client.js';
 import { type BenchSystem, type ServerProcess, startServerProcess } from './support/server.js';
 import { percentile } from './support/stats.js';

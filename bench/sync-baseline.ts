@@ -1,4 +1,4 @@
-import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
 import { inClientProcess } from './support/client.js';
 import type { Outcome } from './support/client-process.js';
 import type { Pusher } from './support/pushers.js';

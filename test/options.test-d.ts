@@ -3,13 +3,14 @@ import type { z } from 'zod';
 import type { ReferenceBackendOptions } from '../src/backend/index.js';
 import type { backendOptionsSchema } from '../src/backend/options.js';
 import type { ClientOptions, clientOptionsSchema } from '../src/client/options.js';
+import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/client/user-mappings.js';
 import type {
   ConnectorOptions,
   connectorOptionsSchema,
   PollerOptions,
   ShutdownOptions,
   SyncOptions,
-} from '../src/worker/connector-options.js';
+} from '../src/worker/core/connector-options.js';
 import type { KeyRingOptions, keyRingOptionsShape } from '../src/worker/keys/key-ring.js';
 import type { LoggerOptions, loggerOptionsSchema } from '../src/worker/operations/logger.js';
 import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/worker/operations/metrics.js';
@@ -17,7 +18,6 @@ import type {
   OperationsServerOptions,
   operationsServerOptionsSchema,
 } from '../src/worker/operations/server.js';
-import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/worker/user-mappings.js';
 
 type Input<S extends z.ZodType> = z.input<S>;
 type Output<S extends z.ZodType> = z.output<S>;

@@ -5,9 +5,10 @@ import { startReferenceBackend } from '../src/backend/index.js';
 import { backendOptionsSchema } from '../src/backend/options.js';
 import { IntegrationClient, ManagementClient } from '../src/client/index.js';
 import { clientOptionsSchema } from '../src/client/options.js';
+import { userMappingsOptionsSchema } from '../src/client/user-mappings.js';
 import { ValidationError } from '../src/errors.js';
 import { func, integer, nearestKey, parseOptions } from '../src/internal/options.js';
-import { connectorOptionsSchema } from '../src/worker/connector-options.js';
+import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
 import {
   ConnectorMetrics,
   ConnectorWorker,
@@ -24,7 +25,6 @@ import { keyRingOptionsSchema } from '../src/worker/keys/key-ring.js';
 import { loggerOptionsSchema } from '../src/worker/operations/logger.js';
 import { metricsOptionsShape } from '../src/worker/operations/metrics.js';
 import { operationsServerOptionsSchema } from '../src/worker/operations/server.js';
-import { userMappingsOptionsSchema } from '../src/worker/user-mappings.js';
 import { MemoryConnector, MemorySource } from './worker/support/memory-source.js';
 
 function refusal(build: () => unknown): ValidationError {

@@ -154,7 +154,14 @@ describe('the rooms of the source', () => {
       files: ['src/worker/'],
       mayImport: ['base', 'api', 'client', 'connector'],
       entries: ['src/worker/index.ts', 'src/worker/internal.ts'],
-      subRooms: ['src/worker/keys/', 'src/worker/operations/', 'src/worker/tasks/'],
+      subRooms: [
+        'src/worker/core/',
+        'src/worker/keys/',
+        'src/worker/operations/',
+        'src/worker/process/',
+        'src/worker/sync/',
+        'src/worker/tasks/',
+      ],
     });
   });
 

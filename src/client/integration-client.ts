@@ -16,9 +16,9 @@ import {
   type UiTemplateWrite,
 } from '../api/index.js';
 import { toIssues, type ValidationIssue } from '../errors.js';
-import { registerSerializedApprovalsSender } from '../internal/serialized-approvals.js';
 import { PagingStalledError } from './errors.js';
 import type { ClientOptions, RequestOptions } from './options.js';
+import { registerSerializedApprovalsSender } from './serialized-approvals.js';
 import { Transport } from './transport.js';
 
 /** Filters of Get approvals (endpoint 10). */

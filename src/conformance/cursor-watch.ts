@@ -5,9 +5,10 @@
  * holds across restarts.
  * @module
  */
+import type { SyncCursor } from '../connector/index.js';
+import { compareKeys, keyOfCursor, savedCursorOf } from '../worker/internal.js';
 import { ConformanceFailure } from './report.js';
 import type { Stage } from './stage.js';
-import { compareCursors, cursorOf, type SavedCursor } from './stage.js';
 import type { WireListener, WireRequest } from './wire.js';
 
 const STATE_PATH = '/v2/connector/state';
@@ -51,11 +52,12 @@ export class CursorWatch {
   }
 
   async #inspect(request: WireRequest): Promise<void> {
-    const cursor = cursorOf((request.body as { state?: unknown } | undefined)?.state);
+    const cursor = savedCursorOf((request.body as { state?: unknown } | undefined)?.state);
     if (cursor === undefined) return;
     this.writes += 1;
+    const key = keyOfCursor(cursor);
     const saved = this.#stage.savedCursor();
-    if (saved !== undefined && compareCursors(cursor, saved) < 0) {
+    if (saved !== undefined && compareKeys(key, keyOfCursor(saved)) < 0) {
       this.violations.push(`the cursor moved back from ${show(saved)} to ${show(cursor)}`);
     }
     const source = await this.#stage.driver.holds();
@@ -63,7 +65,7 @@ export class CursorWatch {
       record.lastModified === undefined ? [] : [new Date(record.lastModified).getTime()],
     );
     const latest = Math.max(this.#stage.deletedLatest, ...times);
-    if (Number.isFinite(latest) && Date.parse(cursor.lastModified) > latest) {
+    if (Number.isFinite(latest) && key.at > latest) {
       this.violations.push(
         `the cursor ${show(cursor)} is later than every change in the source (the latest at ${new Date(latest).toISOString()}): is lastModified taken from the clock of the machine rather than the source?`,
       );
@@ -73,12 +75,13 @@ export class CursorWatch {
     const unacknowledged: string[] = [];
     for (const record of source) {
       if (record.lastModified === undefined) continue;
-      const position = { lastModified: new Date(record.lastModified).toISOString(), id: record.id };
-      if (compareCursors(position, cursor) > 0) continue;
+      const lastModified = new Date(record.lastModified).toISOString();
+      const position = keyOfCursor({ lastModified, id: record.id });
+      if (compareKeys(position, key) > 0) continue;
       const approval = held.get(record.id);
-      if (approval === undefined || Date.parse(approval.lastModified) < Date.parse(position.lastModified)) {
+      if (approval === undefined || Date.parse(approval.lastModified) < position.at) {
         unacknowledged.push(
-          `${JSON.stringify(record.id)} (at ${position.lastModified}: the service holds ${approval === undefined ? 'nothing' : `its version at ${approval.lastModified}`})`,
+          `${JSON.stringify(record.id)} (at ${lastModified}: the service holds ${approval === undefined ? 'nothing' : `its version at ${approval.lastModified}`})`,
         );
       }
     }
@@ -90,6 +93,6 @@ export class CursorWatch {
   }
 }
 
-function show(cursor: SavedCursor): string {
+function show(cursor: SyncCursor): string {
   return `(${cursor.lastModified}, ${JSON.stringify(cursor.id)})`;
 }

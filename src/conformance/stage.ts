@@ -7,9 +7,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ReferenceBackend } from '../backend/index.js';
 import type { ClientOptions } from '../client/index.js';
-import type { Connector } from '../connector/index.js';
+import type { Connector, SyncCursor } from '../connector/index.js';
 import { TestHarness } from '../testing/index.js';
 import { type ConnectorOptions, ConnectorWorker } from '../worker/index.js';
+import { savedCursorOf } from '../worker/internal.js';
 import type { ConformanceSubject, ExpectedApproval, SourceDriver } from './driver.js';
 import { ConformanceFailure } from './report.js';
 import { labelledDriver, newConnector, newDriver, type ReadHook, watchReads } from './subject.js';
@@ -55,12 +56,6 @@ export interface StagedWorker<C extends Connector<object> = Connector<object>> {
   worker: ConnectorWorker<C>;
   wire: Wire;
   connector: C;
-}
-
-/** The cursor the kit keeps in connector state, as the service holds it. */
-export interface SavedCursor {
-  lastModified: string;
-  id: string;
 }
 
 /**
@@ -236,8 +231,8 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   }
 
   /** The cursor the service holds for the tenant's system. */
-  savedCursor(): SavedCursor | undefined {
-    return cursorOf(this.harness.state().state);
+  savedCursor(): SyncCursor | undefined {
+    return savedCursorOf(this.harness.state().state);
   }
 
   /**
@@ -268,21 +263,6 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     await Promise.all(this.#wires.map((wire) => wire.close()));
     await this.driver.close?.();
   }
-}
-
-/** The cursor inside a connector state object (`kit.sync.cursor`), if there is one. */
-export function cursorOf(state: unknown): SavedCursor | undefined {
-  const cursor = (state as { kit?: { sync?: { cursor?: unknown } } } | null | undefined)?.kit?.sync?.cursor;
-  if (typeof cursor !== 'object' || cursor === null) return undefined;
-  const { lastModified, id } = cursor as Record<string, unknown>;
-  return typeof lastModified === 'string' && typeof id === 'string' ? { lastModified, id } : undefined;
-}
-
-/** Orders two `(lastModified, id)` positions: negative when `a` is before `b`. */
-export function compareCursors(a: SavedCursor, b: SavedCursor): number {
-  const byTime = Date.parse(a.lastModified) - Date.parse(b.lastModified);
-  if (byTime !== 0) return byTime;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 interface HeldApproval {

@@ -18,15 +18,26 @@
  * @module
  */
 
+export {
+  type SyncUserMappingsOptions,
+  syncUserMappings,
+  type UserMappingEntry,
+  type UserMappingFailure,
+  type UserMappingsReport,
+} from '../client/internal.js';
 export { PortInUseError, UnsupportedNodeError } from '../errors.js';
 export { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
 export {
+  type AppStateOf,
   type ConnectorOptions,
+  ConnectorWorker,
+  LifecycleError,
+  type LifecycleState,
   type PollerOptions,
   SHUTDOWN_MARGIN_MS,
   type ShutdownOptions,
   type SyncOptions,
-} from './connector-options.js';
+} from './core/index.js';
 export {
   ConnectorTokenRejectedError,
   InvalidConnectorError,
@@ -50,7 +61,6 @@ export {
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
 } from './keys/index.js';
-export { LifecycleError, type LifecycleState } from './lifecycle.js';
 export {
   ConnectorMetrics,
   type ConnectorMetricsOptions,
@@ -68,21 +78,14 @@ export {
   type SyncOutcome,
   type TaskReportFailure,
 } from './operations/index.js';
-export { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 export {
   type ConnectorFactory,
+  type RunConnectorOptions,
   type RunWorkerOptions,
+  runConnector,
   runWorker,
+  type SignalSource,
   type WorkerContext,
-} from './run-worker.js';
-export type { Schedule } from './schedule.js';
-export type { RunReport } from './sync/runs.js';
-export {
-  type SyncUserMappingsOptions,
-  syncUserMappings,
-  type UserMappingEntry,
-  type UserMappingFailure,
-  type UserMappingsReport,
-} from './user-mappings.js';
-export { type AppStateOf, ConnectorWorker } from './worker.js';
-export type { WorkerRole } from './worker-config.js';
+  type WorkerRole,
+} from './process/index.js';
+export type { RunReport, Schedule } from './sync/index.js';

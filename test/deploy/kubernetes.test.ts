@@ -7,8 +7,12 @@ import * as policy from 'kubernetes-models/policy/v1';
 import * as core from 'kubernetes-models/v1';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { resolveConnectorOptions, SHUTDOWN_MARGIN_MS } from '../../src/worker/connector-options.js';
-import { loadWorkerConfig, WORKER_VARIABLES, type WorkerConfig } from '../../src/worker/worker-config.js';
+import { resolveConnectorOptions, SHUTDOWN_MARGIN_MS } from '../../src/worker/core/connector-options.js';
+import {
+  loadWorkerConfig,
+  WORKER_VARIABLES,
+  type WorkerConfig,
+} from '../../src/worker/process/worker-config.js';
 
 const folder = fileURLToPath(new URL('../../deploy/kubernetes/', import.meta.url));
 

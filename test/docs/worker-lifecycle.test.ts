@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LIFECYCLE_MOVES } from '../../src/worker/lifecycle.js';
+import { LIFECYCLE_MOVES } from '../../src/worker/core/lifecycle.js';
 
 const doc = readFileSync(new URL('../../docs/worker.md', import.meta.url), 'utf8');
 const from = doc.indexOf('\n## Lifecycle\n');

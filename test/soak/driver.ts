@@ -15,6 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
 import { parseOptions } from '../../src/internal/options.js';
+import { savedCursorOf } from '../../src/worker/internal.js';
 import { type Exchange, type FaultKind, FaultProxy } from './fault-proxy.js';
 import { type Child, type Exit, exitWithin, spawnScript, waitForOutput } from './processes.js';
 import { hash32, pick, seededRandom } from './random.js';
@@ -161,8 +162,6 @@ interface HeldApproval {
   lastModified: string;
   data?: Record<string, unknown>;
 }
-
-const CursorSchema = z.object({ lastModified: z.string(), id: z.string() });
 
 /** Runs a soak and reports what it found. Rejects only for bad options; everything else is in `problems`. */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
@@ -491,7 +490,7 @@ class Soak {
     this.#report.stateWrites += 1;
     let cursor: ChangeKey | undefined;
     try {
-      cursor = cursorOf(JSON.parse(exchange.body.toString()).state);
+      cursor = savedCursorOf(JSON.parse(exchange.body.toString()).state);
     } catch {
       this.#problem(
         `the service acknowledged a state write that is not JSON: ${exchange.body.toString().slice(0, 200)}`,
@@ -522,7 +521,7 @@ class Soak {
 
   async #readCursor(): Promise<ChangeKey | undefined> {
     const body = await this.#get(STATE_PATH);
-    return cursorOf(body?.data?.state?.state);
+    return savedCursorOf(body?.data?.state?.state);
   }
 
   /** Every approval the service holds, read through Get approvals, paging forward with `lastModified[gt]`. */
@@ -641,14 +640,6 @@ function plan(seed: number, kills: number, terms: number): Planned[] {
 
 function isRequest(exchange: Exchange, path: string): boolean {
   return exchange.method === 'PUT' && exchange.path === path;
-}
-
-/** The kit's sync cursor in a connector state object (`docs/connector.md`, "State"), if it holds one. */
-function cursorOf(state: unknown): ChangeKey | undefined {
-  const cursor = CursorSchema.safeParse(
-    (state as { kit?: { sync?: { cursor?: unknown } } } | undefined)?.kit?.sync?.cursor,
-  );
-  return cursor.success ? cursor.data : undefined;
 }
 
 function sameApproval(record: SoakApproval, approval: HeldApproval): boolean {

@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientOptions } from '../../src/client/index.js';
 import { ValidationError } from '../../src/errors.js';
-import { poolConnections, resolveConnectorOptions } from '../../src/worker/connector-options.js';
+import { poolConnections, resolveConnectorOptions } from '../../src/worker/core/connector-options.js';
 import {
   type ConnectorMetricsOptions,
   type ConnectorOptions,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SyncCursor } from '../../src/connector/index.js';
-import { compareKeys, cursorOfKey, keyOfCursor } from '../../src/worker/state.js';
+import { compareKeys, cursorOfKey, keyOfCursor } from '../../src/worker/sync/cursor.js';
 
 /** The order cursors had before keys: both dates parsed on every comparison. */
 function compareCursorsByParsing(a: SyncCursor, b: SyncCursor): number {

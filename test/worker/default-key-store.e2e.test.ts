@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { TestHarness } from '../../src/testing/index.js';
-import { DEFAULT_KEY_FILE } from '../../src/worker/connector-options.js';
+import { DEFAULT_KEY_FILE } from '../../src/worker/core/connector-options.js';
 import { ConnectorWorker } from '../../src/worker/index.js';
 import { openHarness } from './support/harness.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';

@@ -10,7 +10,7 @@ import {
   MemoryKeyStore,
   ReadOnlyKeyStore,
 } from '../../src/worker/index.js';
-import { announceNewKey, KeyRotation } from '../../src/worker/key-rotation.js';
+import { announceNewKey, KeyRotation } from '../../src/worker/keys/key-rotation.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 

@@ -5,7 +5,7 @@ import {
   LIFECYCLE_MOVES,
   LifecycleError,
   type LifecycleState,
-} from '../../src/worker/lifecycle.js';
+} from '../../src/worker/core/lifecycle.js';
 
 const states = Object.keys(LIFECYCLE_MOVES) as LifecycleState[];
 
@@ -51,7 +51,7 @@ describe('the moves of a worker’s state', () => {
   });
 
   it('changes in one place of the worker: #transition, which checks the move', () => {
-    const source = readFileSync(new URL('../../src/worker/worker.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../src/worker/core/worker.ts', import.meta.url), 'utf8');
     const assignments = [...source.matchAll(/this\.#lifecycle\s*=(?!=)/g)];
     expect(assignments).toHaveLength(1);
     const transition = source.slice(source.indexOf('  #transition(to: LifecycleState): void {'));

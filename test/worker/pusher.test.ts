@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ApprovalWrite } from '../../src/api/index.js';
 import type { IntegrationClient } from '../../src/client/index.js';
-import { registerSerializedApprovalsSender } from '../../src/internal/serialized-approvals.js';
-import type { CursorKey } from '../../src/worker/state.js';
+import { registerSerializedApprovalsSender } from '../../src/client/serialized-approvals.js';
+import type { CursorKey } from '../../src/worker/sync/cursor.js';
 import { ApprovalPusher, type PushLimits } from '../../src/worker/sync/pusher.js';
 
 /** The writes of a body the pusher sent. */

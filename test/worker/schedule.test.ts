@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ValidationError } from '../../src/errors.js';
 import { parseOptions } from '../../src/internal/options.js';
-import { runOnSchedule, type ScheduledJob, scheduleSchema } from '../../src/worker/schedule.js';
+import { runOnSchedule, type ScheduledJob, scheduleSchema } from '../../src/worker/sync/schedule.js';
 
 const T0 = Date.UTC(2026, 4, 1, 10, 0, 30);
 

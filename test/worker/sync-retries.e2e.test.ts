@@ -9,6 +9,7 @@ import {
 } from '../../src/connector/index.js';
 import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions } from '../../src/worker/index.js';
+import { savedCursorOf } from '../../src/worker/internal.js';
 import { at, openHarness } from './support/harness.js';
 import { taskInputs } from './support/memory-source.js';
 
@@ -99,8 +100,7 @@ const syncOnly = (sync: ConnectorOptions['sync'] = {}): Partial<ConnectorOptions
 
 /** What the service holds, as id → approval. */
 const held = () => Object.fromEntries(harness.approvals().map((stored) => [stored.id, stored]));
-const savedCursor = () =>
-  (harness.state().state as { kit?: { sync?: { cursor?: unknown } } }).kit?.sync?.cursor;
+const savedCursor = () => savedCursorOf(harness.state().state);
 
 /**
  * Fakes the timers and the monotonic clock (the kit's waits, the bucket's refill), and settles `run` by moving that

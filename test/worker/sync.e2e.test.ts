@@ -10,6 +10,7 @@ import {
 } from '../../src/connector/index.js';
 import type { TestHarness } from '../../src/testing/index.js';
 import { type ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
+import { savedCursorOf } from '../../src/worker/internal.js';
 import { at, openHarness } from './support/harness.js';
 import { MemoryConnector, type MemorySource, taskInputs } from './support/memory-source.js';
 
@@ -24,8 +25,7 @@ const start = (overrides: Partial<ConnectorOptions> = {}, declared: { ordered?: 
 /** What the service holds, as id → lastModified. */
 const held = () =>
   Object.fromEntries(harness.approvals().map((approval) => [approval.id, approval.lastModified]));
-const savedCursor = () =>
-  (harness.state().state as { kit?: { sync?: { cursor?: unknown } } }).kit?.sync?.cursor;
+const savedCursor = () => savedCursorOf(harness.state().state);
 
 describe('incremental sync', () => {
   it('pushes every change, saves the cursor, and re-reads only the overlap window next time', async () => {
@@ -107,15 +107,15 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
     declared: { ordered?: boolean } = {},
   ): Promise<void> {
     harness.faults.clear();
-    const before = savedCursor() as { lastModified: string } | undefined;
+    const before = savedCursor();
     // A new worker, as after a crash: only what the service holds carries over.
     const restarted = await start(options, declared);
     await restarted.syncNow();
     expect(Object.keys(held())).toHaveLength(records);
-    const after = savedCursor() as { lastModified: string; id: string };
+    const after = savedCursor();
     expect(after).toEqual({ lastModified: at(records - 1), id: `S-${records - 1}` });
     if (before !== undefined)
-      expect(Date.parse(after.lastModified)).toBeGreaterThanOrEqual(Date.parse(before.lastModified));
+      expect(Date.parse(after!.lastModified)).toBeGreaterThanOrEqual(Date.parse(before.lastModified));
   }
 
   const noRetry = () => ({ service: harness.serviceOptions({ retry: { retries: 0 } }) });
@@ -124,7 +124,7 @@ describe('a sync interrupted at every stage resumes without loss or regress', ()
     source.failAfter = 5;
     const first = await start({ ...noRetry(), sync: { batchSize: 2, concurrency: 1 } }, { ordered: true });
     await expect(first.syncNow()).rejects.toThrow('source read failed');
-    const partial = savedCursor() as { lastModified: string } | undefined;
+    const partial = savedCursor();
     expect(partial).toBeDefined();
     expect(Date.parse(partial?.lastModified ?? '')).toBeLessThan(Date.parse(at(5)));
     await first.stop();

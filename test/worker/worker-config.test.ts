@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { DEFAULT_KEY_FILE, resolveConnectorOptions } from '../../src/worker/connector-options.js';
+import { DEFAULT_KEY_FILE, resolveConnectorOptions } from '../../src/worker/core/connector-options.js';
 import { FileKeyStore, ReadOnlyKeyStore } from '../../src/worker/index.js';
 import { operationsServerOptionsSchema } from '../../src/worker/operations/index.js';
 import {
@@ -11,7 +11,7 @@ import {
   WORKER_SETTINGS,
   WORKER_USAGE,
   type WorkerConfig,
-} from '../../src/worker/worker-config.js';
+} from '../../src/worker/process/worker-config.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'worker-config-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 /**
- * The connector's keys: the key ring of x25519 key pairs that tasks' credentials are sealed to, and where it is kept
- * between runs (key stores). The running worker keeps it current with `../key-rotation.ts`; decrypted credentials
+ * The connector's keys: the key ring of x25519 key pairs that tasks' credentials are sealed to, where it is kept
+ * between runs (key stores), and its rotation while the worker runs (`key-rotation.ts`); decrypted credentials
  * reach a handler as `Secret`s (`src/connector/secret.ts`). See `docs/keys.md`.
  *
  * @example
@@ -25,6 +25,7 @@ export {
   type NewKeyReason,
   type PublicKeyInfo,
 } from './key-ring.js';
+export { announceNewKey, KeyRotation, type KeyRotationParts } from './key-rotation.js';
 export {
   FileKeyStore,
   KeyRingData,

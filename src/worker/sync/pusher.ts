@@ -1,8 +1,8 @@
 import PQueue from 'p-queue';
 import type { ApprovalWrite } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
-import { sendSerializedApprovals } from '../../internal/serialized-approvals.js';
-import { type CursorKey, compareKeys } from '../state.js';
+import { sendSerializedApprovals } from '../../client/internal.js';
+import { type CursorKey, compareKeys } from './cursor.js';
 
 /** Bounds of the batches the pusher sends. Every field is required here; `SyncOptions` documents the defaults. */
 export interface PushLimits {

@@ -11,9 +11,10 @@ import type {
 } from '../../connector/index.js';
 import { parseSourceApproval } from '../../connector/internal.js';
 import type { PinoLogger } from '../operations/index.js';
-import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor, type StateStore } from '../state.js';
+import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
+import type { StateStore } from './state.js';
 
 /** A source that answers `lookup()`: what a reconciliation and a lookup read. */
 export type LookupSource = ConnectorSource<object> & {

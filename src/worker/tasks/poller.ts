@@ -1,4 +1,4 @@
-import type { Task, TaskResult, TaskResultStatus } from '../../api/index.js';
+import type { Task, TaskResultStatus } from '../../api/index.js';
 import type { IntegrationClient, LeasedTask } from '../../client/index.js';
 import type { StateAccess, TaskDeclarations } from '../../connector/index.js';
 import { settlesWithin } from '../../internal/wait.js';

@@ -7,7 +7,7 @@
  */
 import { format } from 'node:util';
 import { vi } from 'vitest';
-import { WORKER_VARIABLES } from '../../../src/worker/worker-config.js';
+import { WORKER_VARIABLES } from '../../../src/worker/process/worker-config.js';
 
 /** How a command ended, and what it printed. */
 export interface Refusal {

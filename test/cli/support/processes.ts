@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { WORKER_VARIABLES } from '../../../src/worker/worker-config.js';
+import { WORKER_VARIABLES } from '../../../src/worker/process/worker-config.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const CLI = fileURLToPath(new URL('../../../src/cli/connector.ts', import.meta.url));

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
-import { WORKER_VARIABLES } from '../../../src/worker/worker-config.js';
+import { WORKER_VARIABLES } from '../../../src/worker/process/worker-config.js';
 import { TSX } from './processes.js';
 
 /** Whether commands can be run on a terminal here. */

@@ -83,7 +83,7 @@ declare class PurchaseRequestsApi extends InMemoryPurchaseRequests {
 /** Files the examples import as their reader's own, by their path in the repo. */
 export const EXAMPLE_FILES: Record<string, string> = {
   // The project of runWorker's example: its connector and Jira client.
-  'src/worker/run-worker.project/src/connector.ts': `
+  'src/worker/process/run-worker.project/src/connector.ts': `
 import { Connector, type ConnectorSource } from 'approval-connector-kit';
 import type { JiraClient } from './jira.js';
 export declare class JiraConnector extends Connector {
@@ -92,7 +92,7 @@ export declare class JiraConnector extends Connector {
   readonly source: ConnectorSource;
 }
 `,
-  'src/worker/run-worker.project/src/jira.ts': `
+  'src/worker/process/run-worker.project/src/jira.ts': `
 export declare class JiraClient {
   constructor(site: string);
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Task } from '../../../src/api/index.js';
 import { type LeasedTask, ServerError } from '../../../src/client/index.js';
-import { connectorOptionsSchema } from '../../../src/worker/connector-options.js';
+import { connectorOptionsSchema } from '../../../src/worker/core/connector-options.js';
 import { type ConnectorMetrics, createLogger } from '../../../src/worker/index.js';
 import { Leasing, type LeasingSettings } from '../../../src/worker/tasks/leasing.js';
 import { deferred, gaps, T0, taskNumbered } from './support/poller.js';

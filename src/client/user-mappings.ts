@@ -6,8 +6,9 @@
 
 import { z } from 'zod';
 import type { NewUserMapping } from '../api/index.js';
-import { BadRequestError, ConflictError, type ManagementClient, NotFoundError } from '../client/index.js';
 import { integer, parseOptions } from '../internal/options.js';
+import { BadRequestError, ConflictError, NotFoundError } from './errors.js';
+import type { ManagementClient } from './management-client.js';
 
 /** One user of the source system: its id there and its email. */
 export interface UserMappingEntry {

@@ -3,10 +3,9 @@
  * failure retried with backoff until the key is replaced. See `docs/keys.md`.
  * @module
  */
-import { type Backoff, backoffDelay } from '../internal/backoff.js';
-import type { KeyRing, NewKeyReason, PublicKeyInfo } from './keys/index.js';
-import type { ConnectorMetrics, PinoLogger } from './operations/index.js';
-import type { ScheduledJob } from './schedule.js';
+import { type Backoff, backoffDelay } from '../../internal/backoff.js';
+import type { ConnectorMetrics, PinoLogger } from '../operations/index.js';
+import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 
 /** What the rotation needs from the connector. */
 export interface KeyRotationParts {
@@ -51,7 +50,7 @@ export function announceNewKey(
  * logs and counts each check: a warning while the key the service holds approaches its expiry, an error once it has
  * expired. The key the service holds, not the ring's newest: a key rotated but not registered protects nothing.
  */
-export class KeyRotation implements ScheduledJob {
+export class KeyRotation {
   readonly #parts: KeyRotationParts;
   readonly #retry: Backoff;
   #timer: NodeJS.Timeout | undefined;

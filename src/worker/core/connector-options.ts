@@ -1,15 +1,15 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { ClientOptions } from '../client/index.js';
-import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/internal.js';
-import { func, integer, parseOptions, pinoLogger, withMethods } from '../internal/options.js';
+import type { ClientOptions } from '../../client/index.js';
+import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../../client/internal.js';
+import { func, integer, parseOptions, pinoLogger, withMethods } from '../../internal/options.js';
 import {
   FileKeyStore,
   type KeyRingOptions,
   type KeyStore,
   keyRingOptionsShape,
   marginUnderLifetime,
-} from './keys/index.js';
+} from '../keys/index.js';
 import {
   type ConnectorMetricsOptions,
   type LoggerOptions,
@@ -19,8 +19,8 @@ import {
   operationsServerOptionsSchema,
   type PinoLogger,
   registryIsFree,
-} from './operations/index.js';
-import { type Schedule, scheduleSchema } from './schedule.js';
+} from '../operations/index.js';
+import { type Schedule, scheduleSchema } from '../sync/index.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
 export const DEFAULT_KEY_FILE = '.connector/keys.json';

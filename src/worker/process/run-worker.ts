@@ -5,12 +5,12 @@
  * @module
  */
 import { type LevelWithSilent, pino } from 'pino';
-import type { Connector } from '../connector/index.js';
-import { formatIssues, ValidationError } from '../errors.js';
-import { WORKER_EXIT_CODES } from '../internal/exit-codes.js';
-import { prettyLogOptions } from '../internal/pretty-logs.js';
-import type { ConnectorOptions } from './connector-options.js';
-import { createLogger, type PinoLogger } from './operations/index.js';
+import type { Connector } from '../../connector/index.js';
+import { formatIssues, ValidationError } from '../../errors.js';
+import { WORKER_EXIT_CODES } from '../../internal/exit-codes.js';
+import { prettyLogOptions } from '../../internal/pretty-logs.js';
+import type { ConnectorOptions } from '../core/index.js';
+import { createLogger, type PinoLogger } from '../operations/index.js';
 import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
 import { type LogFormat, loadWorkerConfig, WORKER_USAGE, type WorkerRole } from './worker-config.js';
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceBackend, startReferenceBackend, type Tenant } from '../../src/backend/index.js';
 import { ManagementClient } from '../../src/client/index.js';
 import { syncUserMappings, type UserMappingEntry } from '../../src/worker/index.js';
-import { ScriptedServer } from '../client/support/scripted-server.js';
+import { ScriptedServer } from './support/scripted-server.js';
 
 interface Sent {
   method: string;

@@ -1,9 +1,22 @@
+/**
+ * Connector state as the service holds it, and the one module that knows its layout: the kit's part under `kit`,
+ * the author's beside it under `app` (`docs/connector.md`, "State"), the sync cursor at `kit.sync.cursor`. Whatever
+ * reads a saved cursor (the worker as it starts, the conformance kit, the tests) reads it with
+ * {@link savedCursorOf}, so that each reads the cursor a worker resumes from.
+ * @module
+ */
 import { z } from 'zod';
-import type { IntegrationClient } from '../client/index.js';
-import { SyncCursor } from '../connector/internal.js';
-import { OneAtATime } from '../internal/one-at-a-time.js';
+import type { IntegrationClient } from '../../client/index.js';
+import { SyncCursor } from '../../connector/internal.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
 
-/** The kit's part of connector state, under the key `kit`. Never holds a secret. */
+/** The key of connector state that holds the kit's part. */
+export const KIT_STATE_KEY = 'kit';
+/** The key of connector state that holds the author's part. */
+export const APP_STATE_KEY = 'app';
+
+/** The kit's part of connector state, under {@link KIT_STATE_KEY}. Never holds a secret. */
 const KitState = z.looseObject({
   version: z.literal(1),
   sync: z
@@ -15,9 +28,21 @@ const KitState = z.looseObject({
 });
 type KitState = z.infer<typeof KitState>;
 
-/** The key of connector state that holds the kit's part. The author's part sits beside it, under `app`. */
-export const KIT_STATE_KEY = 'kit';
-export const APP_STATE_KEY = 'app';
+/** The kit's part of a fresh connector state. */
+const freshKitState = (): KitState => ({ version: 1, sync: {} });
+
+const StoredState = z.looseObject({ [KIT_STATE_KEY]: KitState });
+
+/** The kit's part of a connector state object; unknown or malformed, it is `undefined`, and the kit starts afresh. */
+function kitStateOf(state: unknown): KitState | undefined {
+  const stored = StoredState.safeParse(state);
+  return stored.success ? stored.data[KIT_STATE_KEY] : undefined;
+}
+
+/** The cursor saved in a connector state object: the one a worker resumes from, if there is one. */
+export function savedCursorOf(state: unknown): SyncCursor | undefined {
+  return kitStateOf(state)?.sync.cursor;
+}
 
 /**
  * Connector state as one object on the service: `{kit: {...}, app: {...}}`. The service replaces the whole object on
@@ -26,7 +51,7 @@ export const APP_STATE_KEY = 'app';
 export class StateStore<AppState extends object> {
   readonly #client: IntegrationClient;
   readonly #writes = new OneAtATime();
-  #kit: KitState = { version: 1, sync: {} };
+  #kit: KitState = freshKitState();
   /** The saved cursor's key, parsed once. */
   #cursorKey: CursorKey | undefined;
   #app: AppState | undefined;
@@ -40,8 +65,7 @@ export class StateStore<AppState extends object> {
   async load(signal?: AbortSignal): Promise<void> {
     const stored = await this.#client.getState(signal ? { signal } : {});
     const state = stored?.state ?? {};
-    const kit = KitState.safeParse(state[KIT_STATE_KEY]);
-    this.#kit = kit.success ? kit.data : { version: 1, sync: {} };
+    this.#kit = kitStateOf(state) ?? freshKitState();
     this.#cursorKey = undefined;
     this.#app = state[APP_STATE_KEY] as AppState | undefined;
   }
@@ -98,30 +122,4 @@ export class StateStore<AppState extends object> {
       }
     });
   }
-}
-
-/**
- * A place in the source's order with its instant already parsed (epoch milliseconds), so that ordering places,
- * once per record of a sync, never parses a date; it becomes a {@link SyncCursor} only when it is saved.
- */
-export interface CursorKey {
-  readonly at: number;
-  readonly id: string;
-}
-
-/** The key of a saved cursor. */
-export function keyOfCursor(cursor: SyncCursor): CursorKey {
-  return { at: Date.parse(cursor.lastModified), id: cursor.id };
-}
-
-/** The cursor saved for a key: `lastModified` as `Date.toISOString` writes it. */
-export function cursorOfKey(key: CursorKey): SyncCursor {
-  return { lastModified: new Date(key.at).toISOString(), id: key.id };
-}
-
-/** Orders keys by instant, then by `id`: the order of `(lastModified, id)` with `lastModified` read as an instant. */
-export function compareKeys(a: CursorKey, b: CursorKey): number {
-  const byTime = a.at - b.at;
-  if (byTime !== 0) return byTime;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

@@ -8,18 +8,18 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
-import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../client/internal.js';
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../../client/internal.js';
+import { ValidationError, type ValidationIssue } from '../../errors.js';
 import {
   CommandLine,
   collectIssues,
   type FlagSpec,
   readVariables,
   usageColumns,
-} from '../internal/command-line.js';
-import { host, logLevel, nonEmptyString, parseOptions, portText } from '../internal/options.js';
-import { type ConnectorOptions, connectorOptionsSchema, DEFAULT_KEY_FILE } from './connector-options.js';
-import { FileKeyStore, type KeyStore, ReadOnlyKeyStore } from './keys/index.js';
+} from '../../internal/command-line.js';
+import { host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
+import { type ConnectorOptions, connectorOptionsSchema, DEFAULT_KEY_FILE } from '../core/index.js';
+import { FileKeyStore, type KeyStore, ReadOnlyKeyStore } from '../keys/index.js';
 
 /** What a worker runs: the sync loop, the task poller, or both. */
 export type WorkerRole = 'sync' | 'tasks' | 'all';

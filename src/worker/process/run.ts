@@ -1,7 +1,6 @@
-import type { Connector } from '../connector/index.js';
-import { onShutdownSignal, type SignalSource } from '../internal/signals.js';
-import type { ConnectorOptions } from './connector-options.js';
-import { ConnectorWorker } from './worker.js';
+import type { Connector } from '../../connector/index.js';
+import { onShutdownSignal, type SignalSource } from '../../internal/signals.js';
+import { type ConnectorOptions, ConnectorWorker } from '../core/index.js';
 
 export type { SignalSource };
 

@@ -1,23 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { IntegrationClient, isRetryable, NetworkError, type RetryEvent } from '../client/index.js';
-import type { Connector, StateAccess } from '../connector/index.js';
-import { backoffDelay } from '../internal/backoff.js';
-import { OneAtATime } from '../internal/one-at-a-time.js';
-import { func, parseOptions } from '../internal/options.js';
-import { shownUrl } from '../internal/shown-url.js';
-import { abortAfter, settlesWithin, sleep } from '../internal/wait.js';
-import {
-  type ConnectorOptions,
-  poolConnections,
-  type ResolvedConnectorOptions,
-  resolveConnectorOptions,
-  SHUTDOWN_MARGIN_MS,
-} from './connector-options.js';
-import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from './errors.js';
-import { announceNewKey, KeyRotation } from './key-rotation.js';
-import { KeyRing, type PublicKeyInfo } from './keys/index.js';
-import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { IntegrationClient, isRetryable, NetworkError, type RetryEvent } from '../../client/index.js';
+import type { Connector, StateAccess } from '../../connector/index.js';
+import { backoffDelay } from '../../internal/backoff.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { func, parseOptions } from '../../internal/options.js';
+import { shownUrl } from '../../internal/shown-url.js';
+import { abortAfter, settlesWithin, sleep } from '../../internal/wait.js';
+import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from '../errors.js';
+import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -25,21 +16,30 @@ import {
   OperationsServer,
   type PinoLogger,
   type SyncMode,
-} from './operations/index.js';
-import { runOnSchedule, type ScheduledJob } from './schedule.js';
-import { logStartFailure, startFailure } from './start-failure.js';
-import { StateStore } from './state.js';
-import { SyncAfterTasks } from './sync/after-tasks.js';
+} from '../operations/index.js';
 import {
   hasLookup,
   type RunContext,
   type RunReport,
   runIncremental,
   runLookup,
+  runOnSchedule,
   runReconcile,
   runSnapshot,
-} from './sync/runs.js';
-import { TaskPoller } from './tasks/index.js';
+  type ScheduledJob,
+  StateStore,
+  SyncAfterTasks,
+} from '../sync/index.js';
+import { TaskPoller } from '../tasks/index.js';
+import {
+  type ConnectorOptions,
+  poolConnections,
+  type ResolvedConnectorOptions,
+  resolveConnectorOptions,
+  SHUTDOWN_MARGIN_MS,
+} from './connector-options.js';
+import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { logStartFailure, startFailure } from './start-failure.js';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
 export type AppStateOf<C extends Connector<object>> = C extends Connector<infer AppState> ? AppState : never;

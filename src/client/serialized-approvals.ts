@@ -1,10 +1,10 @@
 /**
- * The connector's own way to send Update approvals (endpoint 11) with a body it has already validated and
- * serialized, so that each approval of a sync is checked and turned into JSON once rather than again by the client.
+ * The sync's own way to send Update approvals (endpoint 11) with a body it has already validated and serialized, so
+ * that each approval of a sync is checked and turned into JSON once rather than again by the client.
  *
  * Kept off the client's public type on purpose: each `IntegrationClient` registers its sender here when it is built,
- * and only the kit's own modules can import this one (it is in no entry of the package). A symbol-keyed method would
- * have been visible in the client's declared type; a registry keyed by the client object is not.
+ * and the worker's sync reaches it through the client's `internal.ts` (in no entry of the package). A symbol-keyed
+ * method would have been visible in the client's declared type; a registry keyed by the client object is not.
  */
 
 /** Sends `body`, the JSON text of `{"approvals":[...]}`, as Update approvals, with the client's retries. */

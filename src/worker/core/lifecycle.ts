@@ -3,7 +3,7 @@
  * does not allow.
  * @module
  */
-import { ApprovalKitError } from '../errors.js';
+import { ApprovalKitError } from '../../errors.js';
 
 /**
  * Where a worker is in its life. `idle` until `start()`; `starting` while it loads state and keys, registers and

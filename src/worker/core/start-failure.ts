@@ -4,10 +4,10 @@
  * line without a stack. Any other failure is logged as it is, with its stack.
  * @module
  */
-import { NotFoundError, ProtocolMismatchError, UnauthorizedError } from '../client/index.js';
-import { PortInUseError } from '../errors.js';
-import { ConnectorTokenRejectedError, ServiceNotFoundError } from './errors.js';
-import { OperationsServerListenError, type PinoLogger } from './operations/index.js';
+import { NotFoundError, ProtocolMismatchError, UnauthorizedError } from '../../client/index.js';
+import { PortInUseError } from '../../errors.js';
+import { ConnectorTokenRejectedError, ServiceNotFoundError } from '../errors.js';
+import { OperationsServerListenError, type PinoLogger } from '../operations/index.js';
 
 /** A start failure whose message says what to change: logged without a stack, which would say nothing more. */
 export type DiagnosedStartFailure =

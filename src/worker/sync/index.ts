@@ -1,0 +1,22 @@
+/**
+ * The sync: its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
+ * (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the runs that follow tasks (`after-tasks.ts`);
+ * the schedules it runs on (`schedule.ts`); connector state, where its cursor is saved (`state.ts`), and the
+ * cursor's order (`cursor.ts`). See
+ * `docs/connector.md`.
+ * @module
+ */
+
+export { SyncAfterTasks } from './after-tasks.js';
+export { compareKeys, keyOfCursor } from './cursor.js';
+export {
+  hasLookup,
+  type RunContext,
+  type RunReport,
+  runIncremental,
+  runLookup,
+  runReconcile,
+  runSnapshot,
+} from './runs.js';
+export { runOnSchedule, type Schedule, type ScheduledJob, scheduleSchema } from './schedule.js';
+export { StateStore, savedCursorOf } from './state.js';
