@@ -1,6 +1,6 @@
 /**
- * The one command-line reader of the kit's commands (`connector backend`, `dev`, `keys`, `create`, a worker's flags)
- * and of `npm start`: `node:util`'s `parseArgs` reads the words, and the options pipeline checks them together with
+ * The one command-line reader of the kit's commands (`connector backend`, `dev`, `keys`, `create`, `verify`, a
+ * worker's flags) and of `npm start`: `node:util`'s `parseArgs` reads the words, and the options pipeline checks them together with
  * the environment variables the command reads, so that a flag and a variable are refused alike, each named as the
  * user wrote it, every problem in one message.
  * @module
@@ -10,10 +10,14 @@ import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { asFlags, parseOptions } from './options.js';
 
-/** A flag: its value's type as `parseArgs` reads it, a one-letter alias, and the schema that checks it. */
+/**
+ * A flag: its value's type as `parseArgs` reads it, a one-letter alias, whether it may be given more than once (its
+ * values are then a list, in their order), and the schema that checks it.
+ */
 export interface FlagSpec<S extends z.ZodType = z.ZodType> {
   type: 'string' | 'boolean';
   short?: string;
+  multiple?: boolean;
   schema: S;
 }
 
@@ -110,9 +114,13 @@ export class CommandLine<
       args: [...argv],
       options: {
         ...Object.fromEntries(
-          Object.entries(flags).map(([name, { type, short }]) => [
+          Object.entries(flags).map(([name, { type, short, multiple }]) => [
             name,
-            short === undefined ? { type } : { type, short },
+            {
+              type,
+              ...(short === undefined ? {} : { short }),
+              ...(multiple === undefined ? {} : { multiple }),
+            },
           ]),
         ),
         help: { type: 'boolean', short: 'h' },
