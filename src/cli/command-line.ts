@@ -6,47 +6,8 @@
 import { PortInUseError, ValidationError } from '../errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
-/** Where a command reads its environment and prints; the process's own by default, stand-ins in tests. */
-export interface CommandIo {
-  env: Readonly<Record<string, string | undefined>>;
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
-
-/** A command line as {@link readCommandLine} reads it: the kit's `CommandLine`. */
-export interface CommandLineParser<T> {
-  readonly usage: string;
-  parse(argv: readonly string[], env: CommandIo['env']): T | 'help';
-}
-
-const PROCESS_IO: CommandIo = { env: process.env, stdout: process.stdout, stderr: process.stderr };
-
-/**
- * The options a command line gives, or the exit code to end with: for `--help`, the usage printed on stdout, done;
- * for a refusal, its message (one line) and the usage on stderr, refused. `check` takes the options further (a
- * project's name, a subcommand); a `ValidationError` it throws, `commandLine.refuse(…)`, is a refusal too.
- */
-export function readCommandLine<T, R = T>(
-  commandLine: CommandLineParser<T>,
-  argv: readonly string[],
-  {
-    io = PROCESS_IO,
-    check = (options: T) => options as unknown as R,
-  }: { io?: CommandIo; check?: (options: T) => R } = {},
-): R | number {
-  try {
-    const options = commandLine.parse(argv, io.env);
-    if (options === 'help') {
-      io.stdout.write(`${commandLine.usage}\n`);
-      return EXIT_CODES.done;
-    }
-    return check(options);
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    io.stderr.write(`${error.message}\n\n${commandLine.usage}\n`);
-    return EXIT_CODES.refused;
-  }
-}
+// Where a worker reads its configuration too (`runWorker`), which loads nothing of the commands.
+export { type CommandIo, type CommandLineParser, readCommandLine } from '../internal/command-line.js';
 
 /**
  * A server a command starts could not start: prints why, in one line, and answers the exit code. A port in use is

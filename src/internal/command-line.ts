@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
+import { WORKER_EXIT_CODES } from './exit-codes.js';
 import { asFlags, parseOptions } from './options.js';
 
 /**
@@ -158,6 +159,49 @@ export class CommandLine<
     );
     if (issues.length > 0 || parsed === undefined) throw new ValidationError(this.#spec.subject, issues);
     return parsed;
+  }
+}
+
+/** Where a command reads its environment and prints; the process's own by default, stand-ins in tests. */
+export interface CommandIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** A command line as {@link readCommandLine} reads it: a {@link CommandLine}, or a worker's configuration. */
+export interface CommandLineParser<T> {
+  readonly usage: string;
+  parse(argv: readonly string[], env: CommandIo['env']): T | 'help';
+}
+
+const PROCESS_IO: CommandIo = { env: process.env, stdout: process.stdout, stderr: process.stderr };
+
+/**
+ * The options a command line gives, or the exit code to end with: for `--help`, the usage printed on stdout, done;
+ * for a refusal, its message (one line) and the usage on stderr, refused. `check` takes the options further (a
+ * project's name, a subcommand); a `ValidationError` it throws, `commandLine.refuse(…)`, is a refusal too. Every
+ * command reads its command line with this, and a worker its configuration, so that they all refuse alike.
+ */
+export function readCommandLine<T, R = T>(
+  commandLine: CommandLineParser<T>,
+  argv: readonly string[],
+  {
+    io = PROCESS_IO,
+    check = (options: T) => options as unknown as R,
+  }: { io?: CommandIo; check?: (options: T) => R } = {},
+): R | number {
+  try {
+    const options = commandLine.parse(argv, io.env);
+    if (options === 'help') {
+      io.stdout.write(`${commandLine.usage}\n`);
+      return WORKER_EXIT_CODES.stopped;
+    }
+    return check(options);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    io.stderr.write(`${error.message}\n\n${commandLine.usage}\n`);
+    return WORKER_EXIT_CODES.refused;
   }
 }
 
