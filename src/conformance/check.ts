@@ -4,16 +4,41 @@
  */
 import type { UiTemplateWrite } from '../api/index.js';
 import type { ReferenceBackend } from '../backend/index.js';
-import type { Connector } from '../connector/index.js';
+import type { Connector, ConnectorSource } from '../connector/index.js';
+import type { SourceKind } from '../connector/internal.js';
 import { seededRandom } from '../internal/random.js';
+import { unreachable } from '../internal/unreachable.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
 import { CheckSkipped, ConformanceFailure, messageOf } from './report.js';
 import { SOURCE_CLOCKS, type SourceClock, Stage, type StageSettings } from './stage.js';
 
+/** What the checks make of a kind of source. */
+export interface SourceKindTraits {
+  /** The kind in a sentence: `'a snapshot source'`. */
+  readonly named: string;
+  /** Whether its runs save a `(lastModified, id)` cursor, which the cursor checks watch. */
+  readonly savesCursor: boolean;
+  /**
+   * Whether it lists only what is open now: a request it stops listing is resolved by the next run, one resolved
+   * before it was first listed never reaches the service, and one resolved keeps the content it was last listed
+   * with. Otherwise a request deleted from the source can be anything until a reconciliation.
+   */
+  readonly listsOpenOnly: boolean;
+}
+
+/**
+ * What the checks make of each kind of source, keyed by every kind `ConnectorSource` declares: a new kind is a
+ * compile error here until it says, and the checks read these rather than the kind's name.
+ */
+export const SOURCE_KINDS = {
+  incremental: { named: 'an incremental source', savesCursor: true, listsOpenOnly: false },
+  snapshot: { named: 'a snapshot source', savesCursor: false, listsOpenOnly: true },
+} as const satisfies Record<SourceKind, SourceKindTraits>;
+
 /** What the connector declares, read once from a connector built for a throwaway driver. */
 export interface Declared {
   name: string;
-  kind: 'incremental' | 'snapshot';
+  kind: SourceKind;
   ordered: boolean;
   taskTypes: string[];
   lookup: boolean;
@@ -26,12 +51,24 @@ export function declarationsOf(connector: Connector<object>): Declared {
   return {
     name: connector.constructor.name,
     kind: source.kind,
-    ordered: source.kind === 'incremental' && source.ordered,
+    ordered: orderedIn(source),
     taskTypes: Object.keys(connector.tasks),
     lookup: source.lookup !== undefined,
     authRequired: connector.authRequired,
     uiTemplates: connector.uiTemplates,
   };
+}
+
+/** Whether the source declares that it reads in `(lastModified, id)` order. */
+function orderedIn(source: ConnectorSource<object>): boolean {
+  switch (source.kind) {
+    case 'incremental':
+      return source.ordered;
+    case 'snapshot':
+      return false;
+    default:
+      return unreachable(source, 'source');
+  }
 }
 
 /** What a check runs in: the backend, the subject, the seed and a way to open stages that are closed after it. */
@@ -77,6 +114,20 @@ export class CheckEnvironment<D extends SourceDriver = SourceDriver> {
     const clocks = Object.keys(SOURCE_CLOCKS) as SourceClock[];
     this.#clockTurn ??= Math.floor(this.random() * clocks.length);
     return clocks[this.#clockTurn++ % clocks.length] ?? 'equal';
+  }
+
+  /** What the checks make of the declared kind of source. */
+  get source(): SourceKindTraits {
+    return SOURCE_KINDS[this.declared.kind];
+  }
+
+  /**
+   * Compares what the stage's service holds with what its source holds, as the declared kind of source shows it
+   * (see {@link Stage.expectExact}).
+   */
+  expectExact(stage: Stage<D>, context: string): Promise<void> {
+    const { listsOpenOnly } = this.source;
+    return stage.expectExact(listsOpenOnly ? 'resolved' : 'any', listsOpenOnly, context);
   }
 
   /** A title for a request, drawn from the seed. */

@@ -118,6 +118,5 @@ export const failedRunCheck: Check = {
 const isPush = (request: WireRequest) => request.path === '/v2/rawapprovals' && request.method !== 'GET';
 
 async function exactAfter(environment: CheckEnvironment, stage: Stage, what: string): Promise<void> {
-  const snapshot = environment.declared.kind === 'snapshot';
-  await stage.expectExact(snapshot ? 'resolved' : 'any', snapshot, ` after ${what}`);
+  await environment.expectExact(stage, ` after ${what}`);
 }

@@ -201,13 +201,11 @@ async function run(environment: CheckEnvironment): Promise<void> {
       );
     }
     await worker.kill('SIGTERM');
-    const snapshot = environment.declared.kind === 'snapshot';
-    await stage.expectExact(
-      snapshot ? 'resolved' : 'any',
-      snapshot,
+    await environment.expectExact(
+      stage,
       ` after ${KILLS} connector processes were killed with SIGKILL and one more ran`,
     );
-    if (!snapshot) watch.expectKept('the connector processes', { written: true });
+    if (environment.source.savesCursor) watch.expectKept('the connector processes', { written: true });
   } finally {
     await processes.close();
     await rm(directory, { recursive: true, force: true });

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Connector } from '../connector/index.js';
+import type { SourceKind, SourceOfKind } from '../connector/internal.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
 import { CheckErrored, CheckSkipped, ConformanceFailure, messageOf } from './report.js';
 
@@ -102,6 +103,12 @@ export function newConnector<D extends SourceDriver>(
 /** Which read of the source yielded a record: a sync run's `changes()` or `snapshot()`, or `lookup()`. */
 export type ReadKind = 'changes' | 'lookup';
 
+/** The method a sync run reads, by kind of source: what {@link watchReads} watches as its `changes` read. */
+export const SYNC_READS = {
+  incremental: 'changes',
+  snapshot: 'snapshot',
+} as const satisfies { [K in SourceKind]: keyof SourceOfKind<K> };
+
 /**
  * Called after the connector has yielded its `count`-th record of one read (from 1), before the kit gets it: the
  * connector is suspended at its `yield`, having computed that record and read what it read so far.
@@ -130,8 +137,7 @@ export function watchReads(
       }
     };
   };
-  wrap('changes', 'changes');
-  wrap('changes', 'snapshot');
+  wrap('changes', SYNC_READS[connector.source.kind]);
   wrap('lookup', 'lookup');
   Object.defineProperty(connector, 'source', { value: watched, configurable: true, writable: true });
   return connector;

@@ -13,10 +13,6 @@ import type { WireRequest } from './wire.js';
 
 const APPROVALS_PATH = '/v2/rawapprovals';
 
-function deletedMeans(environment: CheckEnvironment): 'resolved' | 'any' {
-  return environment.declared.kind === 'snapshot' ? 'resolved' : 'any';
-}
-
 /** Says, in a failure, which connector lifetime and which source clock the stage had. */
 function inContext(stage: Stage, error: unknown): unknown {
   if (!(error instanceof ConformanceFailure)) return error;
@@ -81,7 +77,7 @@ async function resolvedAndDeletedAfterASync(environment: CheckEnvironment, stage
 }
 
 async function exact(environment: CheckEnvironment, stage: Stage, context: string): Promise<void> {
-  await stage.expectExact(deletedMeans(environment), environment.declared.kind === 'snapshot', context);
+  await environment.expectExact(stage, context);
 }
 
 const isPush = (request: WireRequest) => request.path === APPROVALS_PATH && request.method !== 'GET';
@@ -178,7 +174,7 @@ export const syncChecks: Check[] = [
     title: 'the cursor is saved only after the service acknowledged, and never moves back',
     run: (environment) =>
       underBothLifetimes(environment, async (stage) => {
-        requires(environment.declared.kind === 'incremental', 'a snapshot source keeps no cursor');
+        requires(environment.source.savesCursor, `${environment.source.named} keeps no cursor`);
         const watch = new CursorWatch(stage);
         const options = { sync: { batchSize: 2 } };
         for (let index = 0; index < 5; index += 1) await stage.create(environment.title());
@@ -204,7 +200,7 @@ export const syncChecks: Check[] = [
     title: 'for a snapshot source, a request it no longer lists is resolved, however large the listing',
     run: (environment) =>
       underBothLifetimes(environment, async (stage) => {
-        requires(environment.declared.kind === 'snapshot', 'the source is incremental');
+        requires(environment.source.listsOpenOnly, `the source is ${environment.declared.kind}`);
         await resolvedAndDeletedAfterASync(environment, stage);
         await expectRun(stage.syncRun(), 'the second sync run');
         await exact(environment, stage, ' after requests were resolved or deleted in the source');
@@ -218,11 +214,7 @@ export const syncChecks: Check[] = [
         requires(environment.declared.lookup, 'the source has no lookup(): no reconciliation');
         await resolvedAndDeletedAfterASync(environment, stage);
         await expectRun(stage.syncRun({ mode: 'reconcile' }), 'a reconciliation');
-        await stage.expectExact(
-          'resolved',
-          environment.declared.kind === 'snapshot',
-          ' after a reconciliation',
-        );
+        await stage.expectExact('resolved', environment.source.listsOpenOnly, ' after a reconciliation');
       }),
   },
 ];

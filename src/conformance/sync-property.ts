@@ -144,8 +144,7 @@ async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]
     lifetime: 'process',
     clock: environment.nextClock(),
   });
-  const incremental = environment.declared.kind === 'incremental';
-  const watch = incremental ? new CursorWatch(stage) : undefined;
+  const watch = environment.source.savesCursor ? new CursorWatch(stage) : undefined;
   const player = new Player(stage, watch);
   try {
     for (const step of sequence) await player.play(step);
@@ -153,11 +152,7 @@ async function play(environment: CheckEnvironment, sequence: readonly SyncStep[]
       stage.syncRun({ ...(watch === undefined ? {} : { listener: watch.listener() }) }),
       'the run after the sequence',
     );
-    await stage.expectExact(
-      incremental ? 'any' : 'resolved',
-      !incremental,
-      ' after the sequence and one more run',
-    );
+    await environment.expectExact(stage, ' after the sequence and one more run');
     watch?.expectKept();
   } finally {
     await stage.close();

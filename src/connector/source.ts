@@ -88,6 +88,18 @@ export type ConnectorSource<AppState extends object = Record<string, unknown>> =
   | IncrementalSource<AppState>
   | SnapshotSource<AppState>;
 
+/**
+ * The kinds of source, as `ConnectorSource` declares them. The kit's code that tells them apart does so with a table
+ * keyed by this or a `switch` that ends in `unreachable()`, so that a new kind is a compile error at each such place.
+ */
+export type SourceKind = ConnectorSource['kind'];
+
+/** The declaration of one kind of source: `SourceOfKind<'snapshot'>` is a `SnapshotSource`. */
+export type SourceOfKind<K extends SourceKind, AppState extends object = Record<string, unknown>> = Extract<
+  ConnectorSource<AppState>,
+  { kind: K }
+>;
+
 /** A source record as checked: `lastModified` an ISO string, unknown fields left out. */
 export type ParsedSourceApproval = z.output<typeof SourceApprovalSchema> & { lastModified?: string };
 

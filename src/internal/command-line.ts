@@ -1,6 +1,6 @@
 /**
- * The one command-line reader of the kit's commands (`connector backend`, `dev`, `keys`, `create`, a worker's flags)
- * and of `npm start`: `node:util`'s `parseArgs` reads the words, and the options pipeline checks them together with
+ * The one command-line reader of the kit's commands (`connector backend`, `dev`, `keys`, `create`, `verify`, a
+ * worker's flags) and of `npm start`: `node:util`'s `parseArgs` reads the words, and the options pipeline checks them together with
  * the environment variables the command reads, so that a flag and a variable are refused alike, each named as the
  * user wrote it, every problem in one message.
  * @module
@@ -8,12 +8,17 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
+import { WORKER_EXIT_CODES } from './exit-codes.js';
 import { asFlags, parseOptions } from './options.js';
 
-/** A flag: its value's type as `parseArgs` reads it, a one-letter alias, and the schema that checks it. */
+/**
+ * A flag: its value's type as `parseArgs` reads it, a one-letter alias, whether it may be given more than once (its
+ * values are then a list, in their order), and the schema that checks it.
+ */
 export interface FlagSpec<S extends z.ZodType = z.ZodType> {
   type: 'string' | 'boolean';
   short?: string;
+  multiple?: boolean;
   schema: S;
 }
 
@@ -115,9 +120,13 @@ export class CommandLine<
       args: [...argv],
       options: {
         ...Object.fromEntries(
-          Object.entries(flags).map(([name, { type, short }]) => [
+          Object.entries(flags).map(([name, { type, short, multiple }]) => [
             name,
-            short === undefined ? { type } : { type, short },
+            {
+              type,
+              ...(short === undefined ? {} : { short }),
+              ...(multiple === undefined ? {} : { multiple }),
+            },
           ]),
         ),
         help: { type: 'boolean', short: 'h' },
@@ -155,6 +164,78 @@ export class CommandLine<
     );
     if (issues.length > 0 || parsed === undefined) throw new ValidationError(this.#spec.subject, issues);
     return parsed;
+  }
+}
+
+/** Where a command reads its environment and prints; the process's own by default, stand-ins in tests. */
+export interface CommandIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** A command line as {@link readCommandLine} reads it: a {@link CommandLine}, or a worker's configuration. */
+export interface CommandLineParser<T> {
+  readonly usage: string;
+  /** Its flags, by their names without the dashes: whether each takes a value or is one. */
+  readonly flagTypes?: Readonly<Record<string, 'string' | 'boolean'>>;
+  parse(argv: readonly string[], env: CommandIo['env']): T | 'help';
+}
+
+/**
+ * The flags of the command that npm kept for itself, as `npm run dev --port 8090` does: npm reads every flag before
+ * `--` as its own configuration (`npm_config_port`, `true` for a flag it does not know) and passes the script none
+ * of them, only the words that followed (`8090`, which the command then takes for an argument). One line each,
+ * naming the command line that gives it to the script. Empty outside an npm script.
+ */
+export function flagsNpmKept(
+  flagTypes: Readonly<Record<string, 'string' | 'boolean'>>,
+  argv: readonly string[],
+  env: CommandIo['env'],
+): string[] {
+  const script = env.npm_lifecycle_event;
+  if (script === undefined || script === '') return [];
+  // The words npm passed on, in order: each flag that takes a value left its value among them.
+  const words = argv.filter((argument) => !argument.startsWith('-'));
+  return Object.entries(flagTypes).flatMap(([name, type]) => {
+    const value = env[`npm_config_${name.replaceAll('-', '_')}`];
+    if (value === undefined || value === '' || value === 'false') return [];
+    const shown = value !== 'true' ? value : type === 'string' ? words.shift() : undefined;
+    const given = type === 'boolean' || shown === undefined ? `--${name}` : `--${name} ${shown}`;
+    return [
+      `npm kept --${name} for itself (npm reads the flags before \`--\` as its own): run \`npm run ${script} -- ${given}\` to give it to the command`,
+    ];
+  });
+}
+
+const PROCESS_IO: CommandIo = { env: process.env, stdout: process.stdout, stderr: process.stderr };
+
+/**
+ * The options a command line gives, or the exit code to end with: for `--help`, the usage printed on stdout, done;
+ * for a refusal, its message (one line) and the usage on stderr, refused. `check` takes the options further (a
+ * project's name, a subcommand); a `ValidationError` it throws, `commandLine.refuse(…)`, is a refusal too. Every
+ * command reads its command line with this, and a worker its configuration, so that they all refuse alike.
+ */
+export function readCommandLine<T, R = T>(
+  commandLine: CommandLineParser<T>,
+  argv: readonly string[],
+  {
+    io = PROCESS_IO,
+    check = (options: T) => options as unknown as R,
+  }: { io?: CommandIo; check?: (options: T) => R } = {},
+): R | number {
+  try {
+    const options = commandLine.parse(argv, io.env);
+    if (options === 'help') {
+      io.stdout.write(`${commandLine.usage}\n`);
+      return WORKER_EXIT_CODES.stopped;
+    }
+    for (const line of flagsNpmKept(commandLine.flagTypes ?? {}, argv, io.env)) io.stderr.write(`${line}\n`);
+    return check(options);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    io.stderr.write(`${error.message}\n\n${commandLine.usage}\n`);
+    return WORKER_EXIT_CODES.refused;
   }
 }
 

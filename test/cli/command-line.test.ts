@@ -7,6 +7,8 @@ import { runKeysCommand } from '../../src/cli/commands/keys.js';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { CommandLine } from '../../src/internal/command-line.js';
 import { nonEmptyString, portText } from '../../src/internal/options.js';
+import { runWorker } from '../../src/worker/index.js';
+import { WORKER_USAGE } from '../../src/worker/internal.js';
 
 const USAGE = 'Usage: demo [file] [--port N] [--dry-run]';
 
@@ -154,4 +156,29 @@ describe('the commands’ command lines', () => {
       });
     },
   );
+
+  it('a worker refuses its configuration as a command its command line, and answers --help alike', async () => {
+    const worker = (env: Record<string, string>) => (argv: readonly string[]) =>
+      runWorker(
+        () => {
+          throw new Error('a refused worker builds no connector');
+        },
+        { argv, env },
+      );
+    const help = await run(worker({ OPERATIONS_PORT: 'ninety' }), ['--help', '--bogus']);
+    expect(help).toEqual({ code: EXIT_CODES.done, stdout: `${WORKER_USAGE}\n`, stderr: '' });
+    const bad = await run(worker({ APPROVAL_SERVICE_URL: 'http://127.0.0.1:1', OPERATIONS_PORT: 'ninety' }), [
+      '--rol',
+      'tasks',
+    ]);
+    expect(bad).toEqual({
+      code: EXIT_CODES.refused,
+      stdout: '',
+      stderr:
+        'Invalid worker configuration: Unknown option `--rol`; did you mean `--role`?; ' +
+        'Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string); ' +
+        'Expected `APPROVAL_CONNECTOR_TOKEN` to be set to the connector token (or `service.token` in the config file), ' +
+        `got nothing\n\n${WORKER_USAGE}\n`,
+    });
+  });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runRunCommand } from '../../src/cli/commands/run.js';
+import { WORKER_USAGE } from '../../src/worker/internal.js';
 import { runInProcess } from './support/in-process.js';
 import {
   type BackendProcess,
@@ -224,21 +225,18 @@ describe('connector run', () => {
       CONNECTOR_CONFIG: file,
     });
     expect(worker.code).toBe(2);
+    // As every command refuses its command line: one line naming every problem, then the usage.
     expect(worker.stderr).toBe(
-      [
-        'Invalid worker configuration:',
-        '  - Unknown option `--rol`; did you mean `--role`?',
-        '  - Expected `APPROVAL_SERVICE_URL` to be an absolute http or https URL, got `"approvals.example.com"` (string)',
-        '  - Expected `CONNECTOR_ROLE` to be one of `sync`, `tasks`, `all`, got `"sink"` (string)',
-        '  - Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string)',
-        '  - Unexpected option `sync.enabled` in the config file: the role (--role, CONNECTOR_ROLE) says what a worker runs',
-        '  - Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
-        '  - Expected `sync.batchSize` to be an integer from 1 to 500, got `0` (number)',
-        '  - Unknown option `poller.concurency`; did you mean `poller.concurrency`?',
-        '',
-        'Run with --help for every option and variable.',
-        '',
-      ].join('\n'),
+      `${[
+        'Invalid worker configuration: Unknown option `--rol`; did you mean `--role`?',
+        'Expected `APPROVAL_SERVICE_URL` to be an absolute http or https URL, got `"approvals.example.com"` (string)',
+        'Expected `CONNECTOR_ROLE` to be one of `sync`, `tasks`, `all`, got `"sink"` (string)',
+        'Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string)',
+        'Unexpected option `sync.enabled` in the config file: the role (--role, CONNECTOR_ROLE) says what a worker runs',
+        'Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
+        'Expected `sync.batchSize` to be an integer from 1 to 500, got `0` (number)',
+        'Unknown option `poller.concurency`; did you mean `poller.concurrency`?',
+      ].join('; ')}\n\n${WORKER_USAGE}\n`,
     );
     expect(worker.stdout).toBe('');
     expect(worker.stderr).not.toContain(secret);
@@ -252,7 +250,7 @@ describe('connector run', () => {
     });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(
-      `  - Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
+      `Invalid worker configuration: Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
     );
 
     const secret = 'quoted-secret-token-5e2b';
@@ -263,7 +261,7 @@ describe('connector run', () => {
     });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(
-      / {2}- The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
+      /^Invalid worker configuration: The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
     );
     expect(invalid.stderr).not.toContain(secret);
   });

@@ -2,9 +2,11 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import type { ConformanceSubject } from '../../conformance/index.js';
 import { formatReport, runConformance } from '../../conformance/index.js';
+import { CommandLine } from '../../internal/command-line.js';
+import { readCommandLine } from '../command-line.js';
 import { EXIT_CODES } from '../exit-codes.js';
 
 /** The module `connector verify` loads when it is given none: the build of the project's `src/conformance.ts`. */
@@ -26,30 +28,31 @@ Options:
   --skip <name>  leave those checks out (repeatable)
   -h, --help     show this help`;
 
+const commandLine = new CommandLine({
+  subject: 'options of connector verify',
+  usage: USAGE,
+  arguments: { module: z.string().default(DEFAULT_VERIFY_MODULE) },
+  extraArgument: 'connector verify takes one module',
+  flags: {
+    seed: { type: 'string', schema: z.string().optional() },
+    runs: { type: 'string', schema: z.string().optional() },
+    only: { type: 'string', multiple: true, schema: z.array(z.string()).optional() },
+    skip: { type: 'string', multiple: true, schema: z.array(z.string()).optional() },
+  },
+});
+
 /** `connector verify [module]`: the conformance battery. Resolves with its exit code. */
 export async function runVerifyCommand(argv: readonly string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  if (parsed.values.help === true) {
-    console.log(USAGE);
-    return EXIT_CODES.done;
-  }
-  const seed = integerOption(parsed.values.seed, '--seed', 0);
-  const numRuns = integerOption(parsed.values.runs, '--runs', 1);
-  if (typeof seed === 'string' || typeof numRuns === 'string') {
-    console.error(`${typeof seed === 'string' ? seed : numRuns}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  if (parsed.positionals.length > 1) {
-    console.error(`connector verify takes one module, got ${parsed.positionals.length}\n\n${USAGE}`);
-    return EXIT_CODES.refused;
-  }
-  const path = resolve(parsed.positionals[0] ?? DEFAULT_VERIFY_MODULE);
+  const options = readCommandLine(commandLine, argv, {
+    check: (options) => ({
+      ...options,
+      seed: integerOption(options['--seed'], '--seed', 0),
+      numRuns: integerOption(options['--runs'], '--runs', 1),
+    }),
+  });
+  if (typeof options === 'number') return options;
+  const { seed, numRuns, '--only': only, '--skip': skip } = options;
+  const path = resolve(options.module);
   const subject = await loadSubject(path);
   if (typeof subject === 'string') {
     console.error(subject);
@@ -58,8 +61,8 @@ export async function runVerifyCommand(argv: readonly string[]): Promise<number>
   const report = await runConformance(subject, {
     ...(seed === undefined ? {} : { seed }),
     ...(numRuns === undefined ? {} : { numRuns }),
-    ...(parsed.values.only === undefined ? {} : { only: parsed.values.only }),
-    ...(parsed.values.skip === undefined ? {} : { skip: parsed.values.skip }),
+    ...(only === undefined ? {} : { only }),
+    ...(skip === undefined ? {} : { skip }),
   });
   console.log(formatReport(report));
   // A check that could not run says nothing of the connector: the driver (or the module) is what to fix first.
@@ -67,27 +70,12 @@ export async function runVerifyCommand(argv: readonly string[]): Promise<number>
   return report.passed ? EXIT_CODES.done : EXIT_CODES.failed;
 }
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    options: {
-      seed: { type: 'string' },
-      runs: { type: 'string' },
-      only: { type: 'string', multiple: true },
-      skip: { type: 'string', multiple: true },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-  });
-}
-
-/** The option as an integer from `min` up, `undefined` when absent, or the message refusing it. */
-function integerOption(value: string | undefined, name: string, min: number): number | string | undefined {
+/** The option as an integer from `min` up, `undefined` when absent; refused when it is none. */
+function integerOption(value: string | undefined, name: string, min: number): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  return /^\d+$/.test(value) && Number.isSafeInteger(number) && number >= min
-    ? number
-    : `Expected ${name} to be an integer from ${min} up, got \`${value}\``;
+  if (/^\d+$/.test(value) && Number.isSafeInteger(number) && number >= min) return number;
+  throw commandLine.refuse(`Expected ${name} to be an integer from ${min} up, got \`${value}\``);
 }
 
 /** The subject the module exports as `conformance` (or by default), or the message saying what is wrong. */

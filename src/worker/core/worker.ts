@@ -6,6 +6,7 @@ import { backoffDelay } from '../../internal/backoff.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
 import { func, parseOptions } from '../../internal/options.js';
 import { shownUrl } from '../../internal/shown-url.js';
+import { unreachable } from '../../internal/unreachable.js';
 import { abortAfter, settlesWithin, sleep } from '../../internal/wait.js';
 import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
@@ -419,9 +420,16 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   /** Runs a sync of the source, as its declaration says; `full` reads the whole of an incremental source. */
   #sync(full: boolean): Promise<RunReport> {
     const { source } = this.connector;
-    if (source.kind === 'snapshot') return this.#run('snapshot', (context) => runSnapshot(context, source));
-    const { overlapMs } = this.#settings.sync;
-    return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
+    switch (source.kind) {
+      case 'snapshot':
+        return this.#run('snapshot', (context) => runSnapshot(context, source));
+      case 'incremental': {
+        const { overlapMs } = this.#settings.sync;
+        return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
+      }
+      default:
+        return unreachable(source, 'source');
+    }
   }
 
   async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
@@ -544,8 +552,11 @@ const schema = z.custom<z.ZodType>(
 );
 const lookup = fn.optional();
 
-/** What a worker checks of a connector: the declarations the compiler checks, for code it did not see. */
-const DeclaredConnector = z.object({
+/**
+ * What a worker checks of a connector: the declarations the compiler checks, for code it did not see. Exported for
+ * a type test, which ties its `source` to `ConnectorSource`, kind by kind and member by member.
+ */
+export const DeclaredConnector = z.object({
   tasks: z.record(z.string(), z.object({ input: schema, precheck: fn.optional(), run: fn }), {
     error: 'an object of task types, each declared with task({ input, run })',
   }),

@@ -6,13 +6,14 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
+import type { SourceKind } from '../../connector/internal.js';
 import { crossCheck, func, parseOptions } from '../../internal/options.js';
 
 /**
- * How a sync run read the source: changes since the cursor, a full snapshot, a reconciliation, or a lookup of the
- * approvals that tasks just decided.
+ * How a sync run read the source: as its kind declares (changes since the cursor, a full snapshot), a
+ * reconciliation, or a lookup of the approvals that tasks just decided.
  */
-export type SyncMode = 'incremental' | 'snapshot' | 'reconcile' | 'lookup';
+export type SyncMode = SourceKind | 'reconcile' | 'lookup';
 
 /** How a sync run ended. */
 export type SyncOutcome = 'success' | 'failure';

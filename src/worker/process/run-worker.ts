@@ -6,7 +6,8 @@
  */
 import { type LevelWithSilent, pino } from 'pino';
 import type { Connector } from '../../connector/index.js';
-import { formatIssues, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
+import { readCommandLine } from '../../internal/command-line.js';
 import { WORKER_EXIT_CODES } from '../../internal/exit-codes.js';
 import { prettyLogOptions } from '../../internal/pretty-logs.js';
 import type { ConnectorOptions } from '../core/index.js';
@@ -77,22 +78,16 @@ export async function runWorker(
   options: RunWorkerOptions = {},
 ): Promise<number> {
   const env = options.env ?? process.env;
-  let config: ReturnType<typeof loadWorkerConfig>;
-  try {
-    config = loadWorkerConfig({
-      env,
-      argv: options.argv ?? process.argv.slice(2),
-      isTerminal: process.stdout.isTTY === true,
-    });
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    process.stderr.write(`${describeProblems(error)}\n`);
-    return WORKER_EXIT_CODES.refused;
-  }
-  if (config === 'help') {
-    process.stdout.write(`${WORKER_USAGE}\n`);
-    return WORKER_EXIT_CODES.stopped;
-  }
+  // Refused, or `--help` answered, as every command's command line is.
+  const config = readCommandLine(
+    {
+      usage: WORKER_USAGE,
+      parse: (argv, env) => loadWorkerConfig({ env, argv, isTerminal: process.stdout.isTTY === true }),
+    },
+    options.argv ?? process.argv.slice(2),
+    { io: { env, stdout: process.stdout, stderr: process.stderr } },
+  );
+  if (typeof config === 'number') return config;
 
   const logger = await createWorkerLogger({ level: config.logLevel, format: config.logFormat });
   const context: WorkerContext = { env, logger, role: config.role };
@@ -153,14 +148,4 @@ export async function createWorkerLogger(options: {
     sync: true,
   });
   return createLogger({ level: options.level, destination });
-}
-
-/** A refused configuration as one message: every problem on a line of its own. */
-function describeProblems(error: ValidationError): string {
-  return [
-    'Invalid worker configuration:',
-    ...error.issues.map((issue) => `  - ${formatIssues([issue])}`),
-    '',
-    'Run with --help for every option and variable.',
-  ].join('\n');
 }
