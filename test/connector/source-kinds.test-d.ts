@@ -4,7 +4,7 @@ import type { Declared, SOURCE_KINDS, SourceKindTraits } from '../../src/conform
 import type { SYNC_READS } from '../../src/conformance/subject.js';
 import type { SourceKind, SourceOfKind } from '../../src/connector/source.js';
 import type { unreachable } from '../../src/internal/unreachable.js';
-import type { DeclaredConnector } from '../../src/worker/core/worker.js';
+import type { DeclaredConnector } from '../../src/worker/core/declared.js';
 import type { SyncMode } from '../../src/worker/operations/metrics.js';
 
 // A kind of source is declared once, by `ConnectorSource`; every other description of it is tied to that one, and

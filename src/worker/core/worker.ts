@@ -1,13 +1,9 @@
-import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
-import { IntegrationClient, isRetryable, NetworkError, type RetryEvent } from '../../client/index.js';
+import { IntegrationClient } from '../../client/index.js';
 import type { Connector, StateAccess } from '../../connector/index.js';
-import { backoffDelay } from '../../internal/backoff.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
-import { func, parseOptions } from '../../internal/options.js';
-import { shownUrl } from '../../internal/shown-url.js';
+import { parseOptions } from '../../internal/options.js';
 import { unreachable } from '../../internal/unreachable.js';
-import { abortAfter, settlesWithin, sleep } from '../../internal/wait.js';
+import { abortAfter, settlesWithin } from '../../internal/wait.js';
 import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
 import {
@@ -39,7 +35,9 @@ import {
   resolveConnectorOptions,
   SHUTDOWN_MARGIN_MS,
 } from './connector-options.js';
+import { DeclaredConnector } from './declared.js';
 import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { publishTemplates, retryReporter, untilReachable } from './service.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
@@ -485,107 +483,24 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   }
 
   /** Publishes each declared template whose content differs from what the service holds. */
-  async #publishTemplates(): Promise<void> {
-    const { uiTemplates } = this.connector;
-    if (uiTemplates.length === 0) return;
-    const held = await this.#client.getUiTemplates({ signal: this.#stopping.signal });
-    const changed = uiTemplates.filter(
-      (template) =>
-        !held.some(
-          (existing) =>
-            existing.type === template.type &&
-            isDeepStrictEqual(existing.uiTemplate[template.schemaId], template.template),
-        ),
-    );
-    if (changed.length === 0) return;
-    await this.#client.putUiTemplates(changed, { signal: this.#stopping.signal });
-    this.#logger.info(
-      { templates: changed.map(({ type, schemaId }) => `${type}/${schemaId}`) },
-      'published UI templates',
-    );
+  #publishTemplates(): Promise<void> {
+    return publishTemplates(this.#client, this.connector.uiTemplates, this.#stopping.signal, this.#logger);
   }
 
-  /**
-   * Runs a start-up step until it succeeds. While the service is down or unreachable (what the client itself would
-   * retry: network errors, timeouts, 5xx, 429) the step is logged and tried again with backoff, until the worker
-   * stops; any other failure (a rejected token, an invalid registration) ends the start.
-   */
-  async #untilReachable(what: string, step: () => Promise<void>): Promise<void> {
-    const signal = this.#stopping.signal;
-    for (let attempt = 0; !signal.aborted; attempt += 1) {
-      try {
-        await step();
-        return;
-      } catch (error) {
-        if (signal.aborted) return;
-        if (!isRetryable(error, 'safe')) throw error;
-        const delay = backoffDelay(attempt, { ...START_BACKOFF, random: this.#settings.random });
-        // The failure as one line, with where the service was looked for: its stack would say nothing more.
-        const { code } = error as { code?: unknown };
-        const reason = error instanceof Error ? error.message : String(error);
-        const url = shownUrl(this.#baseUrl);
-        // Nothing listening at all is most often a service not started, or a URL mistyped: say both.
-        const hint =
-          error instanceof NetworkError && error.unsent
-            ? `nothing answers at ${url}: is the service running, and is its URL right (APPROVAL_SERVICE_URL, or the service.baseUrl option)?`
-            : undefined;
-        this.#logger.warn(
-          { url, code, error: reason, ...(hint === undefined ? {} : { hint }), attempt, retryInMs: delay },
-          `cannot ${what} yet; retrying`,
-        );
-        await sleep(delay, signal).catch(() => {});
-      }
-    }
+  /** Runs a start-up step until it succeeds, or until the worker stops (see {@link untilReachable}). */
+  #untilReachable(what: string, step: () => Promise<void>): Promise<void> {
+    return untilReachable(what, step, {
+      signal: this.#stopping.signal,
+      random: this.#settings.random,
+      logger: this.#logger,
+      baseUrl: this.#baseUrl,
+    });
   }
 }
 
 // The longest interval a timer takes (about 24 days): the keep-alive timer is there to exist, not to fire.
 const KEEP_ALIVE_INTERVAL_MS = 2 ** 31 - 1;
 
-// While the service cannot be reached at start: from a second, doubling, up to a minute.
-const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const;
-
-const fn = func();
-const schema = z.custom<z.ZodType>(
-  (value) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function',
-  { error: 'a zod schema' },
-);
-const lookup = fn.optional();
-
-/**
- * What a worker checks of a connector: the declarations the compiler checks, for code it did not see. Exported for
- * a type test, which ties its `source` to `ConnectorSource`, kind by kind and member by member.
- */
-export const DeclaredConnector = z.object({
-  tasks: z.record(z.string(), z.object({ input: schema, precheck: fn.optional(), run: fn }), {
-    error: 'an object of task types, each declared with task({ input, run })',
-  }),
-  source: z.discriminatedUnion(
-    'kind',
-    [
-      z.object({ kind: z.literal('incremental'), ordered: z.boolean(), changes: fn, lookup }),
-      z.object({ kind: z.literal('snapshot'), snapshot: fn, lookup }),
-    ],
-    { error: 'declared with incremental({ changes }) or snapshot({ snapshot })' },
-  ),
-  authRequired: z.boolean(),
-  classifyFailure: fn.optional(),
-});
-
 function isLogger(value: ResolvedConnectorOptions['logger']): value is PinoLogger {
   return typeof (value as PinoLogger | undefined)?.child === 'function';
-}
-
-// The client does not log: the worker counts and logs each of its retries, then tells the caller's own hook.
-function retryReporter(
-  metrics: ConnectorMetrics,
-  logger: PinoLogger,
-  own: ConnectorOptions['service']['onRetry'],
-): (event: RetryEvent) => void {
-  return (event) => {
-    const { endpoint, method, path, attempt, delayMs, reason, error } = event;
-    metrics.clientRetry(endpoint, reason);
-    logger.debug({ endpoint, method, path, attempt, delayMs, reason, err: error }, 'retrying a request');
-    own?.(event);
-  };
 }
