@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { type CommandIo, readCommandLine } from '../../src/cli/command-line.js';
@@ -9,6 +10,7 @@ import { CommandLine } from '../../src/internal/command-line.js';
 import { nonEmptyString, portText } from '../../src/internal/options.js';
 import { runWorker } from '../../src/worker/index.js';
 import { WORKER_USAGE } from '../../src/worker/internal.js';
+import { programUsage } from '../../src/worker/process/run-worker.js';
 
 const USAGE = 'Usage: demo [file] [--port N] [--dry-run]';
 
@@ -166,7 +168,14 @@ describe('the commands’ command lines', () => {
         { argv, env },
       );
     const help = await run(worker({ OPERATIONS_PORT: 'ninety' }), ['--help', '--bogus']);
-    expect(help).toEqual({ code: EXIT_CODES.done, stdout: `${WORKER_USAGE}\n`, stderr: '' });
+    const usage = programUsage(process.argv[1]);
+    expect(help).toEqual({ code: EXIT_CODES.done, stdout: `${usage}\n`, stderr: '' });
+    // A usage line first, naming the program as it was started, then the worker's options.
+    expect(usage).toMatch(/^Usage: node \S+ \[options\]\n\nRuns the connector as a worker/);
+    expect(usage.endsWith(WORKER_USAGE)).toBe(true);
+    expect(programUsage(join(process.cwd(), 'dist', 'main.js')).split('\n')[0]).toBe(
+      `Usage: node ${join('dist', 'main.js')} [options]`,
+    );
     const bad = await run(worker({ APPROVAL_SERVICE_URL: 'http://127.0.0.1:1', OPERATIONS_PORT: 'ninety' }), [
       '--rol',
       'tasks',
@@ -178,7 +187,7 @@ describe('the commands’ command lines', () => {
         'Invalid worker configuration: Unknown option `--rol`; did you mean `--role`?; ' +
         'Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string); ' +
         'Expected `APPROVAL_CONNECTOR_TOKEN` to be set to the connector token (or `service.token` in the config file), ' +
-        `got nothing\n\n${WORKER_USAGE}\n`,
+        `got nothing\n\n${usage}\n`,
     });
   });
 });

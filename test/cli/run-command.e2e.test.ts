@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runRunCommand } from '../../src/cli/commands/run.js';
-import { WORKER_USAGE } from '../../src/worker/internal.js';
+import { RUN_USAGE, runRunCommand } from '../../src/cli/commands/run.js';
 import { runInProcess } from './support/in-process.js';
 import {
   type BackendProcess,
@@ -236,7 +235,7 @@ describe('connector run', () => {
         'Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
         'Expected `sync.batchSize` to be an integer from 1 to 500, got `0` (number)',
         'Unknown option `poller.concurency`; did you mean `poller.concurrency`?',
-      ].join('; ')}\n\n${WORKER_USAGE}\n`,
+      ].join('; ')}\n\n${RUN_USAGE}\n`,
     );
     expect(worker.stdout).toBe('');
     expect(worker.stderr).not.toContain(secret);

@@ -8,7 +8,8 @@ import { WORKER_COMMAND_LINE, WORKER_USAGE } from '../../worker/internal.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { DEFAULT_MODULE } from './default-module.js';
 
-const USAGE = `Usage: connector run [module] [--role sync|tasks|all]
+/** What `connector run --help` prints, and a refusal of its configuration ends with. */
+export const RUN_USAGE = `Usage: connector run [module] [--role sync|tasks|all]
 
 Runs the connector that the module exports as a long-lived worker, until SIGTERM or SIGINT. The module (default:
 ${DEFAULT_MODULE}) has a default export that is the connector, or a function that builds it, sync or async:
@@ -21,7 +22,7 @@ export async function runRunCommand(argv: readonly string[]): Promise<number> {
   // The worker checks its own flags; the first word that is no flag nor a flag's value is the module.
   const { help, words } = WORKER_COMMAND_LINE.scan(argv);
   if (help) {
-    console.log(USAGE);
+    console.log(RUN_USAGE);
     return EXIT_CODES.done;
   }
   const [module] = words;
@@ -33,7 +34,7 @@ export async function runRunCommand(argv: readonly string[]): Promise<number> {
       // The worker checks that what it gets is a connector (its `tasks` and `source`).
       return typeof exported === 'function' ? exported(context) : (exported as Connector<object>);
     },
-    { argv: rest },
+    { argv: rest, usage: RUN_USAGE },
   );
 }
 

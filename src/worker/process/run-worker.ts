@@ -4,6 +4,7 @@
  * both come here. See `docs/worker.md`.
  * @module
  */
+import { relative } from 'node:path';
 import { type LevelWithSilent, pino } from 'pino';
 import type { Connector } from '../../connector/index.js';
 import { ValidationError } from '../../errors.js';
@@ -53,6 +54,12 @@ export interface RunWorkerOptions {
    * @default process.exit when `signals` is the process; `false` when it is a stand-in
    */
   exit?: RunConnectorOptions['exit'];
+  /**
+   * What `--help` prints, and a refusal ends with.
+   * @default a usage line naming the program as it was started (`Usage: node dist/main.js [options]`), then the
+   *   worker's options and variables
+   */
+  usage?: string;
 }
 
 /**
@@ -73,6 +80,16 @@ export interface RunWorkerOptions {
  * process.exitCode = await runWorker(({ env }) => new JiraConnector(new JiraClient(env.JIRA_SITE!)));
  * ```
  */
+/** The usage of a program that runs a worker (a project's `dist/main.js`): how it is started, then its options. */
+export function programUsage(entry: string | undefined): string {
+  const program = entry === undefined ? 'main.js' : relative(process.cwd(), entry) || entry;
+  return `Usage: node ${program} [options]
+
+Runs the connector as a worker until SIGTERM or SIGINT, configured by the environment (and CONNECTOR_CONFIG).
+
+${WORKER_USAGE}`;
+}
+
 export async function runWorker(
   connector: Connector<object> | ConnectorFactory,
   options: RunWorkerOptions = {},
@@ -81,7 +98,7 @@ export async function runWorker(
   // Refused, or `--help` answered, as every command's command line is.
   const config = readCommandLine(
     {
-      usage: WORKER_USAGE,
+      usage: options.usage ?? programUsage(process.argv[1]),
       parse: (argv, env) => loadWorkerConfig({ env, argv, isTerminal: process.stdout.isTTY === true }),
     },
     options.argv ?? process.argv.slice(2),
