@@ -175,6 +175,20 @@ export function nearestKey(key: string, known: readonly string[]): string | unde
 }
 
 /** Levenshtein distance, with a swap of two neighbours counted as one edit (`timoeutMs`). */
+/**
+ * The variable set in `env` whose name is a slip of `name` (two edits at most, a swap of two letters included),
+ * when `name` itself is not set: what a person meant to set.
+ */
+export function misspeltVariable(
+  name: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (env[name] !== undefined) return undefined;
+  return Object.keys(env).find(
+    (candidate) => candidate !== name && env[candidate] !== undefined && editDistance(candidate, name) <= 2,
+  );
+}
+
 function editDistance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) =>
     Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),

@@ -164,6 +164,22 @@ describe('a worker’s configuration', () => {
     ]);
   });
 
+  it('names the variable set by a slip of a required one: did you mean it?', () => {
+    expect(
+      problems({ ...SERVICE, APPROVAL_CONNECTOR_TOKEN: undefined, APPROVAL_CONECTOR_TOKEN: 'token' }),
+    ).toEqual([
+      'Expected `APPROVAL_CONNECTOR_TOKEN` to be set to the connector token (or `service.token` in the config file), ' +
+        'got nothing (`APPROVAL_CONECTOR_TOKEN` is set: did you mean `APPROVAL_CONNECTOR_TOKEN`?)',
+    ]);
+    // Two letters swapped are a slip too; a name further off is not taken for one.
+    expect(
+      problems({ ...SERVICE, APPROVAL_CONNECTOR_TOKEN: undefined, APPROVAL_CONNECTRO_TOKEN: 'token' })[0],
+    ).toContain('did you mean');
+    expect(
+      problems({ ...SERVICE, APPROVAL_CONNECTOR_TOKEN: undefined, APPROVAL_ADMIN_TOKEN: 'token' })[0],
+    ).not.toContain('did you mean');
+  });
+
   it('answers help without reading anything else', () => {
     expect(loadWorkerConfig({ env: { OPERATIONS_PORT: 'bad' }, argv: ['-h'], isTerminal: false })).toBe(
       'help',

@@ -17,7 +17,14 @@ import {
   readVariables,
   usageColumns,
 } from '../../internal/command-line.js';
-import { host, logLevel, nonEmptyString, parseOptions, portText } from '../../internal/options.js';
+import {
+  host,
+  logLevel,
+  misspeltVariable,
+  nonEmptyString,
+  parseOptions,
+  portText,
+} from '../../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema, DEFAULT_KEY_FILE } from '../core/index.js';
 import { FileKeyStore, type KeyStore, ReadOnlyKeyStore } from '../keys/index.js';
 
@@ -221,7 +228,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
   ) as Partial<Variables> | undefined;
   const file = set.CONNECTOR_CONFIG === undefined ? {} : readConfigFile(set.CONNECTOR_CONFIG, issues);
   const merged = withoutRoleOptions(file, issues);
-  const owned = applyVariables(merged, file, set, variables ?? {}, issues);
+  const owned = applyVariables(merged, file, set, variables ?? {}, issues, env);
   collectIssues(issues, () => checkFile(merged, owned));
   if (variables?.CONNECTOR_KEYS_READ_ONLY === true && variables.CONNECTOR_KEYS_FILE === undefined) {
     issues.push({
@@ -279,6 +286,7 @@ function applyVariables(
   set: Readonly<Record<string, string | undefined>>,
   variables: Partial<Variables>,
   issues: ValidationIssue[],
+  env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const owned: string[] = [];
   for (const [name, setting] of SETTINGS) {
@@ -300,10 +308,12 @@ function applyVariables(
       if (isObject(fromFile) && fromFile[key] !== undefined) continue;
       merged[section] ??= {};
       owned.push(setting.option);
+      // A slip of the name is looked for among every variable of the environment, not only the known ones.
+      const slip = misspeltVariable(name, env);
       issues.push({
         code: 'custom',
         path: [name],
-        message: `Expected \`${name}\` to be set to ${setting.required} (or \`${setting.option}\` in the config file), got nothing`,
+        message: `Expected \`${name}\` to be set to ${setting.required} (or \`${setting.option}\` in the config file), got nothing${slip === undefined ? '' : ` (\`${slip}\` is set: did you mean \`${name}\`?)`}`,
       });
     }
   }
