@@ -120,25 +120,7 @@ export async function runCreateCommand(
   const { template, packageManager, install, git } = choices;
   const target = resolve(io.cwd, choices.folder);
   try {
-    const tarball = options['--kit-tarball'];
-    if (tarball !== undefined && !existsSync(resolve(io.cwd, tarball))) {
-      throw new ValidationError(SUBJECT, [
-        {
-          path: ['--kit-tarball'],
-          code: 'custom',
-          message: `${tarball} does not exist: give the kit's tarball`,
-        },
-      ]);
-    }
-    scaffold({
-      target,
-      name: basename(target),
-      template,
-      templatesFolder,
-      kit: readKitPackage(root),
-      // An absolute path: the project's package.json is read from its own folder.
-      ...(tarball === undefined ? {} : { kitSpec: `file:${resolve(io.cwd, tarball)}` }),
-    });
+    create(target, template, templatesFolder, root, resolveTarball(options['--kit-tarball'], io.cwd));
   } catch (error) {
     complain((error as Error).message);
     return error instanceof ValidationError ? EXIT_CODES.refused : EXIT_CODES.failed;
@@ -158,6 +140,35 @@ export async function runCreateCommand(
   }
   say(nextSteps(relative(io.cwd, target) || '.', choices));
   return EXIT_CODES.done;
+}
+
+/** The kit's tarball `--kit-tarball` names, as an absolute path; refused when it does not exist. */
+function resolveTarball(tarball: string | undefined, cwd: string): string | undefined {
+  if (tarball === undefined) return undefined;
+  const path = resolve(cwd, tarball);
+  if (existsSync(path)) return path;
+  throw new ValidationError(SUBJECT, [
+    { path: ['--kit-tarball'], code: 'custom', message: `${tarball} does not exist: give the kit's tarball` },
+  ]);
+}
+
+/** Writes the project's files from the template; its package.json depends on the tarball, when one is given. */
+function create(
+  target: string,
+  template: Template,
+  templatesFolder: string,
+  root: string,
+  tarball?: string,
+): void {
+  scaffold({
+    target,
+    name: basename(target),
+    template,
+    templatesFolder,
+    kit: readKitPackage(root),
+    // An absolute path: the project's package.json is read from its own folder.
+    ...(tarball === undefined ? {} : { kitSpec: `file:${tarball}` }),
+  });
 }
 
 /**
