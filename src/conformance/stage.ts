@@ -76,8 +76,6 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   readonly clock: SourceClock | undefined;
   /** Called after each record a connector of this stage yields: a check changes the source there. */
   onRead: ReadHook | undefined;
-  /** How many connector instances this stage has built. */
-  instances = 0;
   /** The author's own driver, as the connector is given it. */
   readonly #raw: D;
   /** The connector instance of the process now running, if any. */
@@ -124,7 +122,6 @@ export class Stage<D extends SourceDriver = SourceDriver> {
 
   /** A new connector of the subject over this stage's source, its reads watched; not the process's instance. */
   newConnector(): Connector<object> {
-    this.instances += 1;
     return watchReads(newConnector(this.subject, this.#raw), () => this.onRead);
   }
 
