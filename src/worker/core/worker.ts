@@ -18,14 +18,15 @@ import {
   hasLookup,
   type RunContext,
   type RunReport,
+  recordedRun,
   runIncremental,
   runLookup,
-  runOnSchedule,
   runReconcile,
   runSnapshot,
   type ScheduledJob,
   StateStore,
   SyncAfterTasks,
+  syncJobs,
 } from '../sync/index.js';
 import { TaskPoller } from '../tasks/index.js';
 import {
@@ -373,26 +374,12 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       });
       this.#jobs.push(rotation.start());
     }
-    const sync = this.#settings.sync;
-    if (!sync.enabled) return;
-    const tick = (run: () => Promise<RunReport>) => async () => {
-      await run().catch(() => {});
-    };
     this.#jobs.push(
-      runOnSchedule(
-        sync.schedule,
-        tick(() => this.syncNow()),
-      ),
+      ...syncJobs(this.#settings.sync, {
+        sync: () => this.syncNow(),
+        reconcile: hasLookup(this.connector.source) ? () => this.reconcileNow() : undefined,
+      }),
     );
-    if (sync.reconcileSchedule !== false && hasLookup(this.connector.source)) {
-      this.#jobs.push(
-        runOnSchedule(
-          sync.reconcileSchedule,
-          tick(() => this.reconcileNow()),
-        ),
-      );
-    }
-    if (sync.runOnStart) void tick(() => this.syncNow())();
   }
 
   /**
@@ -430,7 +417,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     }
   }
 
-  async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
+  #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
     const logger = componentLogger(this.#logger, 'sync', { mode });
     const signal = this.#stopping.signal;
     const context: RunContext = {
@@ -445,21 +432,10 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       logger,
       now: this.#settings.now,
     };
-    const started = performance.now();
-    try {
-      const report = await read(context);
-      this.metrics.syncRun(mode, 'success');
-      this.metrics.approvalsPushed(report.pushed);
-      const cursor = this.#state.cursor;
-      this.metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
-      logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
-      return report;
-    } catch (error) {
-      this.metrics.syncRun(mode, 'failure');
-      if (!this.#stopping.signal.aborted)
-        logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor');
-      throw error;
-    }
+    return recordedRun(mode, read, context, {
+      metrics: this.metrics,
+      state: this.#state as StateStore<object>,
+    });
   }
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {

@@ -9,6 +9,7 @@
 
 export { SyncAfterTasks } from './after-tasks.js';
 export { compareKeys, keyOfCursor } from './cursor.js';
+export { recordedRun } from './recorded.js';
 export {
   hasLookup,
   type RunContext,
@@ -18,5 +19,12 @@ export {
   runReconcile,
   runSnapshot,
 } from './runs.js';
-export { runOnSchedule, type Schedule, type ScheduledJob, scheduleSchema } from './schedule.js';
+export {
+  runOnSchedule,
+  type Schedule,
+  type ScheduledJob,
+  type SyncSchedules,
+  scheduleSchema,
+  syncJobs,
+} from './schedule.js';
 export { StateStore, savedCursorOf } from './state.js';

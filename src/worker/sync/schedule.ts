@@ -69,3 +69,32 @@ export function runOnSchedule(schedule: Schedule, tick: () => Promise<void>): Sc
     },
   };
 }
+
+/** What {@link syncJobs} schedules, and how. */
+export interface SyncSchedules {
+  /** Whether this worker syncs at all (its role). */
+  enabled: boolean;
+  schedule: Schedule;
+  reconcileSchedule: Schedule | false;
+  runOnStart: boolean;
+}
+
+/**
+ * The sync's jobs: a sync run on its schedule, a reconciliation on its own (when the source can be looked up), and
+ * one sync run at once when asked. A run's failure is the run's to log: here it is dropped, and the schedule goes on.
+ */
+export function syncJobs(
+  schedules: SyncSchedules,
+  runs: { sync(): Promise<unknown>; reconcile?: (() => Promise<unknown>) | undefined },
+): ScheduledJob[] {
+  if (!schedules.enabled) return [];
+  const tick = (run: () => Promise<unknown>) => async () => {
+    await run().catch(() => {});
+  };
+  const jobs = [runOnSchedule(schedules.schedule, tick(runs.sync))];
+  if (schedules.reconcileSchedule !== false && runs.reconcile !== undefined) {
+    jobs.push(runOnSchedule(schedules.reconcileSchedule, tick(runs.reconcile)));
+  }
+  if (schedules.runOnStart) void tick(runs.sync)();
+  return jobs;
+}
