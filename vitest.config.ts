@@ -1,11 +1,20 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { PROCESSES } from './test/setup/processes.js';
 import PackagesFirstSequencer from './test/setup/sequencer.js';
-import { SHARED_MODULES } from './test/setup/shared-modules.js';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/**
+ * A test file's name says which project runs it, by the suffix before `.test.ts` (docs/testing.md):
+ * `.process.test.ts`, a file that starts processes or packs packages; `.isolated.test.ts`, one that mocks, changes
+ * the process (its directory, environment, signal handlers) or intercepts HTTP; a plain `.test.ts`, one that leaves
+ * the process as it found it, run with shared modules. test/setup/processes.test.ts and
+ * test/setup/shared-modules.test.ts check the names against what the files do.
+ */
+const FOLDERS = ['test', 'examples'];
+const PROCESS_FILES = FOLDERS.map((folder) => `${folder}/**/*.process.test.ts`);
+const ISOLATED_FILES = FOLDERS.map((folder) => `${folder}/**/*.isolated.test.ts`);
 
 export default defineConfig({
   // Examples import the package by its name, as a user would; inside the repo that is the source.
@@ -32,15 +41,16 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // `npm test` runs the first two projects, the tests in the test's own process; `npm run test:processes` the third,
-    // the tests of processes and packed packages (test/setup/processes.ts); `npm run test:all`, every one.
+    // the tests of processes and packed packages (`*.process.test.ts`); `npm run test:all`, every one.
     projects: [
       {
-        // Which files share their workers' modules, and why: test/setup/shared-modules.ts.
-        // test/setup/clean-between-files.ts puts back what a test may leave.
+        // The plain `*.test.ts` files share their workers' modules; test/setup/clean-between-files.ts puts back what
+        // a test may leave.
         extends: true,
         test: {
           name: 'shared-modules',
-          include: SHARED_MODULES,
+          include: FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
+          exclude: [...configDefaults.exclude, ...PROCESS_FILES, ...ISOLATED_FILES],
           isolate: false,
           globalSetup: ['test/setup/console-page.ts'],
         },
@@ -49,8 +59,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'isolated',
-          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...SHARED_MODULES, ...PROCESSES],
+          include: ISOLATED_FILES,
           globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts'],
         },
       },
@@ -58,7 +67,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'processes',
-          include: PROCESSES,
+          include: PROCESS_FILES,
           globalSetup: ['test/setup/console-page.ts', 'test/setup/run-folder.ts'],
         },
       },

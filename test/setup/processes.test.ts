@@ -1,12 +1,11 @@
 import { globSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { configDefaults } from 'vitest/config';
 import type { Vitest } from 'vitest/node';
 import config from '../../vitest.config.js';
-import { PROCESSES } from './processes.js';
-import { SHARED_MODULES } from './shared-modules.js';
 import SummaryReporter from './summary-reporter.js';
-import { root, testCodeOf } from './test-code.js';
+import { projectOf, root, testCodeOf, testFiles } from './test-code.js';
 
 /** The tests' helpers that start the kit's processes or install its packed packages. */
 const STARTS_PROCESSES = [
@@ -15,33 +14,41 @@ const STARTS_PROCESSES = [
   'test/e2e/support/packages.ts',
 ];
 
-const files = (patterns: readonly string[]) => new Set(globSync([...patterns], { cwd: root }));
-const everyTestFile = files(['test/**/*.test.ts', 'examples/**/*.test.ts']);
+const projects = (config.test?.projects ?? []) as {
+  test: { name: string; include?: string[]; exclude?: string[] };
+}[];
 
-describe('the processes project (test/setup/processes.ts)', () => {
-  it('has no pattern that matches no file, and shares no file with the shared-modules project', () => {
-    expect(PROCESSES.filter((pattern) => globSync(pattern, { cwd: root }).length === 0)).toEqual([]);
-    const shared = files(SHARED_MODULES);
-    expect([...files(PROCESSES)].filter((file) => shared.has(file))).toEqual([]);
+describe('the processes project (the `*.process.test.ts` files)', () => {
+  it('is one of three projects that each take the files of their suffix, every test file in one of them', () => {
+    const matched = new Map<string, string[]>();
+    for (const { test } of projects.slice(0, 3)) {
+      const files = globSync(test.include ?? [], {
+        cwd: root,
+        exclude: test.exclude ?? configDefaults.exclude,
+      });
+      expect(files.length, test.name).toBeGreaterThan(0);
+      for (const file of files) matched.set(file, [...(matched.get(file) ?? []), test.name]);
+    }
+    const elsewhere = testFiles()
+      .map((file) => `${file}: ${matched.get(file)?.join(', ') ?? 'no project'}`)
+      .filter((line) => !line.endsWith(`: ${projectOf(line.slice(0, line.indexOf(':')))}`));
+    expect(elsewhere).toEqual([]);
+    expect([...matched.keys()].filter((file) => !file.endsWith('.test.ts'))).toEqual([]);
   });
 
-  it('lists every file whose test code starts the kit’s processes through the tests’ helpers', () => {
-    const listed = files(PROCESSES);
-    const unlisted = [...everyTestFile]
-      .filter((file) => !listed.has(file))
+  it('has every file whose test code starts the kit’s processes through the tests’ helpers', () => {
+    const misnamed = testFiles()
+      .filter((file) => projectOf(file) !== 'processes')
       .flatMap((file) =>
         [...testCodeOf(join(root, file)).keys()]
           .map((path) => relative(root, path))
           .filter((path) => STARTS_PROCESSES.includes(path))
           .map((helper) => `${file}: ${helper}`),
       );
-    expect(unlisted).toEqual([]);
+    expect(misnamed).toEqual([]);
   });
 
   it('leaves no test file out of both `npm test` and `npm run test:processes`, and CI runs both', () => {
-    const projects = (config.test?.projects ?? []) as {
-      test: { name: string; include?: string[]; exclude?: string[] };
-    }[];
     expect(projects.map(({ test }) => test.name)).toEqual([
       'shared-modules',
       'isolated',
@@ -61,10 +68,21 @@ describe('the processes project (test/setup/processes.ts)', () => {
     const ci = readFileSync(join(root, '.ci/run'), 'utf8');
     expect(ci).toMatch(/^npm test$/m);
     expect(ci).toMatch(/^npm run test:processes$/m);
-    // The isolated project takes every test file the other two do not: the three together are every test file.
-    const isolated = projects[1]!;
-    expect(isolated.test.include).toEqual(['test/**/*.test.ts', 'examples/**/*.test.ts']);
-    expect(isolated.test.exclude).toEqual(expect.arrayContaining([...SHARED_MODULES, ...PROCESSES]));
+    // Each project takes the files of its suffix; the shared-modules project every other: the three together are
+    // every test file.
+    const [shared, isolated, processes] = projects;
+    expect(shared!.test.include).toEqual(['test/**/*.test.ts', 'examples/**/*.test.ts']);
+    expect(shared!.test.exclude).toEqual([
+      ...configDefaults.exclude,
+      'test/**/*.process.test.ts',
+      'examples/**/*.process.test.ts',
+      'test/**/*.isolated.test.ts',
+      'examples/**/*.isolated.test.ts',
+    ]);
+    expect(isolated!.test.include).toEqual(['test/**/*.isolated.test.ts', 'examples/**/*.isolated.test.ts']);
+    expect(isolated!.test.exclude).toBeUndefined();
+    expect(processes!.test.include).toEqual(['test/**/*.process.test.ts', 'examples/**/*.process.test.ts']);
+    expect(processes!.test.exclude).toBeUndefined();
   });
 
   it.each([

@@ -6,14 +6,14 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * (test/e2e/support/packages.ts), and do little else: they start first, so that the packing runs beside the rest of
  * the suite.
  */
-const MAKERS = ['test/e2e/installed-package.test.ts', 'test/e2e/create-connector.test.ts'];
+const MAKERS = ['test/e2e/installed-package.process.test.ts', 'test/e2e/create-connector.process.test.ts'];
 
 /**
  * The files of generated projects: each spends most of its time in a copy of its template's project, and all of
  * them start from the shared install. They start last: begun first (as the longest files would be), they would only wait for
  * the packing while another file does it, a worker idle.
  */
-const AFTER_THE_PACKING = ['test/e2e/templates/', 'test/e2e/older-node-project.test.ts'];
+const AFTER_THE_PACKING = ['test/e2e/templates/', 'test/e2e/older-node-project.process.test.ts'];
 
 /** Vitest's order (the longest or largest files first), with the shared packages' makers first and their users last. */
 export default class PackagesFirstSequencer extends BaseSequencer {

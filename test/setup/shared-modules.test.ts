@@ -1,13 +1,15 @@
-import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SHARED_MODULES } from './shared-modules.js';
-import { root, testCodeOf } from './test-code.js';
+import { projectOf, root, testCodeOf, testFiles } from './test-code.js';
 
 const sources = join(root, 'src') + sep;
 
-/** What a file of the shared-modules project must not do: each would outlive the file, in the worker the next one gets. */
+/**
+ * What a file of the shared-modules project (a plain `*.test.ts`) must not do: each would outlive the file, in the
+ * worker the next one gets. A file that does one of them is an `*.isolated.test.ts` (or a `*.process.test.ts`).
+ */
 const OUTLIVES_THE_FILE: readonly (readonly [RegExp, string])[] = [
   [/\bvi\.(?:doM|m)ock\(/, 'mocks a module'],
   [
@@ -34,16 +36,22 @@ function whatOutlives(file: string): string[] {
   );
 }
 
-describe('the shared-modules project (test/setup/shared-modules.ts)', () => {
-  it('lists only files that leave the process as they found it, with what they import from the tests', () => {
-    const files = globSync([...SHARED_MODULES], { cwd: root }).map((file) => join(root, file));
+describe('the shared-modules project (the plain `*.test.ts` files)', () => {
+  it('has only files that leave the process as they found it, with what they import from the tests', () => {
+    const files = testFiles()
+      .filter((file) => projectOf(file) === 'shared-modules')
+      .map((file) => join(root, file));
     expect(files.length).toBeGreaterThan(0);
     expect(files.flatMap(whatOutlives)).toEqual([]);
   });
 
-  it('has no pattern that matches no file', () => {
-    const unmatched = SHARED_MODULES.filter((pattern) => globSync(pattern, { cwd: root }).length === 0);
-    expect(unmatched).toEqual([]);
+  it('has no file whose name misspells another project’s suffix, which would share its modules unchecked', () => {
+    const misspelt = testFiles().filter(
+      (file) =>
+        projectOf(file) === 'shared-modules' &&
+        /\.(?:process|isolat|shared)\w*\./i.test(file.slice(file.lastIndexOf('/'))),
+    );
+    expect(misspelt).toEqual([]);
   });
 
   describe('the check', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, globSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,4 +19,16 @@ export function testCodeOf(file: string, code = new Map<string, string>()): Map<
     testCodeOf(imported.endsWith('.js') ? `${imported.slice(0, -3)}.ts` : imported, code);
   }
   return code;
+}
+
+/** Every test file of the repository's projects (not the type tests), relative to the root. */
+export function testFiles(): string[] {
+  return globSync(['test/**/*.test.ts', 'examples/**/*.test.ts'], { cwd: root }).sort();
+}
+
+/** The project that runs a test file, named by the suffix before `.test.ts` (vitest.config.ts). */
+export function projectOf(file: string): 'processes' | 'isolated' | 'shared-modules' {
+  if (file.endsWith('.process.test.ts')) return 'processes';
+  if (file.endsWith('.isolated.test.ts')) return 'isolated';
+  return 'shared-modules';
 }

@@ -138,7 +138,7 @@ describe('connector dev in a project', PROCESSES, () => {
     dev.child.kill('SIGTERM');
     expect(await dev.exited).toBe(0);
     expect(dev.stderr()).toBe('');
-    // The worker's lifecycle moves are logged between these; test/worker/lifecycle.e2e.test.ts checks them.
+    // The worker's lifecycle moves are logged between these; test/worker/lifecycle.e2e.isolated.test.ts checks them.
     const messages = dev.messages().filter((message) => message !== 'lifecycle state changed');
     expect(messages.slice(-3)).toEqual([
       'shutdown signal received; stopping',

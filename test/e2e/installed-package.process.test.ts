@@ -232,7 +232,7 @@ describe('the packed kit', () => {
       ]),
     );
     // The templates, and the examples some are made of, are `connector create`'s, checked by its own test; the
-    // documentation's links are checked by published-packages.test.ts.
+    // documentation's links are checked by published-packages.process.test.ts.
     const others = tarballFiles.filter(
       (file) => !/^(dist|docs|templates|examples)\//.test(file) || file.endsWith('.map'),
     );

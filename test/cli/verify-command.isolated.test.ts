@@ -8,7 +8,7 @@ import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { runInProcess } from './support/in-process.js';
 
 // `connector verify`'s command line, read by the commands' shared reader; what it runs is
-// test/cli/verify-command.e2e.test.ts's. Every case here is refused or answered before a module is loaded.
+// test/cli/verify-command.e2e.process.test.ts's. Every case here is refused or answered before a module is loaded.
 
 const MISSING = 'test/conformance/support/no-such-module.js';
 

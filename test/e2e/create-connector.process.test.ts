@@ -83,7 +83,9 @@ describe('create-connector, installed from its tarball', () => {
 describe('the templates', () => {
   it('are each tested end to end from the packed packages, in test files of their own', () => {
     expect(readdirSync(join(root, 'test', 'e2e', 'templates')).sort()).toEqual(
-      templates.flatMap((template) => [`${template}.test.ts`, `${template}.dev.test.ts`]).sort(),
+      templates
+        .flatMap((template) => [`${template}.process.test.ts`, `${template}.dev.process.test.ts`])
+        .sort(),
     );
   });
 });
