@@ -212,7 +212,7 @@ const PROCESS_IO: CommandIo = { env: process.env, stdout: process.stdout, stderr
 
 /**
  * The options a command line gives, or the exit code to end with: for `--help`, the usage printed on stdout, done;
- * for a refusal, its message (one line) and the usage on stderr, refused. `check` takes the options further (a
+ * for a refusal, the usage and then its message (one line, the last) on stderr, refused. `check` takes the options further (a
  * project's name, a subcommand); a `ValidationError` it throws, `commandLine.refuse(…)`, is a refusal too. Every
  * command reads its command line with this, and a worker its configuration, so that they all refuse alike.
  */
@@ -234,7 +234,8 @@ export function readCommandLine<T, R = T>(
     return check(options);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    io.stderr.write(`${error.message}\n\n${commandLine.usage}\n`);
+    // The usage first and the problem last: on a terminal, the line to read is the one left above the prompt.
+    io.stderr.write(`${commandLine.usage}\n\n${error.message}\n`);
     return WORKER_EXIT_CODES.refused;
   }
 }

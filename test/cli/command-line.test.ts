@@ -85,23 +85,23 @@ describe('a command line', () => {
     expect(help).toEqual({ result: EXIT_CODES.done, stdout: `${USAGE}\n`, stderr: '' });
   });
 
-  it('refuses with every problem in one line, then the usage, on stderr, and exit code 2', () => {
+  it('refuses with the usage, then every problem in one line, the last, on stderr, and exit code 2', () => {
     const bad = read(['one', 'two', '--prot', '80', '--port', 'eighty'], { DEMO_TOKEN: 'short-1' });
     expect(bad.result).toBe(EXIT_CODES.refused);
     expect(bad.stdout).toBe('');
-    const [message, ...rest] = bad.stderr.split('\n');
+    const [message, ...rest] = bad.stderr.trimEnd().split('\n').reverse();
     expect(message).toBe(
       'Invalid options of demo: Unexpected argument `two`: give one file; ' +
         'Expected `--port` to be an integer from 0 to 65535, got `"eighty"` (string); ' +
         'Unknown option `--prot`; did you mean `--port`?; ' +
         'Expected `DEMO_TOKEN` to be a string of at least 8 characters, got a string (not shown: it is secret)',
     );
-    expect(rest.join('\n')).toBe(`\n${USAGE}\n`);
+    expect(rest.reverse().join('\n')).toBe(`${USAGE}\n`);
     expect(bad.stderr).not.toContain('short-1');
   });
 
   it('takes the word after an unknown flag for its value, not for an argument', () => {
-    expect(read(['--prot', '80']).stderr.split('\n')[0]).toBe(
+    expect(read(['--prot', '80']).stderr.trimEnd().split('\n').at(-1)).toBe(
       'Invalid options of demo: Unknown option `--prot`; did you mean `--port`?',
     );
   });
@@ -111,7 +111,7 @@ describe('a command line', () => {
       throw demo.refuse('missing.json does not exist');
     });
     expect(refused.result).toBe(EXIT_CODES.refused);
-    expect(refused.stderr).toBe(`Invalid options of demo: missing.json does not exist\n\n${USAGE}\n`);
+    expect(refused.stderr).toBe(`${USAGE}\n\nInvalid options of demo: missing.json does not exist\n`);
   });
 });
 
@@ -140,7 +140,7 @@ describe('the commands’ command lines', () => {
     ['dev', runDevCommand, [], '`--port`, `--data`, `--seed`, `--help`'],
     ['keys', runKeysCommand, ['generate'], '`--previous`, `--out`, `--help`'],
   ] as const)(
-    'connector %s refuses a bad flag in one line, then its usage, exit code 2',
+    'connector %s refuses a bad flag with its usage, then one line, the last, exit code 2',
     async (name, command, argv, known) => {
       const help = await run(command, ['--help']);
       expect(help.code).toBe(EXIT_CODES.done);
@@ -154,7 +154,7 @@ describe('the commands’ command lines', () => {
       expect(bad).toEqual({
         code: EXIT_CODES.refused,
         stdout: '',
-        stderr: `Invalid options of connector ${name}: Unknown option \`--bogus\`; the known ones are ${known}\n\n${help.stdout}`,
+        stderr: `${help.stdout}\nInvalid options of connector ${name}: Unknown option \`--bogus\`; the known ones are ${known}\n`,
       });
     },
   );
@@ -184,10 +184,11 @@ describe('the commands’ command lines', () => {
       code: EXIT_CODES.refused,
       stdout: '',
       stderr:
+        `${usage}\n\n` +
         'Invalid worker configuration: Unknown option `--rol`; did you mean `--role`?; ' +
         'Expected `OPERATIONS_PORT` to be an integer from 0 to 65535, got `"ninety"` (string); ' +
         'Expected `APPROVAL_CONNECTOR_TOKEN` to be set to the connector token (or `service.token` in the config file), ' +
-        `got nothing\n\n${usage}\n`,
+        'got nothing\n',
     });
   });
 });

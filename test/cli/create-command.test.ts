@@ -186,10 +186,13 @@ describe('connector create', () => {
     },
   );
 
-  it('refuses an unknown template, listing the known ones, and writes nothing', async () => {
+  it('refuses an unknown template, listing the known ones in its last line, below the usage, and writes nothing', async () => {
     const session = create(['my-connector', '--template', 'jria', '--no-install']);
     expect(await session.code).toBe(2);
-    expect(session.stderr()).toContain(
+    // The problem is the last line, where a terminal leaves it in sight, after the usage.
+    const lines = session.stderr().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^Usage: /);
+    expect(lines.at(-1)).toContain(
       `Expected \`--template\` to be one of ${templates.map(({ name }) => `\`${name}\``).join(', ')}, got \`"jria"\` (string)`,
     );
     expect(readdirSync(work)).toEqual([]);

@@ -342,24 +342,24 @@ describe('connector dev refuses', PROCESSES, () => {
     return { code, stderr };
   }
 
-  it('bad flags, with one readable message naming each, and exit code 2', async () => {
+  it('bad flags, with the usage and then one readable message naming each, and exit code 2', async () => {
     // One in a process of its own, which exits with the code the command answers.
     expect(await refused(['--prot', '8080'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
-        /^Invalid options of connector dev: Unknown option `--prot`; did you mean `--port`\?\n\nUsage: connector dev /,
+        /^Usage: connector dev [\s\S]*\n\nInvalid options of connector dev: Unknown option `--prot`; did you mean `--port`\?\n$/,
       ),
     });
     expect(await refusedInProcess(['--port', 'eighty'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
-        /^Invalid options of connector dev: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n/,
+        /\n\nInvalid options of connector dev: Expected `--port` to be an integer from 0 to 65535, got `"eighty"` \(string\)\n$/,
       ),
     });
     expect(await refusedInProcess(['one.js', 'two.js'])).toEqual({
       code: 2,
       stderr: expect.stringMatching(
-        /^Invalid options of connector dev: Unexpected argument `two\.js`: give one module\n/,
+        /\n\nInvalid options of connector dev: Unexpected argument `two\.js`: give one module\n$/,
       ),
     });
     expect(await refusedInProcess([], { LOG_FORMAT: 'fancy' })).toEqual({

@@ -91,12 +91,12 @@ describe('connector keys generate', () => {
     const none = await keysProcess();
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(
-      /^Invalid options of connector keys: Expected a subcommand: generate\n\nUsage: /,
+      /^Usage: [\s\S]*\n\nInvalid options of connector keys: Expected a subcommand: generate\n$/,
     );
     const typo = await keys('generate', '--previus', 'x.json');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /^Invalid options of connector keys: Unknown option `--previus`; did you mean `--previous`\?/,
+      /\n\nInvalid options of connector keys: Unknown option `--previus`; did you mean `--previous`\?\n$/,
     );
     const help = await keys('--help');
     expect(help.code).toBe(0);

@@ -224,9 +224,9 @@ describe('connector run', () => {
       CONNECTOR_CONFIG: file,
     });
     expect(worker.code).toBe(2);
-    // As every command refuses its command line: one line naming every problem, then the usage.
+    // As every command refuses its command line: the usage, then one line naming every problem, the last.
     expect(worker.stderr).toBe(
-      `${[
+      `${RUN_USAGE}\n\n${[
         'Invalid worker configuration: Unknown option `--rol`; did you mean `--role`?',
         'Expected `APPROVAL_SERVICE_URL` to be an absolute http or https URL, got `"approvals.example.com"` (string)',
         'Expected `CONNECTOR_ROLE` to be one of `sync`, `tasks`, `all`, got `"sink"` (string)',
@@ -235,7 +235,7 @@ describe('connector run', () => {
         'Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
         'Expected `sync.batchSize` to be an integer from 1 to 500, got `0` (number)',
         'Unknown option `poller.concurency`; did you mean `poller.concurrency`?',
-      ].join('; ')}\n\n${RUN_USAGE}\n`,
+      ].join('; ')}\n`,
     );
     expect(worker.stdout).toBe('');
     expect(worker.stderr).not.toContain(secret);
@@ -249,7 +249,7 @@ describe('connector run', () => {
     });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(
-      `Invalid worker configuration: Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
+      `\n\nInvalid worker configuration: Cannot read the config file ${join(folder, 'missing.json')} (\`CONNECTOR_CONFIG\`): ENOENT\n`,
     );
 
     const secret = 'quoted-secret-token-5e2b';
@@ -260,7 +260,7 @@ describe('connector run', () => {
     });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(
-      /^Invalid worker configuration: The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
+      /\n\nInvalid worker configuration: The config file .*broken\.json \(`CONNECTOR_CONFIG`\) is not valid JSON/,
     );
     expect(invalid.stderr).not.toContain(secret);
   });
