@@ -122,7 +122,12 @@ export function toSourceApprovals(
       approver: approver.accountId,
       resolved: !isPendingFor(approval, approver.accountId),
       lastModified,
-      data: { ...requestData, approval: approvalData },
+      // Who decides this one, by name: what the app shows where no user mapping names the account.
+      data: {
+        ...requestData,
+        approverName: approver.displayName ?? approver.accountId,
+        approval: approvalData,
+      },
     }));
   });
 }

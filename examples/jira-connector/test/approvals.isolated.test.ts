@@ -92,6 +92,7 @@ describe('toSourceApprovals', () => {
       fields: [
         { id: 'description', label: 'Why do you need this?', value: 'I need a new *mouse* for my Mac' },
       ],
+      approverName: 'Fred F. User',
       approval: {
         id: '1',
         name: 'Please approve this request',

@@ -193,7 +193,7 @@ export class JiraDriver implements SourceDriver {
           resolved: approval.finalDecision !== 'pending' || decision !== 'pending',
           schemaId: `jira-request-type-${request.requestTypeId}`,
           lastModified: new Date(Math.max(request.updatedAt.getTime(), approval.completedAt?.getTime() ?? 0)),
-          data: this.#shown(request, approval, names),
+          data: { ...this.#shown(request, approval, names), approverName: names.get(accountId) ?? accountId },
         })),
       ),
     );

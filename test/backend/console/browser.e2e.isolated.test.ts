@@ -504,19 +504,20 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     }
   });
 
-  it('offers no action on a resolved approval, and gives a failed task’s reason on its card', async () => {
+  it('offers no action on a resolved approval, gives a failed task’s reason on its card, and names the approver as the data does', async () => {
     const backend = await startReferenceBackend();
     try {
       const tenant = backend.createTenant();
       const token = tenant.connectorToken;
       await call(backend, 'PATCH', '/v2/connector', { token, body: { taskTypes: ['approve'] } });
-      for (const [id, resolved] of [
-        ['PR-21', true],
-        ['PR-22', false],
+      // PR-21 names its approver in its data; no user of the organization maps to `ada`.
+      for (const [id, resolved, data] of [
+        ['PR-21', true, { approverName: 'Grace Hopper' }],
+        ['PR-22', false, {}],
       ] as const) {
         await call(backend, 'PUT', `/v2/rawapprovals/${id}`, {
           token,
-          body: { approval: { schemaId: 'po', approver: 'ada', resolved, data: {} } },
+          body: { approval: { schemaId: 'po', approver: 'ada', resolved, data } },
         });
       }
       const task = backend.createTask({ systemId: tenant.system.id, type: 'approve', approvalId: 'PR-22' });
@@ -539,6 +540,9 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
       const resolved = card(page, 'PR-21').getByRole('button', { name: 'Act' });
       expect(await resolved.isDisabled()).toBe(true);
       expect(await resolved.getAttribute('title')).toBe('Resolved: there is nothing left to act on.');
+      // The approver by the name the source's data gives, where no user mapping names the account; else its id.
+      expect(await card(page, 'PR-21').locator('.row-meta').textContent()).toContain('for Grace Hopper');
+      expect(await card(page, 'PR-22').locator('.row-meta').textContent()).toContain('for ada');
 
       // A form open when its approval resolves closes, and its button goes off.
       await act(page, 'PR-22');

@@ -18,15 +18,27 @@ interface Row {
 
 const FILTERS = { '': 'All', waiting: 'Waiting for an action', resolved: 'Resolved' } as const;
 
-/** Who an approval waits for: the organization's user it maps to, else the source's id. */
+/**
+ * Who an approval waits for: the organization's user it maps to; else the name the source gives in the approval's
+ * data (`data.approverName`, a string); else the source's id.
+ */
 export function approverName(approval: ApprovalView): HTMLElement {
   const user = approval.approverUser;
-  if (user === undefined)
+  if (user === undefined) {
+    const named = (approval.data as { approverName?: unknown } | undefined)?.approverName;
+    if (typeof named === 'string' && named.trim() !== '') {
+      return h(
+        'span',
+        { title: `${approval.approver} in the source · no user of the organization maps to it` },
+        named,
+      );
+    }
     return h(
       'span',
       { class: 'mono', title: 'No user of the organization maps to this id' },
       approval.approver,
     );
+  }
   return h(
     'span',
     { title: `${approval.approver} in the source · ${user.email}` },
