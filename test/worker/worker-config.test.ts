@@ -180,6 +180,15 @@ describe('a worker’s configuration', () => {
     ).not.toContain('did you mean');
   });
 
+  it('refuses a variable set by a slip of an optional one, which would otherwise be ignored without a word', () => {
+    expect(problems({ ...SERVICE, LOG_LEVLE: 'debug' })).toEqual([
+      'Unknown variable `LOG_LEVLE`; did you mean `LOG_LEVEL`?',
+    ]);
+    // Not when the variable itself is set too, nor for a name further off.
+    expect(load({ ...SERVICE, LOG_LEVEL: 'info', LOG_LEVLE: 'debug' }).logLevel).toBe('info');
+    expect(load({ ...SERVICE, LOG_VERBOSITY: 'debug' }).logLevel).toBe('info');
+  });
+
   it('answers help without reading anything else', () => {
     expect(loadWorkerConfig({ env: { OPERATIONS_PORT: 'bad' }, argv: ['-h'], isTerminal: false })).toBe(
       'help',

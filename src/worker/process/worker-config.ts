@@ -226,6 +226,7 @@ export function loadWorkerConfig({ env, argv, isTerminal }: WorkerConfigSources)
   const variables = collectIssues(issues, () =>
     parseOptions(environmentSchema, set, SUBJECT, SECRET_VARIABLES),
   ) as Partial<Variables> | undefined;
+  issues.push(...slipsOfOptionalVariables(set, env));
   const file = set.CONNECTOR_CONFIG === undefined ? {} : readConfigFile(set.CONNECTOR_CONFIG, issues);
   const merged = withoutRoleOptions(file, issues);
   const owned = applyVariables(merged, file, set, variables ?? {}, issues, env);
@@ -273,6 +274,25 @@ function withoutRoleOptions(file: FileOptions, issues: ValidationIssue[]): FileO
     merged[part] = rest;
   }
   return merged;
+}
+
+/**
+ * A variable of the environment set by a slip of the name of an optional one that is not set (`LOG_LEVLE`): a
+ * problem, since what the operator set would otherwise be ignored without a word. A required one missing says the
+ * same in its own message.
+ */
+function slipsOfOptionalVariables(
+  set: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, string | undefined>>,
+): ValidationIssue[] {
+  return SETTINGS.flatMap(([name, setting]): ValidationIssue[] => {
+    if (set[name] !== undefined || setting.required !== undefined) return [];
+    const slip = misspeltVariable(name, env);
+    if (slip === undefined || WORKER_VARIABLES.includes(slip)) return [];
+    return [
+      { code: 'custom', path: [slip], message: `Unknown variable \`${slip}\`; did you mean \`${name}\`?` },
+    ];
+  });
 }
 
 /**
