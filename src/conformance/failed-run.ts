@@ -9,7 +9,7 @@ import type { SourceFailure, SourceOperation } from './driver.js';
 import { ConformanceFailure } from './report.js';
 import type { Stage } from './stage.js';
 import { FAILURE_STATUS } from './task-checks.js';
-import type { WireRequest } from './wire.js';
+import { isPush } from './wire.js';
 
 /** The failures a sync run can meet from a source that answers: a hang or a slow answer is a task check's. */
 function syncFailures(stage: Stage): SourceFailure[] {
@@ -80,7 +80,7 @@ export const failedRunCheck: Check = {
       listener: { request: (request) => (isPush(request) ? OUTAGE : undefined) },
     });
     await expectRun(stage.syncRun(), 'a sync run after a run whose pushes the service refused');
-    await exactAfter(environment, stage, 'a run whose pushes the service refused, and one more run');
+    await environment.expectExact(stage, ' after a run whose pushes the service refused, and one more run');
     requires(
       stage.driver.fail !== undefined && failures.length > 0,
       'the driver provokes no failures (fail() and failures): only the refused run was checked',
@@ -107,16 +107,9 @@ export const failedRunCheck: Check = {
       await restore?.();
     }
     await expectRun(stage.syncRun(), 'a sync run once the source answers again');
-    await exactAfter(
-      environment,
+    await environment.expectExact(
       stage,
-      `runs while the source failed (${failures.join(', ')}), on one connector instance, and a run once it answered again`,
+      ` after runs while the source failed (${failures.join(', ')}), on one connector instance, and a run once it answered again`,
     );
   },
 };
-
-const isPush = (request: WireRequest) => request.path === '/v2/rawapprovals' && request.method !== 'GET';
-
-async function exactAfter(environment: CheckEnvironment, stage: Stage, what: string): Promise<void> {
-  await environment.expectExact(stage, ` after ${what}`);
-}

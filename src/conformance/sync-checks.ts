@@ -9,9 +9,7 @@ import { sigkillCheck } from './process-check.js';
 import { ConformanceFailure } from './report.js';
 import { LIFETIMES, type Stage } from './stage.js';
 import { syncProperty } from './sync-property.js';
-import type { WireRequest } from './wire.js';
-
-const APPROVALS_PATH = '/v2/rawapprovals';
+import { isPush } from './wire.js';
 
 /** Says, in a failure, which connector lifetime and which source clock the stage had. */
 function inContext(stage: Stage, error: unknown): unknown {
@@ -69,18 +67,12 @@ async function resolvedAndDeletedAfterASync(environment: CheckEnvironment, stage
   for (let index = 0; index < size; index += 1) ids.push(await stage.create(environment.title()));
   stage.driver.shortPages?.(true);
   await expectRun(stage.syncRun(), `the first sync run, over ${size} requests`);
-  await exact(environment, stage, ` after the first run over ${size} requests`);
+  await environment.expectExact(stage, ` after the first run over ${size} requests`);
   const middle = Math.floor(size / 2);
   for (const index of [0, middle, size - 1]) await stage.driver.resolve(ids[index] ?? '');
   if (stage.driver.delete === undefined) return;
   for (const index of [1, middle + 1, size - 2]) await stage.delete(ids[index] ?? '');
 }
-
-async function exact(environment: CheckEnvironment, stage: Stage, context: string): Promise<void> {
-  await environment.expectExact(stage, context);
-}
-
-const isPush = (request: WireRequest) => request.path === APPROVALS_PATH && request.method !== 'GET';
 
 /** Gives the machine's clock a tick, so that what happens next is stamped later than what happened before. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
@@ -100,12 +92,12 @@ export const syncChecks: Check[] = [
         await stage.driver.change(second, { title: environment.title('Changed') });
         await stage.driver.resolve(third);
         await expectRun(stage.syncRun(), 'the first sync run');
-        await exact(environment, stage, ' after the first run');
+        await environment.expectExact(stage, ' after the first run');
         await stage.driver.change(first, { title: environment.title('Changed') });
         await stage.driver.resolve(second);
         await stage.create(environment.title());
         await expectRun(stage.syncRun(), 'the second sync run');
-        await exact(environment, stage, ' after a second run, with changes in between');
+        await environment.expectExact(stage, ' after a second run, with changes in between');
       }),
   },
   {
@@ -131,8 +123,7 @@ export const syncChecks: Check[] = [
           stage.syncRun({ options: batch }),
           `a sync run over ${tied} requests created at one instant`,
         );
-        await exact(
-          environment,
+        await environment.expectExact(
           stage,
           ` after ${tied} requests were created at one instant, in batches of 2`,
         );
@@ -151,7 +142,7 @@ export const syncChecks: Check[] = [
           },
         });
         await expectRun(stage.syncRun({ options: batch }), 'the run after a crash in the middle of a tie');
-        await exact(environment, stage, ' after changes at one instant, a crash mid-run and a restart');
+        await environment.expectExact(stage, ' after changes at one instant, a crash mid-run and a restart');
       }),
   },
   {
@@ -203,7 +194,7 @@ export const syncChecks: Check[] = [
         requires(environment.source.listsOpenOnly, `the source is ${environment.declared.kind}`);
         await resolvedAndDeletedAfterASync(environment, stage);
         await expectRun(stage.syncRun(), 'the second sync run');
-        await exact(environment, stage, ' after requests were resolved or deleted in the source');
+        await environment.expectExact(stage, ' after requests were resolved or deleted in the source');
       }),
   },
   {
@@ -270,8 +261,7 @@ async function changedWhileReading(environment: CheckEnvironment, stage: Stage):
     stage.onRead = undefined;
   }
   await expectRun(stage.syncRun({ options }), 'the next run');
-  await exact(
-    environment,
+  await environment.expectExact(
     stage,
     ` after changes made while a run was reading and pushing (${made.join(', ')}), and one more run`,
   );

@@ -11,7 +11,7 @@ import { CursorWatch } from './cursor-watch.js';
 import { ConformanceFailure, messageOf } from './report.js';
 import { Stage } from './stage.js';
 import { newDriver } from './subject.js';
-import type { CrashPoint, WireListener } from './wire.js';
+import { type CrashPoint, isPush, type WireListener } from './wire.js';
 
 /** One step of a generated sequence. */
 export type SyncStep =
@@ -124,7 +124,7 @@ class Player {
     let changed = !step.changeDuring;
     const during: WireListener = {
       request: async (request) => {
-        if (changed || request.path !== '/v2/rawapprovals' || request.method === 'GET') return;
+        if (changed || !isPush(request)) return;
         changed = true;
         await this.#change(this.#counter, 'Changed during a run');
       },

@@ -37,6 +37,11 @@ function kindOf(method: string, path: string): CrashPoint['at'] | undefined {
   return undefined;
 }
 
+/** Whether the request pushes approvals: what a crash point counts as `push`, and what a check changes the source at. */
+export function isPush(request: Pick<WireRequest, 'method' | 'path'>): boolean {
+  return kindOf(request.method, request.path) === 'push';
+}
+
 /** An answer the wire gives in the service's place: a refusal the service could have sent. */
 export interface WireAnswer {
   status: number;
