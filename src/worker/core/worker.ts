@@ -1,10 +1,8 @@
 import { IntegrationClient } from '../../client/index.js';
 import type { Connector, StateAccess } from '../../connector/index.js';
-import { OneAtATime } from '../../internal/one-at-a-time.js';
 import { parseOptions } from '../../internal/options.js';
-import { unreachable } from '../../internal/unreachable.js';
 import { abortAfter, settlesWithin } from '../../internal/wait.js';
-import { InvalidConnectorError, ShutdownDeadlineError, StoppingError } from '../errors.js';
+import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
 import {
   ConnectorMetrics,
@@ -12,21 +10,13 @@ import {
   createLogger,
   OperationsServer,
   type PinoLogger,
-  type SyncMode,
 } from '../operations/index.js';
 import {
-  hasLookup,
-  type RunContext,
   type RunReport,
-  recordedRun,
-  runIncremental,
-  runLookup,
-  runReconcile,
-  runSnapshot,
   type ScheduledJob,
   StateStore,
-  SyncAfterTasks,
-  syncJobs,
+  type SyncAfterTasks,
+  SyncRunner,
 } from '../sync/index.js';
 import { TaskPoller } from '../tasks/index.js';
 import {
@@ -87,8 +77,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #afterTasks: SyncAfterTasks | undefined;
   #operations: OperationsServer | undefined;
   #operationsUrl: string | undefined;
-  /** Sync runs, one at a time. */
-  readonly #runs = new OneAtATime();
+  /** Every read of the source: sync runs, reconciliations, lookups after tasks; one at a time. */
+  readonly #sync: SyncRunner;
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -115,6 +105,20 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       read: () => this.#state.app,
       write: (state) => this.#writeAppState(state, ['running', 'stopping']),
     };
+    this.#sync = new SyncRunner({
+      connector: connector as Connector<object>,
+      client: this.#client,
+      state: this.#state as StateStore<object>,
+      appState: this.#appState as StateAccess<object>,
+      settings: this.#settings.sync,
+      metrics: this.metrics,
+      logger: this.#logger,
+      signal: this.#stopping.signal,
+      random: this.#settings.random,
+      now: this.#settings.now,
+      refusal: () =>
+        this.#lifecycle === 'running' ? undefined : new LifecycleError('sync', this.#lifecycle),
+    });
   }
 
   /** Where the worker is in its life. */
@@ -192,7 +196,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * {@link LifecycleError}.
    */
   syncNow(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(false));
+    return this.#sync.sync(false);
   }
 
   /**
@@ -200,7 +204,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * backwards). For a snapshot source, the same as {@link syncNow}.
    */
   resync(): Promise<RunReport> {
-    return this.#exclusive(() => this.#sync(true));
+    return this.#sync.sync(true);
   }
 
   /**
@@ -209,12 +213,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    * reconciled: it rejects with an `InvalidConnectorError`, and no run starts.
    */
   reconcileNow(): Promise<RunReport> {
-    return this.#exclusive(async () => {
-      const { source } = this.connector;
-      if (!hasLookup(source)) throw new InvalidConnectorError('The connector does not implement lookup()');
-      const { reconcileChunkSize: chunkSize } = this.#settings.sync;
-      return this.#run('reconcile', (context) => runReconcile(context, source, { chunkSize }));
-    });
+    return this.#sync.reconcile();
   }
 
   /** The author's own part of connector state, as last loaded or written. */
@@ -294,7 +293,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   /** Starts the task poller, and what syncs the approvals of the tasks it runs. */
   #startPolling(): void {
     const { connector } = this;
-    const afterTasks = this.#syncAfterTasks();
+    const afterTasks = this.#sync.afterTasks();
     this.#afterTasks = afterTasks;
     this.#poller = new TaskPoller(
       {
@@ -355,7 +354,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
   /** Saves the state once a sync run in progress has ended (at once: its calls carry the stopping signal). */
   async #saveState(): Promise<void> {
-    await this.#runs.idle();
+    await this.#sync.idle();
     await this.#state
       .flush(this.#deadline.signal)
       .catch((error: unknown) => this.#logger.error({ err: error }, 'saving the connector state failed'));
@@ -374,74 +373,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       });
       this.#jobs.push(rotation.start());
     }
-    this.#jobs.push(
-      ...syncJobs(this.#settings.sync, {
-        sync: () => this.syncNow(),
-        reconcile: hasLookup(this.connector.source) ? () => this.reconcileNow() : undefined,
-      }),
-    );
-  }
-
-  /**
-   * What syncs the approvals of the tasks that succeed here, soon: with `lookup()`, a lookup of those approvals, in
-   * any role (it leaves the cursor alone); without, a sync run, where this worker syncs. `undefined` when off, or
-   * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
-   */
-  #syncAfterTasks(): SyncAfterTasks | undefined {
-    const { afterTaskMs, enabled, reconcileChunkSize: chunkSize } = this.#settings.sync;
-    if (afterTaskMs === false) return undefined;
-    const { source } = this.connector;
-    if (hasLookup(source)) {
-      return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
-        if (approvalIds.length === 0) return;
-        await this.#exclusive(() =>
-          this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
-        );
-      });
-    }
-    return enabled ? new SyncAfterTasks(afterTaskMs, () => this.syncNow()) : undefined;
-  }
-
-  /** Runs a sync of the source, as its declaration says; `full` reads the whole of an incremental source. */
-  #sync(full: boolean): Promise<RunReport> {
-    const { source } = this.connector;
-    switch (source.kind) {
-      case 'snapshot':
-        return this.#run('snapshot', (context) => runSnapshot(context, source));
-      case 'incremental': {
-        const { overlapMs } = this.#settings.sync;
-        return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
-      }
-      default:
-        return unreachable(source, 'source');
-    }
-  }
-
-  #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
-    const logger = componentLogger(this.#logger, 'sync', { mode });
-    const signal = this.#stopping.signal;
-    const context: RunContext = {
-      client: this.#client,
-      state: this.#state as StateStore<object>,
-      sourceContext: { signal, logger, state: this.#appState as StateAccess<object> },
-      limits: this.#settings.sync,
-      sourceRetry: this.#settings.sync.sourceRetry,
-      classifyFailure: this.connector.classifyFailure?.bind(this.connector),
-      random: this.#settings.random,
-      signal,
-      logger,
-      now: this.#settings.now,
-    };
-    return recordedRun(mode, read, context, {
-      metrics: this.metrics,
-      state: this.#state as StateStore<object>,
-    });
-  }
-
-  #exclusive<T>(run: () => Promise<T>): Promise<T> {
-    // Before start the state is not loaded, and a run's state write would replace the author's part.
-    if (this.#lifecycle !== 'running') return Promise.reject(new LifecycleError('sync', this.#lifecycle));
-    return this.#runs.run(run);
+    this.#jobs.push(...this.#sync.jobs());
   }
 
   async #register(): Promise<void> {

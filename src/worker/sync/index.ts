@@ -1,5 +1,5 @@
 /**
- * The sync: its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
+ * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`); its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
  * (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the runs that follow tasks (`after-tasks.ts`);
  * the schedules it runs on (`schedule.ts`); connector state, where its cursor is saved (`state.ts`), and the
  * cursor's order (`cursor.ts`). See
@@ -28,3 +28,4 @@ export {
   syncJobs,
 } from './schedule.js';
 export { StateStore, savedCursorOf } from './state.js';
+export { SyncRunner, type SyncRunnerParts, type SyncRunnerSettings } from './sync-runner.js';

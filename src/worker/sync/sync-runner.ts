@@ -1,0 +1,155 @@
+import type { IntegrationClient } from '../../client/index.js';
+import type { Connector, StateAccess } from '../../connector/index.js';
+import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { unreachable } from '../../internal/unreachable.js';
+import { InvalidConnectorError } from '../errors.js';
+import {
+  type ConnectorMetrics,
+  componentLogger,
+  type PinoLogger,
+  type SyncMode,
+} from '../operations/index.js';
+import { SyncAfterTasks } from './after-tasks.js';
+import type { PushLimits } from './pusher.js';
+import { recordedRun } from './recorded.js';
+import {
+  hasLookup,
+  type RunContext,
+  type RunReport,
+  runIncremental,
+  runLookup,
+  runReconcile,
+  runSnapshot,
+} from './runs.js';
+import { type ScheduledJob, type SyncSchedules, syncJobs } from './schedule.js';
+import type { SourceRetryParts } from './source-retries.js';
+import type { StateStore } from './state.js';
+
+/** The sync options a {@link SyncRunner} uses: the resolved `sync` options of the worker. */
+export interface SyncRunnerSettings extends SyncSchedules, PushLimits {
+  afterTaskMs: number | false;
+  overlapMs: number;
+  reconcileChunkSize: number;
+  sourceRetry: SourceRetryParts['sourceRetry'];
+}
+
+/** What a {@link SyncRunner} works with: the worker's client, state, signals and instruments. */
+export interface SyncRunnerParts {
+  connector: Connector<object>;
+  client: IntegrationClient;
+  state: StateStore<object>;
+  appState: StateAccess<object>;
+  settings: SyncRunnerSettings;
+  metrics: ConnectorMetrics;
+  logger: PinoLogger;
+  /** Aborted when the worker begins to stop: a run in progress stops, and none starts. */
+  signal: AbortSignal;
+  random: () => number;
+  now: () => number;
+  /** Why no run may start now (the worker is not running), or `undefined` when one may. */
+  refusal: () => Error | undefined;
+}
+
+/**
+ * Every read of the source the worker makes, one at a time: sync runs (incremental or snapshot, as the source is
+ * declared), reconciliations, and the lookups that follow tasks. Each is recorded ({@link recordedRun}). It also
+ * makes the jobs that run them on their schedules.
+ */
+export class SyncRunner {
+  readonly #parts: SyncRunnerParts;
+  /** Runs, one at a time. */
+  readonly #runs = new OneAtATime();
+
+  constructor(parts: SyncRunnerParts) {
+    this.#parts = parts;
+  }
+
+  /** Runs a sync as the source's declaration says; `full` reads the whole of an incremental source. */
+  sync(full: boolean): Promise<RunReport> {
+    return this.#exclusive(() => {
+      const { source } = this.#parts.connector;
+      switch (source.kind) {
+        case 'snapshot':
+          return this.#run('snapshot', (context) => runSnapshot(context, source));
+        case 'incremental': {
+          const { overlapMs } = this.#parts.settings;
+          return this.#run('incremental', (context) => runIncremental(context, source, { overlapMs, full }));
+        }
+        default:
+          return unreachable(source, 'source');
+      }
+    });
+  }
+
+  /**
+   * Runs a reconciliation. A source without `lookup()` cannot be reconciled: it rejects with an
+   * `InvalidConnectorError`, and no run starts.
+   */
+  reconcile(): Promise<RunReport> {
+    return this.#exclusive(async () => {
+      const { source } = this.#parts.connector;
+      if (!hasLookup(source)) throw new InvalidConnectorError('The connector does not implement lookup()');
+      const { reconcileChunkSize: chunkSize } = this.#parts.settings;
+      return this.#run('reconcile', (context) => runReconcile(context, source, { chunkSize }));
+    });
+  }
+
+  /** Resolves once no run is going on. */
+  idle(): Promise<void> {
+    return this.#runs.idle();
+  }
+
+  /** The jobs that sync and reconcile on the schedules the options give. */
+  jobs(): ScheduledJob[] {
+    return syncJobs(this.#parts.settings, {
+      sync: () => this.sync(false),
+      reconcile: hasLookup(this.#parts.connector.source) ? () => this.reconcile() : undefined,
+    });
+  }
+
+  /**
+   * What syncs the approvals of the tasks that succeed here, soon: with `lookup()`, a lookup of those approvals, in
+   * any role (it leaves the cursor alone); without, a sync run, where this worker syncs. `undefined` when off, or
+   * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
+   */
+  afterTasks(): SyncAfterTasks | undefined {
+    const { afterTaskMs, enabled, reconcileChunkSize: chunkSize } = this.#parts.settings;
+    if (afterTaskMs === false) return undefined;
+    const { source } = this.#parts.connector;
+    if (hasLookup(source)) {
+      return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
+        if (approvalIds.length === 0) return;
+        await this.#exclusive(() =>
+          this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
+        );
+      });
+    }
+    return enabled ? new SyncAfterTasks(afterTaskMs, () => this.sync(false)) : undefined;
+  }
+
+  #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
+    const { client, state, appState, settings, metrics, signal, random, now } = this.#parts;
+    const logger = componentLogger(this.#parts.logger, 'sync', { mode });
+    const { connector } = this.#parts;
+    const context: RunContext = {
+      client,
+      state,
+      sourceContext: { signal, logger, state: appState },
+      limits: settings,
+      sourceRetry: settings.sourceRetry,
+      classifyFailure: connector.classifyFailure?.bind(connector),
+      random,
+      signal,
+      logger,
+      now,
+    };
+    return recordedRun(mode, read, context, { metrics, state });
+  }
+
+  #exclusive<T>(run: () => Promise<T>): Promise<T> {
+    // Before start the state is not loaded, and a run's state write would replace the author's part.
+    const refusal = this.#parts.refusal();
+    if (refusal !== undefined) return Promise.reject(refusal);
+    return this.#runs.run(run);
+  }
+}
