@@ -1,33 +1,48 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { ReferenceBackendOptions } from '../src/backend/index.js';
-import type { backendOptionsSchema } from '../src/backend/options.js';
-import type { ClientOptions, clientOptionsSchema } from '../src/client/options.js';
+import type { backendOptionsSchema, CompiledOptions } from '../src/backend/options.js';
+import type { ClientOptions, CompiledClientOptions, clientOptionsSchema } from '../src/client/options.js';
 import type { SyncUserMappingsOptions, userMappingsOptionsSchema } from '../src/client/user-mappings.js';
 import type {
   ConnectorOptions,
   connectorOptionsSchema,
   PollerOptions,
+  ResolvedConnectorOptions,
   ShutdownOptions,
   SyncOptions,
 } from '../src/worker/core/connector-options.js';
 import type { KeyRingOptions, keyRingOptionsShape } from '../src/worker/keys/key-ring.js';
-import type { LoggerOptions, loggerOptionsSchema } from '../src/worker/operations/logger.js';
-import type { ConnectorMetricsOptions, metricsOptionsShape } from '../src/worker/operations/metrics.js';
+import type {
+  LoggerOptions,
+  loggerOptionsSchema,
+  ResolvedLoggerOptions,
+} from '../src/worker/operations/logger.js';
+import type {
+  ConnectorMetricsOptions,
+  metricsOptionsShape,
+  ResolvedMetricsOptions,
+} from '../src/worker/operations/metrics.js';
 import type {
   OperationsServerOptions,
   operationsServerOptionsSchema,
+  ResolvedOperationsServerOptions,
 } from '../src/worker/operations/server.js';
 
 type Input<S extends z.ZodType> = z.input<S>;
 type Output<S extends z.ZodType> = z.output<S>;
 type Connector = Input<typeof connectorOptionsSchema>;
 
-// Each option is documented once, on its interface; the schema that checks it must take exactly those keys.
+// Each option is documented once, on its settings interface; the resolved type is derived from it, and the schema is
+// written against both (`satisfies OptionsShape<…>`), so that an option in one and not the other does not compile.
+// These tests hold the derivation to what the schemas actually take and give, exactly.
 describe('the options schemas take exactly the documented options', () => {
   it('of the connector, at every level', () => {
     expectTypeOf<keyof Connector>().toEqualTypeOf<keyof ConnectorOptions>();
     expectTypeOf<keyof NonNullable<Connector['sync']>>().toEqualTypeOf<keyof SyncOptions>();
+    expectTypeOf<keyof NonNullable<NonNullable<Connector['sync']>['sourceRetry']>>().toEqualTypeOf<
+      keyof NonNullable<SyncOptions['sourceRetry']>
+    >();
     expectTypeOf<keyof NonNullable<Connector['poller']>>().toEqualTypeOf<keyof PollerOptions>();
     expectTypeOf<keyof NonNullable<Connector['shutdown']>>().toEqualTypeOf<keyof ShutdownOptions>();
     expectTypeOf<keyof NonNullable<Connector['keys']>>().toEqualTypeOf<
@@ -53,39 +68,50 @@ describe('the options schemas take exactly the documented options', () => {
     >();
     expectTypeOf<ClientOptions>().toExtend<Client>();
     // The compiled options are themselves client options: the connector builds its client from them.
-    expectTypeOf<Output<typeof clientOptionsSchema>>().toExtend<ClientOptions>();
+    expectTypeOf<CompiledClientOptions>().toExtend<ClientOptions>();
   });
 
   it('of every other part', () => {
-    expectTypeOf<keyof Input<typeof keyRingOptionsShape>>().toEqualTypeOf<keyof KeyRingOptions>();
-    expectTypeOf<keyof Input<typeof loggerOptionsSchema>>().toEqualTypeOf<keyof LoggerOptions>();
-    expectTypeOf<keyof Input<typeof metricsOptionsShape>>().toEqualTypeOf<keyof ConnectorMetricsOptions>();
-    expectTypeOf<keyof Input<typeof operationsServerOptionsSchema>>().toEqualTypeOf<
-      keyof OperationsServerOptions
-    >();
-    expectTypeOf<keyof Input<typeof userMappingsOptionsSchema>>().toEqualTypeOf<
-      keyof SyncUserMappingsOptions
-    >();
-    expectTypeOf<keyof Input<typeof backendOptionsSchema>>().toEqualTypeOf<keyof ReferenceBackendOptions>();
-    expectTypeOf<KeyRingOptions>().toExtend<Input<typeof keyRingOptionsShape>>();
-    expectTypeOf<LoggerOptions>().toExtend<Input<typeof loggerOptionsSchema>>();
-    expectTypeOf<ConnectorMetricsOptions>().toExtend<Input<typeof metricsOptionsShape>>();
-    expectTypeOf<OperationsServerOptions>().toExtend<Input<typeof operationsServerOptionsSchema>>();
-    expectTypeOf<SyncUserMappingsOptions>().toExtend<Input<typeof userMappingsOptionsSchema>>();
-    expectTypeOf<ReferenceBackendOptions>().toExtend<Input<typeof backendOptionsSchema>>();
+    expectTypeOf<Input<typeof keyRingOptionsShape>>().toEqualTypeOf<KeyRingOptions>();
+    expectTypeOf<Input<typeof loggerOptionsSchema>>().toEqualTypeOf<LoggerOptions>();
+    expectTypeOf<Input<typeof metricsOptionsShape>>().toEqualTypeOf<ConnectorMetricsOptions>();
+    expectTypeOf<Input<typeof operationsServerOptionsSchema>>().toEqualTypeOf<OperationsServerOptions>();
+    expectTypeOf<Input<typeof userMappingsOptionsSchema>>().toEqualTypeOf<SyncUserMappingsOptions>();
+    expectTypeOf<Input<typeof backendOptionsSchema>>().toEqualTypeOf<ReferenceBackendOptions>();
   });
+});
 
-  it('compiles them fully defaulted', () => {
-    type Compiled = Output<typeof connectorOptionsSchema>;
-    expectTypeOf<Compiled['poller']>().toEqualTypeOf<Required<PollerOptions>>();
-    expectTypeOf<Compiled['shutdown']>().toEqualTypeOf<Required<ShutdownOptions>>();
-    expectTypeOf<Omit<Compiled['sync'], 'sourceRetry'>>().toEqualTypeOf<
+describe('the resolved options are exactly what the schemas give', () => {
+  it('of the connector, at every level', () => {
+    expectTypeOf<Output<typeof connectorOptionsSchema>>().toEqualTypeOf<ResolvedConnectorOptions>();
+    expectTypeOf<ResolvedConnectorOptions['poller']>().toEqualTypeOf<Required<PollerOptions>>();
+    expectTypeOf<ResolvedConnectorOptions['shutdown']>().toEqualTypeOf<Required<ShutdownOptions>>();
+    expectTypeOf<Omit<ResolvedConnectorOptions['sync'], 'sourceRetry'>>().toEqualTypeOf<
       Required<Omit<SyncOptions, 'sourceRetry'>>
     >();
-    expectTypeOf<Compiled['sync']['sourceRetry']>().toEqualTypeOf<
+    expectTypeOf<ResolvedConnectorOptions['sync']['sourceRetry']>().toEqualTypeOf<
       Required<NonNullable<SyncOptions['sourceRetry']>>
     >();
-    expectTypeOf<Compiled['now']>().toEqualTypeOf<() => number>();
+    expectTypeOf<ResolvedConnectorOptions['now']>().toEqualTypeOf<() => number>();
+  });
+
+  it('of the client', () => {
+    expectTypeOf<Output<typeof clientOptionsSchema>>().toEqualTypeOf<CompiledClientOptions>();
+  });
+
+  it('of every other part', () => {
+    expectTypeOf<Output<typeof keyRingOptionsShape>>().toEqualTypeOf<{
+      keyLifetimeMs: number;
+      rotationMarginMs: number;
+      now: () => number;
+      onNewKey?: KeyRingOptions['onNewKey'];
+    }>();
+    expectTypeOf<Output<typeof loggerOptionsSchema>>().toEqualTypeOf<ResolvedLoggerOptions>();
+    expectTypeOf<Output<typeof metricsOptionsShape>>().toEqualTypeOf<ResolvedMetricsOptions>();
+    expectTypeOf<
+      Output<typeof operationsServerOptionsSchema>
+    >().toEqualTypeOf<ResolvedOperationsServerOptions>();
+    expectTypeOf<Output<typeof backendOptionsSchema>>().toEqualTypeOf<CompiledOptions>();
     expectTypeOf<Output<typeof userMappingsOptionsSchema>>().toEqualTypeOf<{
       batchSize: number;
       pageSize: number;

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import { z } from 'zod';
-import { func, host, integer, nonEmptyString, parseOptions, pinoLogger, port } from '../internal/options.js';
+import {
+  func,
+  host,
+  integer,
+  nonEmptyString,
+  type OptionsShape,
+  parseOptions,
+  pinoLogger,
+  port,
+  type Resolved,
+} from '../internal/options.js';
 import type { SeedInput } from './seed/schema.js';
 
 /** Options of {@link startReferenceBackend}. Every field is optional. */
@@ -51,6 +61,9 @@ export interface ReferenceBackendOptions {
   logger?: Logger;
 }
 
+/** Options with every default applied. */
+export type CompiledOptions = Resolved<ReferenceBackendOptions, 'dataFile' | 'seed'>;
+
 /** The schema of {@link ReferenceBackendOptions}: checks them and applies every default. */
 export const backendOptionsSchema = z.strictObject({
   port: port().default(0),
@@ -72,10 +85,7 @@ export const backendOptionsSchema = z.strictObject({
     .min(8, { error: 'a string of at least 8 characters' })
     .default(() => randomBytes(24).toString('base64url')),
   logger: pinoLogger().default(() => pino({ level: 'silent' })),
-});
-
-/** Options with every default applied. */
-export type CompiledOptions = z.output<typeof backendOptionsSchema>;
+} satisfies OptionsShape<ReferenceBackendOptions, CompiledOptions>);
 
 /**
  * Checks every option and applies the defaults: a bad option is a `ValidationError` naming it and what was received

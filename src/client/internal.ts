@@ -7,7 +7,7 @@
  * @module
  */
 
-export { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from './options.js';
+export { CLIENT_SECRET_OPTIONS, type CompiledClientOptions, clientOptionsSchema } from './options.js';
 export { sendSerializedApprovals } from './serialized-approvals.js';
 export {
   type SyncUserMappingsOptions,

@@ -1,6 +1,14 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { func, integer, nonEmptyString, parseOptions, withMethods } from '../internal/options.js';
+import {
+  func,
+  integer,
+  nonEmptyString,
+  type OptionsShape,
+  parseOptions,
+  type Resolved,
+  withMethods,
+} from '../internal/options.js';
 import type { RetryEvent, RetryPolicy } from './retry.js';
 
 /**
@@ -105,6 +113,20 @@ export interface ClientOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Client options as their schema compiles them, every default applied (but those in `Undefaulted`): still client
+ * options (the connector builds its client from its `service` option compiled so), before the transport's form,
+ * {@link ResolvedClientOptions}.
+ */
+export type CompiledClientOptions<Undefaulted extends keyof ClientOptions = never> = Resolved<
+  ClientOptions,
+  'onRetry' | 'dispatcher' | Undefaulted,
+  {
+    auth: Resolved<NonNullable<ClientOptions['auth']>>;
+    retry: Resolved<NonNullable<ClientOptions['retry']>>;
+  }
+>;
+
 /** Options of one call. */
 export interface RequestOptions {
   /** Aborts the call, including its retries and waits. The call rejects with `signal.reason`. */
@@ -160,7 +182,7 @@ export const clientOptionsSchema = z.strictObject({
         .regex(HEADER_NAME, { error: 'a header name' })
         .default('authorization'),
       scheme: nonEmptyString().nullable().default('Bearer'),
-    })
+    } satisfies OptionsShape<NonNullable<ClientOptions['auth']>, CompiledClientOptions['auth']>)
     .prefault({}),
   timeoutMs: integer(1).default(30_000),
   maxResponseBytes: integer(1).default(DEFAULT_MAX_RESPONSE_BYTES),
@@ -171,7 +193,7 @@ export const clientOptionsSchema = z.strictObject({
       maxDelayMs: integer(0).default(10_000),
       maxRetryTimeMs: integer(0).default(60_000),
       random: func<() => number>().default(() => Math.random),
-    })
+    } satisfies OptionsShape<NonNullable<ClientOptions['retry']>, CompiledClientOptions['retry']>)
     .prefault({}),
   onRetry: func<(event: RetryEvent) => void>().optional(),
   dispatcher: withMethods<Dispatcher>('an undici Dispatcher', 'dispatch').optional(),
@@ -179,7 +201,7 @@ export const clientOptionsSchema = z.strictObject({
   headers: z
     .record(z.string(), z.string(), { error: 'an object of header names and string values' })
     .default(() => ({})),
-});
+} satisfies OptionsShape<ClientOptions, CompiledClientOptions>);
 
 /** The options that are secrets: their values are never shown in an error. */
 export const CLIENT_SECRET_OPTIONS: readonly string[] = ['token', 'headers'];
@@ -189,7 +211,12 @@ export const CLIENT_SECRET_OPTIONS: readonly string[] = ['token', 'headers'];
  * the option and what was received; the values of the token and the headers are never shown.
  */
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  const compiled = parseOptions(clientOptionsSchema, options, 'client options', CLIENT_SECRET_OPTIONS);
+  const compiled: CompiledClientOptions = parseOptions(
+    clientOptionsSchema,
+    options,
+    'client options',
+    CLIENT_SECRET_OPTIONS,
+  );
   const baseUrl = new URL(String(compiled.baseUrl));
   if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
   return {

@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import type { NewUserMapping } from '../api/index.js';
-import { integer, parseOptions } from '../internal/options.js';
+import { integer, type OptionsShape, parseOptions, type Resolved } from '../internal/options.js';
 import { BadRequestError, ConflictError, NotFoundError } from './errors.js';
 import type { ManagementClient } from './management-client.js';
 
@@ -42,6 +42,9 @@ export interface SyncUserMappingsOptions {
    */
   signal?: AbortSignal;
 }
+
+/** User mapping options with every default applied. */
+type ResolvedUserMappingsOptions = Resolved<SyncUserMappingsOptions, 'signal'>;
 
 /** A source user whose mapping was not written. */
 export interface UserMappingFailure {
@@ -282,8 +285,8 @@ export const userMappingsOptionsSchema = z.strictObject({
   pageSize: integer(1, 1000).default(1000),
   maxListed: integer(0).default(100),
   signal: z.instanceof(AbortSignal, { error: 'an AbortSignal' }).optional(),
-});
+} satisfies OptionsShape<SyncUserMappingsOptions, ResolvedUserMappingsOptions>);
 
-function compileOptions(options: SyncUserMappingsOptions) {
+function compileOptions(options: SyncUserMappingsOptions): ResolvedUserMappingsOptions {
   return parseOptions(userMappingsOptionsSchema, options, 'user mapping options');
 }

@@ -58,6 +58,37 @@ export function crossCheck<T>(rule: (options: T, context: z.RefinementCtx<T>) =>
   return z.superRefine(rule, { when: ({ issues }) => issues.length === 0 });
 }
 
+/**
+ * Options with every default applied, derived from the interface that documents them, so that each option is
+ * documented once and its JSDoc shows on both: every option is there and never `undefined`, but those in
+ * `NoDefault`, which stay as they were given; an option that is an object of options of its own is resolved as
+ * `Nested` says.
+ */
+export type Resolved<
+  Settings extends object,
+  NoDefault extends keyof Settings = never,
+  Nested extends { [K in keyof Settings]?: unknown } = Record<never, never>,
+> = OneObject<
+  {
+    [K in keyof Settings as K extends NoDefault ? never : K]-?: K extends keyof Nested
+      ? Nested[K]
+      : Exclude<Settings[K], undefined>;
+  } & Pick<Settings, NoDefault>
+>;
+
+/** The properties of an intersection as one object type (their JSDoc kept). */
+type OneObject<T> = { [K in keyof T]: T[K] };
+
+/**
+ * What the strict schema of the options documented on `Settings` is made of: a schema for each of them and for no
+ * other, taking what the interface allows and giving what `Output` holds. Written `z.strictObject({ … } satisfies
+ * OptionsShape<XOptions, ResolvedXOptions>)`, an option added to the interface and not to the schema, or the other
+ * way round, does not compile.
+ */
+export type OptionsShape<Settings extends object, Output extends { [K in keyof Settings]?: unknown }> = {
+  [K in keyof Settings]-?: z.ZodType<Output[K], Settings[K]>;
+};
+
 /** An integer in a range, expected as `an integer from <min> and up` or `an integer from <min> to <max>`. */
 export function integer(min: number, max?: number): z.ZodNumber {
   const error = max === undefined ? `an integer from ${min} and up` : `an integer from ${min} to ${max}`;
@@ -82,7 +113,7 @@ export function host(): z.ZodString {
 }
 
 /** A pino logger, recognised by its methods. */
-export function pinoLogger(): z.ZodType<PinoLogger> {
+export function pinoLogger(): z.ZodType<PinoLogger, PinoLogger> {
   return withMethods<PinoLogger>('a pino logger', 'child', 'info');
 }
 
@@ -97,12 +128,15 @@ export function nonEmptyString(): z.ZodString {
 }
 
 /** A function, kept as given (zod's own `z.function()` would wrap it). */
-export function func<F extends (...args: never[]) => unknown>(): z.ZodType<F> {
+export function func<F extends (...args: never[]) => unknown>(): z.ZodType<F, F> {
   return z.custom<F>((value) => typeof value === 'function', { error: 'a function' });
 }
 
 /** An object that has these methods (a logger, a key store, a dispatcher), kept as given. */
-export function withMethods<T extends object>(expected: string, ...methods: readonly string[]): z.ZodType<T> {
+export function withMethods<T extends object>(
+  expected: string,
+  ...methods: readonly string[]
+): z.ZodType<T, T> {
   return z.custom<T>(
     (value) =>
       typeof value === 'object' &&

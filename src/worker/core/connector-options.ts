@@ -1,8 +1,20 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { ClientOptions } from '../../client/index.js';
-import { CLIENT_SECRET_OPTIONS, clientOptionsSchema } from '../../client/internal.js';
-import { func, integer, parseOptions, pinoLogger, withMethods } from '../../internal/options.js';
+import {
+  CLIENT_SECRET_OPTIONS,
+  type CompiledClientOptions,
+  clientOptionsSchema,
+} from '../../client/internal.js';
+import {
+  func,
+  integer,
+  type OptionsShape,
+  parseOptions,
+  pinoLogger,
+  type Resolved,
+  withMethods,
+} from '../../internal/options.js';
 import {
   FileKeyStore,
   type KeyRingOptions,
@@ -18,6 +30,9 @@ import {
   type OperationsServerOptions,
   operationsServerOptionsSchema,
   type PinoLogger,
+  type ResolvedLoggerOptions,
+  type ResolvedMetricsOptions,
+  type ResolvedOperationsServerOptions,
   registryIsFree,
 } from '../operations/index.js';
 import { type Schedule, scheduleSchema } from '../sync/index.js';
@@ -266,6 +281,35 @@ export interface ConnectorOptions {
   random?: () => number;
 }
 
+/** How a sync run reads its source again: `SyncOptions.sourceRetry`. */
+type SourceRetryOptions = NonNullable<SyncOptions['sourceRetry']>;
+
+/** Sync options with every default applied. */
+export type ResolvedSyncOptions = Resolved<SyncOptions, never, { sourceRetry: Resolved<SourceRetryOptions> }>;
+
+/** Poller options with every default applied. */
+export type ResolvedPollerOptions = Resolved<PollerOptions>;
+
+/** Shutdown options with every default applied. */
+export type ResolvedShutdownOptions = Resolved<ShutdownOptions>;
+
+/** Connector options with every default applied: what the worker runs with. */
+export type ResolvedConnectorOptions = Resolved<
+  ConnectorOptions,
+  never,
+  {
+    // The pool's size is left to the worker: see poolConnections.
+    service: CompiledClientOptions<'connections'>;
+    logger: PinoLogger | ResolvedLoggerOptions;
+    keys: Resolved<NonNullable<ConnectorOptions['keys']>>;
+    sync: ResolvedSyncOptions;
+    poller: ResolvedPollerOptions;
+    shutdown: ResolvedShutdownOptions;
+    operations: Pick<ResolvedOperationsServerOptions, 'port' | 'host'> | false;
+    metrics: Pick<ResolvedMetricsOptions, 'registry' | 'taskDurationBuckets'>;
+  }
+>;
+
 const syncOptionsSchema = z.strictObject({
   enabled: z.boolean().default(true),
   schedule: scheduleSchema.default(60_000),
@@ -289,9 +333,9 @@ const syncOptionsSchema = z.strictObject({
       baseDelayMs: integer(0).default(1_000),
       maxDelayMs: integer(0).default(30_000),
       maxRetryTimeMs: integer(0).default(120_000),
-    })
+    } satisfies OptionsShape<SourceRetryOptions, ResolvedSyncOptions['sourceRetry']>)
     .prefault({}),
-});
+} satisfies OptionsShape<SyncOptions, ResolvedSyncOptions>);
 
 const pollerOptionsSchema = z
   .strictObject({
@@ -303,7 +347,7 @@ const pollerOptionsSchema = z
     recentResultTtlMs: integer(1).default(86_400_000),
     watchdogMs: integer(1).default(120_000),
     timeoutMs: integer(1).default(30_000),
-  })
+  } satisfies OptionsShape<PollerOptions, ResolvedPollerOptions>)
   // The wait starts at idleMinMs whatever the ceiling: a floor above the default ceiling raises it.
   .transform((poller) => ({ ...poller, idleMaxMs: Math.max(poller.idleMaxMs, poller.idleMinMs) }));
 
@@ -342,7 +386,10 @@ export const connectorOptionsSchema = z.strictObject({
   sync: syncOptionsSchema.prefault({}),
   poller: pollerOptionsSchema.prefault({}),
   shutdown: z
-    .strictObject({ graceMs: integer(0).default(30_000), forceMs: integer(0).default(5_000) })
+    .strictObject({
+      graceMs: integer(0).default(30_000),
+      forceMs: integer(0).default(5_000),
+    } satisfies OptionsShape<ShutdownOptions, ResolvedShutdownOptions>)
     .prefault({}),
   operations: z
     .union([z.literal(false), operationsServerOptionsSchema.pick({ port: true, host: true })], {
@@ -355,10 +402,7 @@ export const connectorOptionsSchema = z.strictObject({
     .prefault({}),
   now: func<() => number>().default(() => Date.now),
   random: func<() => number>().default(() => Math.random),
-});
-
-/** Connector options with every default applied: what the worker runs with. */
-export type ResolvedConnectorOptions = z.output<typeof connectorOptionsSchema>;
+} satisfies OptionsShape<ConnectorOptions, ResolvedConnectorOptions>);
 
 /**
  * Validates the connector's options, at every level (the service's client options, the keys, the operations port and

@@ -19,7 +19,14 @@ import { CredentialsUnreadableError } from '../../connector/index.js';
 import { wrapCredentials } from '../../connector/internal.js';
 import { ApprovalKitError } from '../../errors.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
-import { crossCheck, func, integer, parseOptions } from '../../internal/options.js';
+import {
+  crossCheck,
+  func,
+  integer,
+  type OptionsShape,
+  parseOptions,
+  type Resolved,
+} from '../../internal/options.js';
 import { type KeyRingData, type KeyStore, KeyStoreReadOnlyError, parseKeyRingData } from './key-store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -414,7 +421,7 @@ export const keyRingOptionsShape = z.strictObject({
   // Looked up at each call, so fake timers installed later are honoured.
   now: func<() => number>().default(() => () => Date.now()),
   onNewKey: func<(key: PublicKeyInfo, reason: NewKeyReason) => void>().optional(),
-});
+} satisfies OptionsShape<KeyRingOptions, CompiledKeyRingOptions>);
 
 /** The rotation margin must be less than the key lifetime, or every key would be due as soon as it is made. */
 export const marginUnderLifetime = crossCheck<{ keyLifetimeMs: number; rotationMarginMs: number }>(
@@ -436,7 +443,7 @@ export const marginUnderLifetime = crossCheck<{ keyLifetimeMs: number; rotationM
 /** The schema of {@link KeyRingOptions}: checks them and applies every default. */
 export const keyRingOptionsSchema = keyRingOptionsShape.check(marginUnderLifetime);
 
-type CompiledKeyRingOptions = z.output<typeof keyRingOptionsSchema>;
+type CompiledKeyRingOptions = Resolved<KeyRingOptions, 'onNewKey'>;
 
 function compileKeyRingOptions(options: KeyRingOptions): CompiledKeyRingOptions {
   return parseOptions(keyRingOptionsSchema, options, 'key ring options');

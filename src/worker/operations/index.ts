@@ -22,6 +22,7 @@ export {
   lazyChild,
   loggerOptionsSchema,
   type PinoLogger,
+  type ResolvedLoggerOptions,
   secretScrubbingLogger,
 } from './logger.js';
 export {
@@ -30,6 +31,7 @@ export {
   type KeyEvent,
   metricsOptionsShape,
   type RenderedMetrics,
+  type ResolvedMetricsOptions,
   registryIsFree,
   type SyncMode,
   type SyncOutcome,
@@ -43,4 +45,5 @@ export {
   type OperationsServerOptions,
   operationsServerOptionsSchema,
   type ReadinessReport,
+  type ResolvedOperationsServerOptions,
 } from './server.js';

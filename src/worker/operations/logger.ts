@@ -14,7 +14,14 @@ import {
 import { z } from 'zod';
 import type { Secret } from '../../connector/index.js';
 import { REDACTED, redactSecrets, secretPattern } from '../../connector/internal.js';
-import { logLevel, parseOptions, pinoLogger, withMethods } from '../../internal/options.js';
+import {
+  logLevel,
+  type OptionsShape,
+  parseOptions,
+  pinoLogger,
+  type Resolved,
+  withMethods,
+} from '../../internal/options.js';
 
 export type { Logger as PinoLogger } from 'pino';
 
@@ -46,6 +53,9 @@ export interface LoggerOptions {
   redact?: readonly string[];
 }
 
+/** Logger options with every default applied but the logger's and the destination's, which make a new logger. */
+export type ResolvedLoggerOptions = Resolved<LoggerOptions, 'logger' | 'destination'>;
+
 /** The schema of {@link LoggerOptions}: checks them and applies every default but the logger's. */
 export const loggerOptionsSchema = z.strictObject({
   logger: pinoLogger().optional(),
@@ -55,7 +65,7 @@ export const loggerOptionsSchema = z.strictObject({
     .array(z.string(), { error: 'a list of paths' })
     .readonly()
     .default(() => []),
-});
+} satisfies OptionsShape<LoggerOptions, ResolvedLoggerOptions>);
 
 /** Field names whose values are redacted wherever they appear in a log line's object, up to {@link REDACT_DEPTH}. */
 export const SECRET_FIELDS: readonly string[] = Object.freeze([

@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
 import type { SourceKind } from '../../connector/internal.js';
-import { crossCheck, func, parseOptions } from '../../internal/options.js';
+import { crossCheck, func, type OptionsShape, parseOptions, type Resolved } from '../../internal/options.js';
 
 /**
  * How a sync run read the source: as its kind declares (changes since the cursor, a full snapshot), a
@@ -63,6 +63,9 @@ export interface ConnectorMetricsOptions {
    */
   now?: () => number;
 }
+
+/** Metrics options with every default applied. */
+export type ResolvedMetricsOptions = Resolved<ConnectorMetricsOptions>;
 
 /** A rendered scrape: the body and the content type to serve it with. */
 export interface RenderedMetrics {
@@ -311,7 +314,7 @@ export const metricsOptionsShape = z.strictObject({
     })
     .default(DEFAULT_TASK_DURATION_BUCKETS),
   now: func<() => number>().default(() => Date.now),
-});
+} satisfies OptionsShape<ConnectorMetricsOptions, ResolvedMetricsOptions>);
 
 /** A registry that holds the connector's metrics already would make two connectors count into one. */
 export const registryIsFree = crossCheck<{ registry: Registry }>((options, context) => {

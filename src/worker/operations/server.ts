@@ -7,7 +7,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { ApprovalKitError } from '../../errors.js';
-import { func, host, parseOptions, pinoLogger, port, withMethods } from '../../internal/options.js';
+import {
+  func,
+  host,
+  type OptionsShape,
+  parseOptions,
+  pinoLogger,
+  port,
+  type Resolved,
+  withMethods,
+} from '../../internal/options.js';
 import type { PinoLogger } from './logger.js';
 import type { RenderedMetrics } from './metrics.js';
 
@@ -71,6 +80,9 @@ export class OperationsServerListenError extends ApprovalKitError<'operations_se
   }
 }
 
+/** Operations server options with every default applied. */
+export type ResolvedOperationsServerOptions = Resolved<OperationsServerOptions, 'logger'>;
+
 /** The schema of {@link OperationsServerOptions}: checks them and applies every default. */
 export const operationsServerOptionsSchema = z.strictObject({
   port: port().default(9464),
@@ -79,7 +91,7 @@ export const operationsServerOptionsSchema = z.strictObject({
   isReady: func<OperationsServerOptions['isReady']>(),
   metrics: withMethods<OperationsServerOptions['metrics']>('an object with a render() method', 'render'),
   logger: pinoLogger().optional(),
-});
+} satisfies OptionsShape<OperationsServerOptions, ResolvedOperationsServerOptions>);
 
 const ALLOWED_METHODS = 'GET, HEAD';
 
@@ -104,7 +116,7 @@ const ALLOWED_METHODS = 'GET, HEAD';
  * ```
  */
 export class OperationsServer {
-  readonly #options: z.output<typeof operationsServerOptionsSchema>;
+  readonly #options: ResolvedOperationsServerOptions;
   readonly #server: Server;
   #starting: Promise<{ url: string }> | undefined;
   #closing: Promise<void> | undefined;
