@@ -168,7 +168,7 @@ export interface PollerOptions {
   watchdogMs?: number;
   /**
    * A task's deadline, in milliseconds from its receipt: then its handler's `signal` is aborted (with a
-   * `TimeoutError`), so that the task is answered before the service's lease on it ends and it is offered to another
+   * `TaskDeadlineError`), so that the task is answered before the service's lease on it ends and it is offered to another
    * worker. Keep it well under the lease (60 s in the reference backend), leaving time to report. A result that comes
    * after the deadline is still reported, and logged as late.
    * @default 30000
