@@ -31,6 +31,7 @@ export {
   metricsOptionsShape,
   type RenderedMetrics,
   registryIsFree,
+  type StallReadings,
   type SyncMode,
   type SyncOutcome,
   type TaskReportFailure,
@@ -42,5 +43,6 @@ export {
   OperationsServerListenError,
   type OperationsServerOptions,
   operationsServerOptionsSchema,
+  type ReadinessCheck,
   type ReadinessReport,
 } from './server.js';
