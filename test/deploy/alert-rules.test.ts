@@ -20,7 +20,7 @@ interface Rule {
 }
 
 const file = (name: string) =>
-  parse(readFileSync(new URL(`../../deploy/kubernetes/${name}`, import.meta.url), 'utf8'));
+  parse(readFileSync(new URL(`../../deploy/kubernetes/monitoring/${name}`, import.meta.url), 'utf8'));
 const rules: Rule[] = file('alert-rules.yaml').spec.groups.flatMap((group: { rules: Rule[] }) => group.rules);
 const rule = (alert: string) => {
   const found = rules.find((candidate) => candidate.alert === alert);
@@ -105,6 +105,20 @@ describe('the alert rules', () => {
           for (const each of named) expect(allowed, `${alert}: ${label}="${each}"`).toContain(each);
         }
       }
+    }
+  });
+
+  it('are the ones docs/operations.md lists, with their expressions, waits and severities', () => {
+    const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const rows = [...docs.matchAll(/^\| `(ApprovalConnector\w+)` \| (.*?) \|\s*(\w*)\s*\| (\w+) \|$/gm)];
+    expect(rows.map(([, alert]) => alert)).toEqual(rules.map((each) => each.alert));
+    for (const [, alert, described, wait, severity] of rows) {
+      const shipped = rule(alert as string);
+      // An expression written as code is the rule's own; one told in words says what it compares.
+      const code = /^`([^`]+)`/.exec(described as string)?.[1];
+      if (code !== undefined) expect(code, alert).toBe(shipped.expr);
+      expect(wait, alert).toBe(shipped.for ?? '');
+      expect(severity, alert).toBe(shipped.labels.severity);
     }
   });
 

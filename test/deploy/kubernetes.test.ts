@@ -33,7 +33,10 @@ const MODELS: Record<string, Record<string, { new (data: never): { validate(): v
 // biome-ignore lint/suspicious/noExplicitAny: manifests are plain YAML; each claim below reads the fields it checks.
 type Manifest = any;
 
-const manifests: { file: string; manifest: Manifest }[] = readdirSync(folder)
+// The folder's own, which `kubectl apply -f deploy/kubernetes/` applies, and those of monitoring/, which need the
+// Prometheus Operator's resource types and are applied on their own.
+const manifests: { file: string; manifest: Manifest }[] = ['', 'monitoring/']
+  .flatMap((sub) => readdirSync(join(folder, sub)).map((file) => `${sub}${file}`))
   .filter((file) => /\.ya?ml$/.test(file))
   .sort()
   .flatMap((file) =>
@@ -93,6 +96,14 @@ function workerConfigOf(manifest: Manifest): WorkerConfig {
 }
 
 describe('the Kubernetes manifests', () => {
+  it('keep the kinds of the Prometheus Operator in monitoring/, out of what `kubectl apply -f deploy/kubernetes/` applies', () => {
+    for (const { file, manifest } of manifests) {
+      expect(file.startsWith('monitoring/'), file).toBe(
+        manifest.apiVersion.startsWith('monitoring.coreos.com/'),
+      );
+    }
+  });
+
   it('are each valid by the schema of their kind', () => {
     expect(manifests.map(({ manifest }) => `${manifest.apiVersion} ${manifest.kind}`).sort()).toEqual([
       'apps/v1 Deployment',

@@ -13,7 +13,7 @@ import { evaluate, parseSamples } from './support/promql.js';
 // worker's wall clock (`now`) for the cursor, the faked monotonic clock for the lease.
 
 const rules: { alert: string; expr: string }[] = parse(
-  readFileSync(new URL('../../deploy/kubernetes/alert-rules.yaml', import.meta.url), 'utf8'),
+  readFileSync(new URL('../../deploy/kubernetes/monitoring/alert-rules.yaml', import.meta.url), 'utf8'),
 ).spec.groups.flatMap((group: { rules: unknown[] }) => group.rules);
 const exprOf = (alert: string) => rules.find((rule) => rule.alert === alert)?.expr as string;
 
