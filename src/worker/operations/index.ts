@@ -31,7 +31,6 @@ export {
   metricsOptionsShape,
   type RenderedMetrics,
   registryIsFree,
-  type StallReadings,
   type SyncMode,
   type SyncOutcome,
   type TaskReportFailure,
@@ -46,3 +45,4 @@ export {
   type ReadinessCheck,
   type ReadinessReport,
 } from './server.js';
+export type { StallReadings } from './stall-gauges.js';

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
 import type { SourceKind } from '../../connector/internal.js';
 import { crossCheck, func, parseOptions } from '../../internal/options.js';
+import { STALL_GAUGE_NAMES, StallGauges, type StallReadings } from './stall-gauges.js';
 
 /**
  * How a sync run read the source: as its kind declares (changes since the cursor, a full snapshot), a
@@ -17,25 +18,6 @@ export type SyncMode = SourceKind | 'reconcile' | 'lookup';
 
 /** How a sync run ended: `interrupted` when the worker's stop cut it short, which is no failure of the sync. */
 export type SyncOutcome = 'success' | 'failure' | 'interrupted';
-
-/**
- * What the stall gauges read at each scrape, from the parts that know it. Each reads `undefined` (the gauge is then
- * absent) where its part does not run in this worker.
- */
-export interface StallReadings {
-  /** Sync runs that failed in a row since their mode last succeeded, by the modes that ran. */
-  syncFailuresInARow(): ReadonlyMap<SyncMode, number>;
-  /** How long changes past the sync cursor have waited for it, and whether it counts as frozen. */
-  cursor(): { ageMs: number; frozen: boolean } | undefined;
-  /** Milliseconds since the task poller's last successful lease request, while it polls. */
-  leaseAgeMs(): number | undefined;
-}
-
-const NO_STALL_READINGS: StallReadings = {
-  syncFailuresInARow: () => new Map(),
-  cursor: () => undefined,
-  leaseAgeMs: () => undefined,
-};
 
 /**
  * What happened to the connector's key: a key `created`, `rotated` or `adopted` from the key store, and a check that
@@ -123,11 +105,7 @@ export class ConnectorMetrics {
   readonly #syncLag: Gauge;
   readonly #keyExpiry: Gauge;
   readonly #keyEvents: Counter<'event'>;
-  readonly #syncFailuresInARow: Gauge<'mode'>;
-  readonly #cursorAge: Gauge;
-  readonly #cursorFrozen: Gauge;
-  readonly #leaseAge: Gauge;
-  #stalls: StallReadings = NO_STALL_READINGS;
+  readonly #stalls: StallGauges;
   #cursorAt: number | undefined;
   #keyExpiresAt: number | undefined;
 
@@ -203,31 +181,7 @@ export class ConnectorMetrics {
     });
     // Every event is shown from the start, so that an alert on its increase sees the first one.
     for (const event of KEY_EVENTS) this.#keyEvents.inc({ event }, 0);
-    this.#syncFailuresInARow = new Gauge({
-      name: `${METRIC_PREFIX}sync_consecutive_failures`,
-      help: 'Sync runs that failed in a row since their mode last succeeded, by mode; an interrupted run changes nothing.',
-      labelNames: ['mode'] as const,
-      registers,
-      collect: () => this.#read(this.#syncFailuresInARow, () => this.#stalls.syncFailuresInARow(), set),
-    });
-    this.#cursorAge = new Gauge({
-      name: `${METRIC_PREFIX}sync_cursor_age_seconds`,
-      help: 'Seconds that changes past the sync cursor have waited for it; 0 while none waits, absent without a cursor to watch.',
-      registers,
-      collect: () => this.#read(this.#cursorAge, () => this.#stalls.cursor()?.ageMs, seconds),
-    });
-    this.#cursorFrozen = new Gauge({
-      name: `${METRIC_PREFIX}sync_cursor_frozen`,
-      help: '1 while changes past the sync cursor have waited longer than sync.frozenCursorMs, 0 otherwise; absent without a cursor to watch.',
-      registers,
-      collect: () => this.#read(this.#cursorFrozen, () => this.#stalls.cursor()?.frozen, flag),
-    });
-    this.#leaseAge = new Gauge({
-      name: `${METRIC_PREFIX}lease_age_seconds`,
-      help: 'Seconds since the task poller last leased a task or heard that none was waiting; absent while it does not poll.',
-      registers,
-      collect: () => this.#read(this.#leaseAge, () => this.#stalls.leaseAgeMs(), seconds),
-    });
+    this.#stalls = new StallGauges(registry, METRIC_PREFIX);
     this.#ready = new Gauge({
       name: `${METRIC_PREFIX}ready`,
       help: '1 while the connector is ready to take work, 0 otherwise.',
@@ -301,25 +255,7 @@ export class ConnectorMetrics {
 
   /** Reads the stall gauges from these parts at each scrape, in place of any read before. */
   readStalls(readings: StallReadings): void {
-    this.#stalls = readings;
-  }
-
-  /** Sets a stall gauge from its reading, or removes it while the reading is `undefined` or fails. */
-  #read<Value, Label extends string>(
-    gauge: Gauge<Label>,
-    reading: () => Value | undefined,
-    apply: (gauge: Gauge<Label>, value: Value) => void,
-  ): void {
-    let value: Value | undefined;
-    try {
-      value = reading();
-    } catch {
-      value = undefined;
-    }
-    gauge.reset();
-    // Absent rather than 0, as #collectSeconds does: reset() sets a gauge without labels to 0.
-    if (value === undefined) gauge.remove();
-    else apply(gauge, value);
+    this.#stalls.read(readings);
   }
 
   // Absent rather than 0 when unknown: a 0 lag or expiry would read as "all is well".
@@ -345,18 +281,9 @@ const METRIC_NAMES = [
   'client_retries_total',
   'key_expiry_seconds',
   'key_events_total',
-  'sync_consecutive_failures',
-  'sync_cursor_age_seconds',
-  'sync_cursor_frozen',
-  'lease_age_seconds',
+  ...STALL_GAUGE_NAMES,
   'ready',
 ].map((name) => `${METRIC_PREFIX}${name}`);
-
-const seconds = (gauge: Gauge, ms: number) => gauge.set(ms / 1000);
-const flag = (gauge: Gauge, on: boolean) => gauge.set(on ? 1 : 0);
-const set = (gauge: Gauge<'mode'>, counts: ReadonlyMap<SyncMode, number>) => {
-  for (const [mode, count] of counts) gauge.set({ mode }, count);
-};
 
 function isCount(value: number): boolean {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
