@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   'service_not_found', // ServiceNotFoundError
   'invalid_connector', // InvalidConnectorError
   'stopping', // StoppingError
+  'task_deadline', // TaskDeadlineError
   'shutdown_deadline', // ShutdownDeadlineError
   'authentication', // AuthenticationError
   'service_unavailable', // ServiceUnavailableError

@@ -47,14 +47,18 @@ export {
   type SourceApproval,
   type SourceContext,
   type StateAccess,
+  StoppingError,
   type SyncCursor,
   SystemError,
   snapshot,
+  type TaskAbortReason,
   type TaskContext,
   TaskDataInvalidError,
+  TaskDeadlineError,
   type TaskDeclaration,
   type TaskDeclarations,
   type TaskOutcome,
+  type TaskSignal,
   task,
 } from './connector/index.js';
 // The error hierarchy every part shares, and the union that narrows by `code`.

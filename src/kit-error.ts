@@ -28,6 +28,7 @@ import type {
   ServiceUnavailableError,
   SystemError,
   TaskDataInvalidError,
+  TaskDeadlineError,
 } from './connector/index.js';
 import {
   isBrandedKitError,
@@ -105,6 +106,7 @@ export type KitError =
   | ServiceNotFoundError
   | InvalidConnectorError
   | StoppingError
+  | TaskDeadlineError
   | ShutdownDeadlineError
   | AuthenticationError
   | ServiceUnavailableError

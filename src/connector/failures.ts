@@ -4,7 +4,7 @@
  * @module
  */
 import { TaskResultStatus } from '../api/index.js';
-import { ApprovalKitError, formatIssues, type ValidationIssue } from '../errors.js';
+import { ApprovalKitError, formatIssues, isBrandedKitError, type ValidationIssue } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode } from '../internal/network-codes.js';
 import { redactSecrets, type Secret } from './secret.js';
@@ -172,12 +172,18 @@ function decideLink(link: object): Decision | undefined {
   }
   const code = property(link, 'code');
   if (isNetworkCode(code)) return { status: 'serviceUnavailable', code };
-  // AbortSignal.timeout() rejects with a DOMException named TimeoutError; an abort caused by one carries it in
-  // `cause`, which the chain reaches next. Any other AbortError (a shutdown) is not the source's fault.
-  if (stringProperty(link, 'name') === 'TimeoutError') {
+  // AbortSignal.timeout() rejects with a DOMException named TimeoutError, the task's deadline with a
+  // TaskDeadlineError (of any copy of the kit); an abort caused by one carries it in `cause`, which the chain reaches
+  // next. Any other AbortError (a shutdown) is not the source's fault.
+  if (stringProperty(link, 'name') === 'TimeoutError' || isTaskDeadline(link)) {
     return { status: 'serviceUnavailable', code: 'TimeoutError' };
   }
   return undefined;
+}
+
+/** Whether `link` is the reason of a task's deadline, from this copy of the kit or another. */
+function isTaskDeadline(link: object): boolean {
+  return isBrandedKitError(link) && link.code === 'task_deadline';
 }
 
 /** The HTTP error status (400 to 599) an error carries, on any of the shapes common HTTP clients use. */

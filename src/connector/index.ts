@@ -17,6 +17,12 @@
  */
 
 export {
+  StoppingError,
+  type TaskAbortReason,
+  TaskDeadlineError,
+  type TaskSignal,
+} from './abort-reasons.js';
+export {
   Connector,
   type IncrementalDeclaration,
   incremental,

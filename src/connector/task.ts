@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Task, TaskResult } from '../api/index.js';
+import type { TaskSignal } from './abort-reasons.js';
 import type { Logger } from './logger.js';
 import type { Credentials } from './secret.js';
 import type { StateAccess } from './state.js';
@@ -16,10 +17,11 @@ export interface TaskContext<AppState extends object = Record<string, unknown>> 
    */
   readonly idempotencyKey: string;
   /**
-   * Aborted at the task's deadline (`poller.timeoutMs` after its receipt, with a `TimeoutError`) or when the worker is
-   * shutting down and the grace time is over, whichever comes first; pass it to the source's calls.
+   * Aborted at the task's deadline (`poller.timeoutMs` after its receipt) or when the worker is shutting down and the
+   * grace time is over, whichever comes first; pass it to the source's calls. Its `reason` says which: a
+   * `TaskDeadlineError` (code `task_deadline`) or a `StoppingError` (code `stopping`).
    */
-  readonly signal: AbortSignal;
+  readonly signal: TaskSignal;
   /** A child logger bound to the task. It writes none of the task's credential values, wherever one appears in a line. */
   readonly logger: Logger;
   /** The approver's decrypted credentials, when the connector has `authRequired`; every field is a `Secret`. */

@@ -14,15 +14,8 @@ export class InvalidConnectorError extends ApprovalKitError<'invalid_connector'>
   }
 }
 
-/**
- * The connector is stopping: the reason the signals of the source's calls and start-up steps abort with when
- * `stop()` begins, and those of the task handlers once the grace time is over.
- */
-export class StoppingError extends ApprovalKitError<'stopping'> {
-  constructor(message = 'The connector is stopping') {
-    super('stopping', message);
-  }
-}
+// The reason the signals of the author's code abort with when the worker stops: the author's contract holds it.
+export { StoppingError } from '../connector/index.js';
 
 /** The shutdown deadline (`shutdown.graceMs + shutdown.forceMs`) has passed: what every call still waiting aborts with. */
 export class ShutdownDeadlineError extends ApprovalKitError<'shutdown_deadline'> {

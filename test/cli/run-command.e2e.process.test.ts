@@ -107,7 +107,7 @@ describe('connector run', () => {
     const url = worker.lines().find((line) => line.msg === 'operations endpoints listening')?.url as string;
     const ready = await request(`${url}/readyz`);
     expect(ready.statusCode).toBe(200);
-    expect(await ready.body.json()).toEqual({ status: 'ready' });
+    expect(await ready.body.json()).toMatchObject({ status: 'ready', checks: { poller: { status: 'ok' } } });
 
     const [running] = await tasksFor(['T-1']);
     // The handler's own line, not the task's leased state: the service marks a task leased before its answer reaches

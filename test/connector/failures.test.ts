@@ -7,8 +7,10 @@ import {
   classifyFailure,
   Secret,
   ServiceUnavailableError,
+  StoppingError,
   SystemError,
   TaskDataInvalidError,
+  TaskDeadlineError,
 } from '../../src/connector/index.js';
 import { REDACTED } from '../../src/connector/internal.js';
 import { ValidationError } from '../../src/errors.js';
@@ -166,6 +168,38 @@ describe('the failure table, row by row', () => {
     expect(classifyFailure(aborted)).toMatchObject({
       status: 'serviceUnavailable',
       meta: { code: 'TimeoutError' },
+    });
+  });
+
+  it("row 12: the task's deadline, a TaskDeadlineError, or an abort caused by one -> serviceUnavailable", async () => {
+    const deadline = new TaskDeadlineError(5_000);
+    expect(classifyFailure(deadline)).toEqual({
+      status: 'serviceUnavailable',
+      meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 5000 ms' },
+    });
+    const aborted = Object.assign(new Error('This operation was aborted'), {
+      name: 'AbortError',
+      cause: deadline,
+    });
+    expect(classifyFailure(aborted)).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'TimeoutError' },
+    });
+    // One of a second copy of the kit, which instanceof does not know.
+    const specifier = '../../src/connector/abort-reasons.ts?second-copy';
+    const copy = (await import(
+      /* @vite-ignore */ specifier
+    )) as typeof import('../../src/connector/abort-reasons.js');
+    expect(classifyFailure(new copy.TaskDeadlineError(5_000))).toMatchObject({
+      status: 'serviceUnavailable',
+      meta: { code: 'TimeoutError' },
+    });
+  });
+
+  it("row 13: a StoppingError, the shutdown's abort, is not the source's fault -> internalError", () => {
+    expect(classifyFailure(new StoppingError('The connector is shutting down'))).toEqual({
+      status: 'internalError',
+      meta: { code: 'stopping', message: 'The connector is shutting down' },
     });
   });
 

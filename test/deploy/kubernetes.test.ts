@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as monitoring from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as policy from 'kubernetes-models/policy/v1';
 import * as core from 'kubernetes-models/v1';
@@ -22,12 +23,20 @@ const MODELS: Record<string, Record<string, { new (data: never): { validate(): v
   v1: { ConfigMap: core.ConfigMap, Secret: core.Secret, Service: core.Service },
   'apps/v1': { Deployment: apps.Deployment },
   'policy/v1': { PodDisruptionBudget: policy.PodDisruptionBudget },
+  // The Prometheus Operator's own, from the same family of models.
+  'monitoring.coreos.com/v1': {
+    PodMonitor: monitoring.PodMonitor,
+    PrometheusRule: monitoring.PrometheusRule,
+  },
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: manifests are plain YAML; each claim below reads the fields it checks.
 type Manifest = any;
 
-const manifests: { file: string; manifest: Manifest }[] = readdirSync(folder)
+// The folder's own, which `kubectl apply -f deploy/kubernetes/` applies, and those of monitoring/, which need the
+// Prometheus Operator's resource types and are applied on their own.
+const manifests: { file: string; manifest: Manifest }[] = ['', 'monitoring/']
+  .flatMap((sub) => readdirSync(join(folder, sub)).map((file) => `${sub}${file}`))
   .filter((file) => /\.ya?ml$/.test(file))
   .sort()
   .flatMap((file) =>
@@ -87,10 +96,20 @@ function workerConfigOf(manifest: Manifest): WorkerConfig {
 }
 
 describe('the Kubernetes manifests', () => {
+  it('keep the kinds of the Prometheus Operator in monitoring/, out of what `kubectl apply -f deploy/kubernetes/` applies', () => {
+    for (const { file, manifest } of manifests) {
+      expect(file.startsWith('monitoring/'), file).toBe(
+        manifest.apiVersion.startsWith('monitoring.coreos.com/'),
+      );
+    }
+  });
+
   it('are each valid by the schema of their kind', () => {
     expect(manifests.map(({ manifest }) => `${manifest.apiVersion} ${manifest.kind}`).sort()).toEqual([
       'apps/v1 Deployment',
       'apps/v1 Deployment',
+      'monitoring.coreos.com/v1 PodMonitor',
+      'monitoring.coreos.com/v1 PrometheusRule',
       'policy/v1 PodDisruptionBudget',
       'v1 ConfigMap',
     ]);
@@ -106,6 +125,9 @@ describe('the Kubernetes manifests', () => {
     const probe = structuredClone(deployment('sync'));
     probe.spec.template.spec.containers[0].livenessProbe.httpGet.path = 42;
     expect(() => validate(probe)).toThrow(/path must be string/);
+    const [rules] = byKind('PrometheusRule').map(({ manifest }) => structuredClone(manifest));
+    rules.spec.groups[0].rules[0].expr = { not: 'a string' };
+    expect(() => validate(rules)).toThrow(/expr/);
   });
 
   it('run one sync replica, replaced with Recreate, and several task replicas rolled one by one', () => {
@@ -222,6 +244,24 @@ describe('the Kubernetes manifests', () => {
       expect(volume.secret).toEqual({ secretName: 'approval-connector-keys', optional: true });
       expect(workerConfigOf(manifest).options.keyStore).toMatchObject({ readOnly: true });
     });
+  });
+
+  it("scrape every worker's operations port with a PodMonitor whose job the alert rules read", () => {
+    const [monitor] = byKind('PodMonitor').map(({ manifest }) => manifest);
+    for (const component of ['sync', 'tasks']) {
+      const pod = deployment(component).spec.template;
+      for (const [label, value] of Object.entries(monitor.spec.selector.matchLabels)) {
+        expect(pod.metadata.labels[label], component).toBe(value);
+      }
+      const { options } = workerConfigOf(deployment(component));
+      const port = pod.spec.containers[0].ports.find((candidate: Manifest) => candidate.name === 'ops');
+      expect(port.containerPort).toBe((options.operations as { port: number }).port);
+    }
+    expect(monitor.spec.podMetricsEndpoints).toEqual([{ port: 'ops', path: '/metrics', interval: '30s' }]);
+    const job = deployment('sync').spec.template.metadata.labels[monitor.spec.jobLabel];
+    expect(job).toBe('approval-connector');
+    const [rules] = byKind('PrometheusRule').map(({ manifest }) => manifest);
+    expect(JSON.stringify(rules)).toContain(`up{job=\\"${job}\\"}`);
   });
 
   it('budget disruptions of the task workers only, one at a time', () => {

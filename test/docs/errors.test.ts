@@ -105,6 +105,7 @@ const made: { [Code in ErrorCode]: () => Extract<KitError, { code: Code }> } = {
     new worker.ServiceNotFoundError(url, new client.NotFoundError(target, 404, undefined)),
   invalid_connector: () => new worker.InvalidConnectorError('no lookup()'),
   stopping: () => new worker.StoppingError(),
+  task_deadline: () => new connector.TaskDeadlineError(30_000),
   shutdown_deadline: () => new worker.ShutdownDeadlineError(),
   authentication: () => new connector.AuthenticationError('signed out'),
   service_unavailable: () => new connector.ServiceUnavailableError('down'),

@@ -10,7 +10,7 @@ import {
   MemoryKeyStore,
   ReadOnlyKeyStore,
 } from '../../src/worker/index.js';
-import { announceNewKey, KeyRotation } from '../../src/worker/keys/key-rotation.js';
+import { announceNewKey, KeyRotation, keyCheck } from '../../src/worker/keys/key-rotation.js';
 import { ScriptedServer } from '../client/support/scripted-server.js';
 import { MemoryConnector, MemorySource } from './support/memory-source.js';
 
@@ -295,5 +295,22 @@ describe('a running connector', () => {
     expect(await keyEvents(worker.metrics)).toMatchObject({ rotated: 1, expired: 1 });
     expect((await keyEvents(worker.metrics)).expiring).toBeGreaterThanOrEqual(1);
     await worker.stop();
+  });
+});
+
+describe("the keys' readiness check", () => {
+  const key = { publicKey: 'AAAA', createdAt: new Date(T0), expiresAt: new Date(T0 + 30 * DAY) };
+
+  it('says where the key the service holds stands: ok, expiring once due for rotation, expired', () => {
+    expect(keyCheck(key, 7 * DAY, T0)).toEqual({
+      status: 'ok',
+      expiresAt: new Date(T0 + 30 * DAY).toISOString(),
+      expiresInSeconds: 30 * 86_400,
+      rotatesAt: new Date(T0 + 23 * DAY).toISOString(),
+    });
+    expect(keyCheck(key, 7 * DAY, T0 + 23 * DAY - 1).status).toBe('ok');
+    expect(keyCheck(key, 7 * DAY, T0 + 23 * DAY).status).toBe('expiring');
+    expect(keyCheck(key, 7 * DAY, T0 + 30 * DAY)).toMatchObject({ status: 'expired', expiresInSeconds: 0 });
+    expect(keyCheck(undefined, 7 * DAY, T0)).toEqual({ status: 'not registered' });
   });
 });

@@ -287,7 +287,7 @@ describe('stop', () => {
     expect(recorder.requests).toHaveLength(requestsAfterStop);
   });
 
-  it('interrupts a sync in progress quietly, keeping the cursor of what the service acknowledged', async () => {
+  it('interrupts a sync in progress quietly, counted as interrupted, not failed, keeping the cursor of what the service acknowledged', async () => {
     for (let n = 10; n < 60; n += 1) source.put(`PO-${n}`, `2026-05-01T10:00:${n}.000Z`);
     // A source that stalls after eleven records (two full batches sent, one record waiting) until the connector stops.
     class Stalling extends MemoryConnector {
@@ -313,7 +313,7 @@ describe('stop', () => {
       new Stalling(source),
       harness.connectorOptions({
         sync: { batchSize: 5, concurrency: 1 },
-        logger: { level: 'warn', destination: logs.destination },
+        logger: { level: 'info', destination: logs.destination },
       }),
     );
     ownWorkers.push(built);
@@ -327,7 +327,23 @@ describe('stop', () => {
     await built.stop();
     await expect(run).rejects.toMatchObject({ code: 'stopping' });
     expect(built.lifecycle).toBe('stopped');
-    expect(logs.lines).toEqual([]);
+    expect(logs.lines.filter((line) => line.level >= 40)).toEqual([]);
+    expect(logs.lines.filter((line) => line.msg.startsWith('sync run'))).toEqual([
+      expect.objectContaining({
+        level: 30,
+        component: 'sync',
+        mode: 'incremental',
+        durationMs: expect.any(Number),
+        msg: 'sync run interrupted by the stop; the next run resumes from the saved cursor',
+      }),
+    ]);
+    const { body } = await built.metrics.render();
+    expect(body).toMatch(
+      /^approval_connector_sync_runs_total\{mode="incremental",outcome="interrupted"\} 1$/m,
+    );
+    expect(body).not.toMatch(/outcome="failure"/);
+    // An interrupted run is no failure in a row either.
+    expect(body).not.toMatch(/^approval_connector_sync_consecutive_failures\{/m);
     expect(harness.approvals().map((approval) => approval.id)).toEqual(first);
     expect(harness.state().state).toMatchObject({
       kit: { sync: { cursor: { lastModified: '2026-05-01T10:00:18.000Z', id: 'PO-18' } } },

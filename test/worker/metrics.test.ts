@@ -33,6 +33,54 @@ describe('ConnectorMetrics', () => {
     // Unknown until recorded: absent, not a reassuring 0.
     expect(sample(body, 'approval_connector_sync_lag_seconds')).toBeUndefined();
     expect(sample(body, 'approval_connector_key_expiry_seconds')).toBeUndefined();
+    for (const stall of ['sync_cursor_age_seconds', 'sync_cursor_frozen', 'lease_age_seconds']) {
+      expect(body).toContain(`# TYPE approval_connector_${stall} gauge`);
+      expect(sample(body, `approval_connector_${stall}`)).toBeUndefined();
+    }
+    expect(body).toContain('# TYPE approval_connector_sync_consecutive_failures gauge');
+    expect(body).not.toMatch(/^approval_connector_sync_consecutive_failures/m);
+  });
+
+  it('reads the stall gauges at each scrape from the parts that know them, absent where a part reads nothing', async () => {
+    const metrics = new ConnectorMetrics();
+    let cursor: { ageMs: number; frozen: boolean } | undefined = { ageMs: 90_000, frozen: false };
+    let leaseAgeMs: number | undefined = 2_500;
+    metrics.readStalls({
+      syncFailuresInARow: () =>
+        new Map([
+          ['incremental', 3],
+          ['lookup', 0],
+        ] as const),
+      cursor: () => cursor,
+      leaseAgeMs: () => leaseAgeMs,
+    });
+    let { body } = await metrics.render();
+    expect(sample(body, 'approval_connector_sync_consecutive_failures{mode="incremental"}')).toBe(3);
+    expect(sample(body, 'approval_connector_sync_consecutive_failures{mode="lookup"}')).toBe(0);
+    expect(sample(body, 'approval_connector_sync_cursor_age_seconds')).toBe(90);
+    expect(sample(body, 'approval_connector_sync_cursor_frozen')).toBe(0);
+    expect(sample(body, 'approval_connector_lease_age_seconds')).toBe(2.5);
+
+    cursor = { ageMs: 4_000_000, frozen: true };
+    leaseAgeMs = undefined;
+    ({ body } = await metrics.render());
+    expect(sample(body, 'approval_connector_sync_cursor_age_seconds')).toBe(4_000);
+    expect(sample(body, 'approval_connector_sync_cursor_frozen')).toBe(1);
+    expect(sample(body, 'approval_connector_lease_age_seconds')).toBeUndefined();
+  });
+
+  it('renders the other metrics when a stall reading throws, leaving its gauge absent', async () => {
+    const metrics = new ConnectorMetrics();
+    metrics.readStalls({
+      syncFailuresInARow: () => new Map(),
+      cursor: () => {
+        throw new Error('a bug');
+      },
+      leaseAgeMs: () => 10,
+    });
+    const { body } = await metrics.render();
+    expect(sample(body, 'approval_connector_sync_cursor_age_seconds')).toBeUndefined();
+    expect(sample(body, 'approval_connector_lease_age_seconds')).toBe(0.01);
   });
 
   it('counts pushes, runs, tasks, poll errors and key events with their labels', async () => {
@@ -167,7 +215,7 @@ describe('ConnectorMetrics', () => {
     expectTypeOf(metrics.syncRun)
       .parameter(0)
       .toEqualTypeOf<'incremental' | 'snapshot' | 'reconcile' | 'lookup'>();
-    expectTypeOf(metrics.syncRun).parameter(1).toEqualTypeOf<'success' | 'failure'>();
+    expectTypeOf(metrics.syncRun).parameter(1).toEqualTypeOf<'success' | 'failure' | 'interrupted'>();
     expectTypeOf(metrics.keyEvent)
       .parameter(0)
       .toEqualTypeOf<'created' | 'rotated' | 'adopted' | 'expiring' | 'expired'>();

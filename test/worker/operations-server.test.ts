@@ -79,6 +79,23 @@ describe('OperationsServer', () => {
     expect(answer.json()).toEqual({ status: 'not ready', reason: 'stopping' });
   });
 
+  it("shows the report's checks in both answers, beside the fields the probes read", async () => {
+    const { url, probe } = await startServer();
+    const checks = {
+      sync: { status: 'failing', failuresInARow: { incremental: 3 } },
+      keys: { status: 'off' },
+    };
+    probe.readiness = { ready: true, checks };
+    let answer = await get(`${url}/readyz`);
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toEqual({ status: 'ready', checks });
+
+    probe.readiness = { ready: false, reason: 'task polling stalled', checks };
+    answer = await get(`${url}/readyz`);
+    expect(answer.status).toBe(503);
+    expect(answer.json()).toEqual({ status: 'not ready', reason: 'task polling stalled', checks });
+  });
+
   it('answers 503 when a probe callback throws or rejects', async () => {
     const { url } = await startServer({
       health: () => {

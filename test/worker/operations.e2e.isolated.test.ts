@@ -31,7 +31,30 @@ describe('the operations port of a connector', () => {
       status: 200,
       text: JSON.stringify({ status: 'ok', state: 'running' }),
     });
-    expect(await get(`${url}/readyz`)).toEqual({ status: 200, text: JSON.stringify({ status: 'ready' }) });
+    const readiness = await get(`${url}/readyz`);
+    expect(readiness.status).toBe(200);
+    // Before any run: the sync's parts say so, the poller polls, and this connector has no key.
+    expect(JSON.parse(readiness.text)).toEqual({
+      status: 'ready',
+      checks: {
+        sync: { status: 'ok', lastRun: null, lastSuccess: null, failuresInARow: {} },
+        cursor: {
+          status: 'ok',
+          lastModified: null,
+          movedAt: null,
+          ageSeconds: 0,
+          frozenAfterSeconds: 3600,
+        },
+        poller: {
+          status: 'ok',
+          lastLeaseAgeSeconds: expect.any(Number),
+          notLeasingAfterSeconds: 120,
+          running: 0,
+          concurrency: 4,
+        },
+        keys: { status: 'off' },
+      },
+    });
   });
 
   it('answers /healthz alive and /readyz not ready while the service cannot be reached at start, not refusing them', async () => {
@@ -57,7 +80,11 @@ describe('the operations port of a connector', () => {
     });
     const readiness = await get(`${url}/readyz`);
     expect(readiness.status).toBe(503);
-    expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'starting' });
+    expect(JSON.parse(readiness.text)).toMatchObject({
+      status: 'not ready',
+      reason: 'starting',
+      checks: { poller: { status: 'starting' }, sync: { status: 'ok', lastRun: null } },
+    });
     await worker.stop();
     await starting;
     expect(worker.operationsUrl).toBeUndefined();
@@ -78,7 +105,7 @@ describe('the operations port of a connector', () => {
     const stopping = worker.stop();
     const readiness = await get(`${url}/readyz`);
     expect(readiness.status).toBe(503);
-    expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'stopping' });
+    expect(JSON.parse(readiness.text)).toMatchObject({ status: 'not ready', reason: 'stopping' });
     // Still alive: the worker is shutting down, not broken.
     expect((await get(`${url}/healthz`)).status).toBe(200);
 
@@ -130,7 +157,11 @@ describe('the operations port of a connector', () => {
       async () => {
         const readiness = await get(`${url}/readyz`);
         expect(readiness.status).toBe(503);
-        expect(JSON.parse(readiness.text)).toEqual({ status: 'not ready', reason: 'task polling stalled' });
+        expect(JSON.parse(readiness.text)).toMatchObject({
+          status: 'not ready',
+          reason: 'task polling stalled',
+          checks: { poller: { status: 'stalled' } },
+        });
       },
       { timeout: 10_000 },
     );

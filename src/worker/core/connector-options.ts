@@ -101,6 +101,14 @@ export interface SyncOptions {
    */
   overlapMs?: number;
   /**
+   * How long changes the source yields past the sync cursor may wait for it, in milliseconds, before the cursor
+   * counts as frozen: an error is logged, `/readyz` shows the cursor `frozen` and `sync_cursor_frozen` is 1. Keep it
+   * above the longest run of an unordered source, whose cursor moves only when a run ends. See
+   * `docs/operations.md`, "Stalls".
+   * @default 3600000 (1 hour)
+   */
+  frozenCursorMs?: number;
+  /**
    * Approvals per `lookup()` call during reconciliation.
    * @default 100
    */
@@ -183,7 +191,7 @@ export interface PollerOptions {
   watchdogMs?: number;
   /**
    * A task's deadline, in milliseconds from its receipt: then its handler's `signal` is aborted (with a
-   * `TimeoutError`), so that the task is answered before the service's lease on it ends and it is offered to another
+   * `TaskDeadlineError`), so that the task is answered before the service's lease on it ends and it is offered to another
    * worker. Keep it well under the lease (60 s in the reference backend), leaving time to report. A result that comes
    * after the deadline is still reported, and logged as late.
    * @default 30000
@@ -326,6 +334,7 @@ const syncOptionsSchema = z.strictObject({
   batchBytes: integer(1, 5 * 1024 * 1024).default(1024 * 1024),
   concurrency: integer(1).default(4),
   overlapMs: integer(0).default(300_000),
+  frozenCursorMs: integer(1).default(3_600_000),
   reconcileChunkSize: integer(1).default(100),
   sourceRetry: z
     .strictObject({

@@ -3,7 +3,7 @@ import type { Connector, StateAccess } from '../../connector/index.js';
 import { parseOptions } from '../../internal/options.js';
 import { abortAfter, settlesWithin } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
-import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
+import { announceNewKey, KeyRing, KeyRotation, keyCheck, type PublicKeyInfo } from '../keys/index.js';
 import {
   ConnectorMetrics,
   componentLogger,
@@ -28,6 +28,7 @@ import {
 } from './connector-options.js';
 import { DeclaredConnector } from './declared.js';
 import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
+import { ReadinessChecks } from './readiness.js';
 import { publishTemplates, retryReporter, untilReachable } from './service.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 
@@ -79,6 +80,8 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #operationsUrl: string | undefined;
   /** Every read of the source: sync runs, reconciliations, lookups after tasks; one at a time. */
   readonly #sync: SyncRunner;
+  /** The parts `/readyz` details. */
+  readonly #checks: ReadinessChecks;
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
@@ -119,6 +122,27 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       refusal: () =>
         this.#lifecycle === 'running' ? undefined : new LifecycleError('sync', this.#lifecycle),
     });
+    this.#checks = this.#watchStalls();
+  }
+
+  /** Gives the stall gauges what they read, and makes the parts `/readyz` details. */
+  #watchStalls(): ReadinessChecks {
+    const { health } = this.#sync;
+    this.metrics.readStalls({
+      syncFailuresInARow: () => health.failuresInARow(),
+      cursor: () => health.cursor(),
+      leaseAgeMs: () => this.#poller?.leaseAgeMs,
+    });
+    const { poller, keys, now } = this.#settings;
+    return new ReadinessChecks(componentLogger(this.#logger, 'operations'))
+      .set('sync', () => health.syncCheck())
+      .set('cursor', () => health.cursorCheck())
+      .set('poller', () => this.#poller?.check() ?? { status: poller.enabled ? 'starting' : 'off' })
+      .set('keys', () =>
+        this.connector.authRequired
+          ? keyCheck(this.#registeredKey, keys.rotationMarginMs, now())
+          : { status: 'off' },
+      );
   }
 
   /** Where the worker is in its life. */
@@ -277,13 +301,13 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
         state: this.#lifecycle,
       }),
-      isReady: () =>
-        this.ready
-          ? { ready: true }
-          : {
-              ready: false,
-              reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
-            },
+      isReady: () => ({
+        ready: this.ready,
+        ...(this.ready
+          ? {}
+          : { reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle }),
+        checks: this.#checks.read(),
+      }),
     });
     const { url } = await this.#operations.start();
     this.#operationsUrl = url;

@@ -25,7 +25,7 @@ export {
   type NewKeyReason,
   type PublicKeyInfo,
 } from './key-ring.js';
-export { announceNewKey, KeyRotation, type KeyRotationParts } from './key-rotation.js';
+export { announceNewKey, KeyRotation, type KeyRotationParts, keyCheck, keyStanding } from './key-rotation.js';
 export {
   FileKeyStore,
   KeyRingData,

@@ -4,7 +4,7 @@
  * @module
  */
 import { type Backoff, backoffDelay } from '../../internal/backoff.js';
-import type { ConnectorMetrics, PinoLogger } from '../operations/index.js';
+import type { ConnectorMetrics, PinoLogger, ReadinessCheck } from '../operations/index.js';
 import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 
 /** What the rotation needs from the connector. */
@@ -114,13 +114,13 @@ export class KeyRotation {
       return false;
     }
     const held = this.#registered ?? current;
-    const at = now();
     const fields = { publicKey: held.publicKey, expiresAt: held.expiresAt };
-    if (at >= held.expiresAt.getTime()) {
+    const standing = keyStanding(held, ring.rotationMarginMs, now());
+    if (standing === 'expired') {
       this.#reportExpired(fields);
       return false;
     }
-    if (at < held.expiresAt.getTime() - ring.rotationMarginMs) return true;
+    if (standing === 'ok') return true;
     metrics.keyEvent('expiring');
     logger.warn(fields, 'the connector key is due for rotation and has not been replaced; it expires soon');
     return false;
@@ -151,6 +151,39 @@ export class KeyRotation {
     this.#timer = setTimeout(() => void this.#check(), Math.min(MAX_TIMER_MS, Math.max(0, next - at)));
     this.#timer.unref();
   }
+}
+
+/**
+ * Where a key the service holds stands at `now`: `expired`, `expiring` (due for rotation: less than
+ * `rotationMarginMs` before its expiry, and not replaced) or `ok`.
+ */
+export function keyStanding(
+  key: PublicKeyInfo,
+  rotationMarginMs: number,
+  now: number,
+): 'ok' | 'expiring' | 'expired' {
+  const expiresAt = key.expiresAt.getTime();
+  if (now >= expiresAt) return 'expired';
+  return now >= expiresAt - rotationMarginMs ? 'expiring' : 'ok';
+}
+
+/**
+ * The `keys` part of `/readyz`: when the key the service holds expires, and where it stands; `not registered`
+ * before the worker registered one.
+ */
+export function keyCheck(
+  key: PublicKeyInfo | undefined,
+  rotationMarginMs: number,
+  now: number,
+): ReadinessCheck {
+  if (key === undefined) return { status: 'not registered' };
+  const expiresAt = key.expiresAt.getTime();
+  return {
+    status: keyStanding(key, rotationMarginMs, now),
+    expiresAt: key.expiresAt.toISOString(),
+    expiresInSeconds: Math.round(expiresAt - now) / 1000,
+    rotatesAt: new Date(expiresAt - rotationMarginMs).toISOString(),
+  };
 }
 
 function currentOf(ring: KeyRing): PublicKeyInfo | undefined {

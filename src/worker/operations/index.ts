@@ -44,6 +44,8 @@ export {
   OperationsServerListenError,
   type OperationsServerOptions,
   operationsServerOptionsSchema,
+  type ReadinessCheck,
   type ReadinessReport,
   type ResolvedOperationsServerOptions,
 } from './server.js';
+export type { StallReadings } from './stall-gauges.js';

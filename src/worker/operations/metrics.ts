@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
 import type { SourceKind } from '../../connector/internal.js';
 import { crossCheck, func, type OptionsShape, parseOptions, type Resolved } from '../../internal/options.js';
+import { STALL_GAUGE_NAMES, StallGauges, type StallReadings } from './stall-gauges.js';
 
 /**
  * How a sync run read the source: as its kind declares (changes since the cursor, a full snapshot), a
@@ -15,8 +16,8 @@ import { crossCheck, func, type OptionsShape, parseOptions, type Resolved } from
  */
 export type SyncMode = SourceKind | 'reconcile' | 'lookup';
 
-/** How a sync run ended. */
-export type SyncOutcome = 'success' | 'failure';
+/** How a sync run ended: `interrupted` when the worker's stop cut it short, which is no failure of the sync. */
+export type SyncOutcome = 'success' | 'failure' | 'interrupted';
 
 /**
  * What happened to the connector's key: a key `created`, `rotated` or `adopted` from the key store, and a check that
@@ -107,6 +108,7 @@ export class ConnectorMetrics {
   readonly #syncLag: Gauge;
   readonly #keyExpiry: Gauge;
   readonly #keyEvents: Counter<'event'>;
+  readonly #stalls: StallGauges;
   #cursorAt: number | undefined;
   #keyExpiresAt: number | undefined;
 
@@ -182,6 +184,7 @@ export class ConnectorMetrics {
     });
     // Every event is shown from the start, so that an alert on its increase sees the first one.
     for (const event of KEY_EVENTS) this.#keyEvents.inc({ event }, 0);
+    this.#stalls = new StallGauges(registry, METRIC_PREFIX);
     this.#ready = new Gauge({
       name: `${METRIC_PREFIX}ready`,
       help: '1 while the connector is ready to take work, 0 otherwise.',
@@ -253,6 +256,11 @@ export class ConnectorMetrics {
     this.#ready.set(isReady ? 1 : 0);
   }
 
+  /** Reads the stall gauges from these parts at each scrape, in place of any read before. */
+  readStalls(readings: StallReadings): void {
+    this.#stalls.read(readings);
+  }
+
   // Absent rather than 0 when unknown: a 0 lag or expiry would read as "all is well".
   #collectSeconds(gauge: Gauge, at: number | undefined, toMs: (at: number) => number): void {
     if (at === undefined) gauge.remove();
@@ -276,6 +284,7 @@ const METRIC_NAMES = [
   'client_retries_total',
   'key_expiry_seconds',
   'key_events_total',
+  ...STALL_GAUGE_NAMES,
   'ready',
 ].map((name) => `${METRIC_PREFIX}${name}`);
 

@@ -28,11 +28,22 @@ export interface HealthReport {
   state: string;
 }
 
+/**
+ * One part of the connector as `/readyz` details it: its `status` (`ok` while it is well, `off` where it does not run
+ * in this worker, a word for what is wrong otherwise) and what it shows, as JSON.
+ */
+export interface ReadinessCheck {
+  status: string;
+  [field: string]: unknown;
+}
+
 /** What `/readyz` reports. */
 export interface ReadinessReport {
   ready: boolean;
   /** Why the connector is not ready, shown in the 503 answer's body. */
   reason?: string;
+  /** The connector's parts, each by its name, shown in both answers' bodies as `checks`. */
+  checks?: Record<string, ReadinessCheck>;
 }
 
 /** Options of {@link OperationsServer}. */
@@ -218,8 +229,12 @@ const ROUTES = new Map<string, Route>([
     '/readyz',
     async ({ isReady }, response, log) => {
       const report = await settle(isReady, log);
-      if (report?.ready === true) send(response, 200, { status: 'ready' });
-      else send(response, 503, { status: 'not ready', reason: report?.reason ?? 'readiness check failed' });
+      const checks = report?.checks === undefined ? {} : { checks: report.checks };
+      if (report?.ready === true) send(response, 200, { status: 'ready', ...checks });
+      else {
+        const reason = report?.reason ?? 'readiness check failed';
+        send(response, 503, { status: 'not ready', reason, ...checks });
+      }
     },
   ],
   [

@@ -1,5 +1,6 @@
 /**
- * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`); its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
+ * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`), and the health its
+ * runs report (`health.ts`); its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
  * (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the runs that follow tasks (`after-tasks.ts`);
  * the schedules it runs on (`schedule.ts`); connector state, where its cursor is saved (`state.ts`), and the
  * cursor's order (`cursor.ts`). See
@@ -8,7 +9,8 @@
  */
 
 export { SyncAfterTasks } from './after-tasks.js';
-export { compareKeys, keyOfCursor } from './cursor.js';
+export { type CursorKey, compareKeys, keyOfCursor } from './cursor.js';
+export { type CursorReading, SyncHealth } from './health.js';
 export { recordedRun } from './recorded.js';
 export {
   hasLookup,

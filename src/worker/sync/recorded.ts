@@ -1,32 +1,52 @@
 import type { ConnectorMetrics, SyncMode } from '../operations/index.js';
+import type { SyncHealth } from './health.js';
 import type { RunContext, RunReport } from './runs.js';
 import type { StateStore } from './state.js';
 
+/** Where a run's end is recorded. */
+export interface RunRecords {
+  metrics: ConnectorMetrics;
+  state: StateStore<object>;
+  health: SyncHealth;
+}
+
 /**
  * Runs one read of the source as a sync run, and records how it ended: the run's outcome and what it pushed in the
- * metrics, the cursor it left, and one log line, `sync run finished` with the report, or `sync run failed` (unless
- * the worker is stopping, whose abort is no failure to report).
+ * metrics and the sync's health, the cursor it left, and one log line, `sync run finished` with the report,
+ * `sync run failed`, or `sync run interrupted by the stop` when the worker's stop cut it short (an outcome of its
+ * own, `interrupted`, which is no failure of the sync).
  */
 export async function recordedRun(
   mode: SyncMode,
   read: (context: RunContext) => Promise<RunReport>,
   context: RunContext,
-  { metrics, state }: { metrics: ConnectorMetrics; state: StateStore<object> },
+  { metrics, state, health }: RunRecords,
 ): Promise<RunReport> {
   const { logger, signal } = context;
   const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
   try {
     const report = await read(context);
     metrics.syncRun(mode, 'success');
     metrics.approvalsPushed(report.pushed);
     const cursor = state.cursor;
     metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
-    logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
+    health.ended(mode, 'success');
+    logger.info({ ...report, durationMs: durationMs() }, 'sync run finished');
     return report;
   } catch (error) {
-    metrics.syncRun(mode, 'failure');
-    if (!signal.aborted)
+    // Whatever it failed with: once the stop has begun, its calls are cut short, and the next run resumes.
+    const outcome = signal.aborted ? 'interrupted' : 'failure';
+    metrics.syncRun(mode, outcome);
+    health.ended(mode, outcome);
+    if (outcome === 'interrupted') {
+      logger.info(
+        { durationMs: durationMs() },
+        'sync run interrupted by the stop; the next run resumes from the saved cursor',
+      );
+    } else {
       logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor');
+    }
     throw error;
   }
 }

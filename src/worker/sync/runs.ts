@@ -12,6 +12,7 @@ import type {
 import { parseSourceApproval } from '../../connector/internal.js';
 import type { PinoLogger } from '../operations/index.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
+import type { SyncHealth } from './health.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
 import { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
 import type { StateStore } from './state.js';
@@ -36,6 +37,8 @@ export interface RunContext extends SourceRetryParts {
   signal: AbortSignal;
   logger: PinoLogger;
   now: () => number;
+  /** Told of each record an incremental run reads, to watch the cursor: see {@link SyncHealth}. */
+  health: Pick<SyncHealth, 'read'>;
 }
 
 /** What a run did. Once a run has finished, `changed + resent` is `pushed`. */
@@ -184,6 +187,7 @@ class IncrementalRun {
     }
     this.#previous = key;
     if (this.#newest === undefined || compareKeys(key, this.#newest) > 0) this.#newest = key;
+    this.#context.health.read(key);
     if (isAtOrBefore(key, this.#saved) || isAtOrBefore(key, this.#resumedFrom)) this.#resent += 1;
     await this.#pusher.add(approval, key);
   }

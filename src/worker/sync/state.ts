@@ -22,6 +22,7 @@ const KitState = z.looseObject({
   sync: z
     .looseObject({
       cursor: SyncCursor.optional(),
+      /** When the cursor last moved (an ISO instant of the worker's clock), written with it. */
       lastRunAt: z.string().optional(),
     })
     .default({}),
@@ -44,6 +45,22 @@ export function savedCursorOf(state: unknown): SyncCursor | undefined {
   return kitStateOf(state)?.sync.cursor;
 }
 
+/** The cursor as the service holds it: its key, and when it moved there (epoch milliseconds), where known. */
+export interface SavedCursor {
+  readonly key: CursorKey | undefined;
+  readonly movedAt: number | undefined;
+}
+
+/** The saved cursor of the kit's part of a state read from, or written to, the service. */
+function savedOf(kit: KitState): SavedCursor {
+  const { cursor, lastRunAt } = kit.sync;
+  const movedAt = lastRunAt === undefined ? Number.NaN : Date.parse(lastRunAt);
+  return {
+    key: cursor === undefined ? undefined : keyOfCursor(cursor),
+    movedAt: Number.isNaN(movedAt) ? undefined : movedAt,
+  };
+}
+
 /**
  * Connector state as one object on the service: `{kit: {...}, app: {...}}`. The service replaces the whole object on
  * each write, so both parts are written together, one write at a time, the latest value winning.
@@ -56,6 +73,7 @@ export class StateStore<AppState extends object> {
   #cursorKey: CursorKey | undefined;
   #app: AppState | undefined;
   #dirty = false;
+  #saved: SavedCursor = { key: undefined, movedAt: undefined };
 
   constructor(client: IntegrationClient) {
     this.#client = client;
@@ -66,12 +84,18 @@ export class StateStore<AppState extends object> {
     const stored = await this.#client.getState(signal ? { signal } : {});
     const state = stored?.state ?? {};
     this.#kit = kitStateOf(state) ?? freshKitState();
+    this.#saved = savedOf(this.#kit);
     this.#cursorKey = undefined;
     this.#app = state[APP_STATE_KEY] as AppState | undefined;
   }
 
   get cursor(): SyncCursor | undefined {
     return this.#kit.sync.cursor;
+  }
+
+  /** The cursor as the service holds it: as loaded, or as last written (a cursor advanced since is not). */
+  get saved(): SavedCursor {
+    return this.#saved;
   }
 
   /** The author's state as last loaded or written. */
@@ -108,14 +132,16 @@ export class StateStore<AppState extends object> {
     return this.#writes.run(async () => {
       if (!this.#dirty) return;
       this.#dirty = false;
+      const kit = this.#kit;
       try {
         await this.#client.putState(
           {
-            [KIT_STATE_KEY]: this.#kit,
+            [KIT_STATE_KEY]: kit,
             ...(this.#app === undefined ? {} : { [APP_STATE_KEY]: this.#app }),
           },
           options,
         );
+        this.#saved = savedOf(kit);
       } catch (error) {
         this.#dirty = true;
         throw error;

@@ -10,6 +10,7 @@ import {
   type SyncMode,
 } from '../operations/index.js';
 import { SyncAfterTasks } from './after-tasks.js';
+import { SyncHealth } from './health.js';
 import type { PushLimits } from './pusher.js';
 import { recordedRun } from './recorded.js';
 import {
@@ -29,6 +30,7 @@ import type { StateStore } from './state.js';
 export interface SyncRunnerSettings extends SyncSchedules, PushLimits {
   afterTaskMs: number | false;
   overlapMs: number;
+  frozenCursorMs: number;
   reconcileChunkSize: number;
   sourceRetry: SourceRetryParts['sourceRetry'];
 }
@@ -59,9 +61,20 @@ export class SyncRunner {
   readonly #parts: SyncRunnerParts;
   /** Runs, one at a time. */
   readonly #runs = new OneAtATime();
+  /** How the runs ended, and whether the cursor keeps up: `/readyz` and the stall gauges read it. */
+  readonly health: SyncHealth;
 
   constructor(parts: SyncRunnerParts) {
     this.#parts = parts;
+    const { connector, settings, state, now } = parts;
+    this.health = new SyncHealth({
+      state,
+      now,
+      logger: componentLogger(parts.logger, 'sync'),
+      frozenCursorMs: settings.frozenCursorMs,
+      watchesCursor: settings.enabled && connector.source.kind === 'incremental',
+      syncs: settings.enabled,
+    });
   }
 
   /** Runs a sync as the source's declaration says; `full` reads the whole of an incremental source. */
@@ -142,8 +155,9 @@ export class SyncRunner {
       signal,
       logger,
       now,
+      health: this.health,
     };
-    return recordedRun(mode, read, context, { metrics, state });
+    return recordedRun(mode, read, context, { metrics, state, health: this.health });
   }
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {

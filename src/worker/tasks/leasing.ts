@@ -53,6 +53,8 @@ export class Leasing {
   #loop: Promise<void> | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #lastPollAt = 0;
+  /** When a lease request last succeeded (a task, or the answer that none waits); from start() to stop(). */
+  #lastLeasedAt: number | undefined;
   #stalled = false;
 
   constructor(parts: LeasingParts, settings: LeasingSettings) {
@@ -75,9 +77,19 @@ export class Leasing {
     return !this.#stalled;
   }
 
+  /**
+   * Milliseconds since a lease request last succeeded: the service answered with a task, or said that none waits
+   * (counted from start() before the first). It grows while the requests fail, while none is sent (polling stalled,
+   * or every slot held), and so while tasks may wait. `undefined` before start() and after stop().
+   */
+  get leaseAgeMs(): number | undefined {
+    return this.#lastLeasedAt === undefined ? undefined : performance.now() - this.#lastLeasedAt;
+  }
+
   start(): void {
     if (this.#loop !== undefined) return;
     this.#lastPollAt = performance.now();
+    this.#lastLeasedAt = this.#lastPollAt;
     this.#loop = this.#pollLoop();
     this.#watchdog = setInterval(
       () => this.#checkPolling(),
@@ -90,6 +102,7 @@ export class Leasing {
   stop(): void {
     this.#stopPolling.abort();
     clearInterval(this.#watchdog);
+    this.#lastLeasedAt = undefined;
   }
 
   /**
@@ -162,6 +175,7 @@ export class Leasing {
     try {
       // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
       const leased = await untilAborted(client.leaseTask({ signal }), signal);
+      if (!this.#stopPolling.signal.aborted) this.#lastLeasedAt = performance.now();
       this.#setStalled(false);
       if (leased === null) {
         this.#quiet(idle);

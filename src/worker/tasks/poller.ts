@@ -4,7 +4,12 @@ import type { StateAccess, TaskDeclarations } from '../../connector/index.js';
 import { settlesWithin } from '../../internal/wait.js';
 import { StoppingError } from '../errors.js';
 import type { KeyRing } from '../keys/index.js';
-import { type ConnectorMetrics, lazyChild, type PinoLogger } from '../operations/index.js';
+import {
+  type ConnectorMetrics,
+  lazyChild,
+  type PinoLogger,
+  type ReadinessCheck,
+} from '../operations/index.js';
 import { Leasing } from './leasing.js';
 import { RecentResults } from './recent-results.js';
 import { ResultReporter } from './reporter.js';
@@ -113,6 +118,29 @@ export class TaskPoller {
   /** False while the watchdog finds that polling has stalled. */
   get healthy(): boolean {
     return this.#leasing.healthy;
+  }
+
+  /** Milliseconds since a lease request last succeeded; `undefined` before start() and after stop(). */
+  get leaseAgeMs(): number | undefined {
+    return this.#leasing.leaseAgeMs;
+  }
+
+  /**
+   * The `poller` part of `/readyz`: `stalled` while the watchdog finds polling stalled, `not leasing` once no lease
+   * request has succeeded for `watchdogMs` (the requests fail, or every slot is held), `stopped` once stopped.
+   */
+  check(): ReadinessCheck {
+    const leaseAgeMs = this.leaseAgeMs;
+    if (leaseAgeMs === undefined) return { status: 'stopped' };
+    const { watchdogMs, concurrency } = this.#settings;
+    const status = !this.healthy ? 'stalled' : leaseAgeMs >= watchdogMs ? 'not leasing' : 'ok';
+    return {
+      status,
+      lastLeaseAgeSeconds: Math.round(leaseAgeMs) / 1000,
+      notLeasingAfterSeconds: watchdogMs / 1000,
+      running: this.#running.size,
+      concurrency,
+    };
   }
 
   start(): void {

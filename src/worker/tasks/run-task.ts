@@ -7,6 +7,7 @@ import {
   type StateAccess,
   type TaskContext,
   TaskDataInvalidError,
+  TaskDeadlineError,
   type TaskDeclarations,
 } from '../../connector/index.js';
 import { redactSecrets } from '../../connector/internal.js';
@@ -71,7 +72,7 @@ export async function runTask(leased: LeasedTask, inputs: TaskRunInputs): Promis
     () => {
       late = true;
       logger.warn({ timeoutMs }, 'task passed its deadline; aborting its signal');
-      return new DOMException(`The task took longer than its deadline of ${timeoutMs} ms`, 'TimeoutError');
+      return new TaskDeadlineError(timeoutMs);
     },
     handler,
   );

@@ -446,3 +446,56 @@ describe('stopping', () => {
     expect(drained).toBe(true);
   });
 });
+
+describe('the lease age', () => {
+  it('counts from the last lease request the service answered, with a task or with none', async () => {
+    const { leasing } = startLeasing({
+      getTask: async () => null,
+      settings: { idleMinMs: 1_000, idleMaxMs: 1_000 },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leasing.leaseAgeMs).toBe(0);
+    // Idle: one request a second at most, each answered "none waits".
+    await vi.advanceTimersByTimeAsync(10_250);
+    expect(leasing.leaseAgeMs).toBeLessThanOrEqual(1_000);
+  });
+
+  it('grows while the lease requests fail, and starts again at the first answer', async () => {
+    let failing = true;
+    const { leasing } = startLeasing({
+      getTask: async () => {
+        if (failing) throw new ServerError({ method: 'GET', path: '/v2/connector/tasks' }, 503, undefined);
+        return null;
+      },
+      settings: { idleMinMs: 1_000, idleMaxMs: 1_000 },
+    });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(leasing.leaseAgeMs).toBe(30_000);
+    failing = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(leasing.leaseAgeMs).toBe(0);
+  });
+
+  it('grows while every slot is held, though the watchdog sees nothing wrong', async () => {
+    const answers: (Task | null)[] = [taskNumbered(1)];
+    const gate = deferred();
+    const { leasing } = startLeasing({
+      settings: { concurrency: 1, watchdogMs: 1_000 },
+      getTask: async () => answers.shift() ?? null,
+      handler: () => gate.promise,
+    });
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(leasing.leaseAgeMs).toBe(600_000);
+    expect(leasing.healthy).toBe(true);
+    gate.resolve();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(leasing.leaseAgeMs).toBe(0);
+  });
+
+  it('is undefined once stopped', async () => {
+    const { leasing } = startLeasing({ getTask: async () => null });
+    await vi.advanceTimersByTimeAsync(100);
+    leasing.stop();
+    expect(leasing.leaseAgeMs).toBeUndefined();
+  });
+});

@@ -406,3 +406,44 @@ describe('jobs', () => {
     );
   });
 });
+
+describe('its readiness check', () => {
+  it('says ok while leasing, not leasing once no lease request succeeded for watchdogMs, and stopped once stopped', async () => {
+    let failing = false;
+    const { poller } = startPoller({
+      getTask: async () => {
+        if (failing) throw new ServerError(target, 503, undefined);
+        return null;
+      },
+      settings: { watchdogMs: 60_000, concurrency: 3 },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(poller.check()).toEqual({
+      status: 'ok',
+      lastLeaseAgeSeconds: 0,
+      notLeasingAfterSeconds: 60,
+      running: 0,
+      concurrency: 3,
+    });
+    failing = true;
+    await vi.advanceTimersByTimeAsync(60_000);
+    // The requests go on and fail: the watchdog sees polling, and the lease age says nothing came of it.
+    expect(poller.healthy).toBe(true);
+    expect(poller.check()).toMatchObject({ status: 'not leasing', lastLeaseAgeSeconds: 60 });
+    failing = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(poller.check()).toMatchObject({ status: 'ok' });
+
+    await poller.stop(0, 0);
+    expect(poller.check()).toEqual({ status: 'stopped' });
+    expect(poller.leaseAgeMs).toBeUndefined();
+  });
+
+  it('says stalled while the watchdog finds polling stalled', async () => {
+    const hung = deferred<Task | null>();
+    const { poller } = startPoller({ getTask: () => hung.promise, settings: { watchdogMs: 1_000 } });
+    await vi.advanceTimersByTimeAsync(1_600);
+    expect(poller.healthy).toBe(false);
+    expect(poller.check()).toMatchObject({ status: 'stalled' });
+  });
+});

@@ -191,7 +191,7 @@ describe('runTask', () => {
   });
 
   describe('deadline', () => {
-    it('aborts the handler signal with a TimeoutError at timeoutMs, and answers serviceUnavailable', async () => {
+    it('aborts the handler signal with a TaskDeadlineError at timeoutMs, and answers serviceUnavailable', async () => {
       const handler = new AbortController();
       const running = runTask(
         leased(),
@@ -200,7 +200,7 @@ describe('runTask', () => {
       await vi.advanceTimersByTimeAsync(4_999);
       expect(handler.signal.aborted).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
-      expect(handler.signal.reason).toMatchObject({ name: 'TimeoutError' });
+      expect(handler.signal.reason).toMatchObject({ code: 'task_deadline', timeoutMs: 5_000 });
       expect((await running)?.result).toEqual({
         status: 'serviceUnavailable',
         meta: { code: 'TimeoutError', message: 'The task took longer than its deadline of 5000 ms' },
