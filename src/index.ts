@@ -40,6 +40,10 @@ export {
   incremental,
   type Logger,
   type PrecheckVerdict,
+  type PushContext,
+  type PushDeclaration,
+  type PushDelivery,
+  push,
   Secret,
   ServiceUnavailableError,
   type SnapshotDeclaration,
@@ -56,6 +60,10 @@ export {
   type TaskDeclarations,
   type TaskOutcome,
   task,
+  verifyHmacSignature,
+  type WebhookLifecycle,
+  type WebhookRegistration,
+  type WebhookTarget,
 } from './connector/index.js';
 // The error hierarchy every part shares, and the union that narrows by `code`.
 export { ApprovalKitError, type ErrorCode, ValidationError, type ValidationIssue } from './errors.js';
