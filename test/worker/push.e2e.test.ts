@@ -219,6 +219,19 @@ describe('push health', () => {
     expect(worker.pushHealth?.missed).toBe(3);
   });
 
+  it("counts no change the worker's own tasks made as missed, in a worker that runs them: it looked them up", async () => {
+    const worker = await harness.start(new PushConnector(source), {
+      push: { secret: WEBHOOK_SECRET, missedGraceMs: 0 },
+      sync: { afterTaskMs: 0 },
+    });
+    await worker.syncNow();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    await vi.waitFor(() => expect(held('PO-1')?.resolved).toBe(true));
+    await worker.syncNow();
+    expect(worker.pushHealth?.missed).toBe(0);
+  });
+
   it('says push is degraded while it is quiet and the sync keeps finding changes, in its report, metrics and logs', async () => {
     const { lines, destination } = captureLogs();
     const worker = await harness.start(new PushConnector(source), {
