@@ -156,6 +156,19 @@ describe('the push ingress', () => {
     expect(off.pushHealth).toBeUndefined();
   });
 
+  it('is off unless asked for, as the operations port is, and the worker says so once', () => {
+    const { lines, destination } = captureLogs();
+    // The connector options as given, without the harness's, which open the ingress on a free port for tests.
+    const worker = new ConnectorWorker(new PushConnector(source), {
+      service: harness.serviceOptions(),
+      logger: { level: 'info', destination },
+    });
+    expect(worker.pushHealth).toBeUndefined();
+    expect(lines.map((line) => line.msg)).toEqual([
+      'the connector has a push path, but its ingress is off: set PUSH_PORT (push.port) to take its events',
+    ]);
+  });
+
   it('answers 503 while the worker starts, for the source to deliver again, and closes as it stops', async () => {
     // Registration keeps failing: the worker keeps trying and never gets to running.
     harness.faults.inject({

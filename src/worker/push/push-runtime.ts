@@ -93,7 +93,13 @@ export class PushRuntime {
   ): PushRuntime | undefined {
     const { push: options, sync, random, now } = settings;
     const declaration = connector.source.push;
-    if (options === false || !sync.enabled || declaration === undefined) return undefined;
+    if (!sync.enabled || declaration === undefined) return undefined;
+    if (options === false) {
+      componentLogger(parts.logger, 'push').info(
+        'the connector has a push path, but its ingress is off: set PUSH_PORT (push.port) to take its events',
+      );
+      return undefined;
+    }
     const classifyFailure = connector.classifyFailure?.bind(connector);
     const retry = { sourceRetry: sync.sourceRetry, classifyFailure, random };
     return new PushRuntime({ ...parts, declaration, options, retry, now });
