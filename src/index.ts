@@ -40,6 +40,10 @@ export {
   incremental,
   type Logger,
   type PrecheckVerdict,
+  type PushContext,
+  type PushDeclaration,
+  type PushDelivery,
+  push,
   Secret,
   ServiceUnavailableError,
   type SnapshotDeclaration,
@@ -60,6 +64,10 @@ export {
   type TaskOutcome,
   type TaskSignal,
   task,
+  verifyHmacSignature,
+  type WebhookLifecycle,
+  type WebhookRegistration,
+  type WebhookTarget,
 } from './connector/index.js';
 // The error hierarchy every part shares, and the union that narrows by `code`.
 export { ApprovalKitError, type ErrorCode, ValidationError, type ValidationIssue } from './errors.js';

@@ -11,6 +11,7 @@ import { keyRingOptionsSchema } from '../src/worker/keys/key-ring.js';
 import { loggerOptionsSchema } from '../src/worker/operations/logger.js';
 import { DEFAULT_TASK_DURATION_BUCKETS, metricsOptionsShape } from '../src/worker/operations/metrics.js';
 import { operationsServerOptionsSchema } from '../src/worker/operations/server.js';
+import { pushOptionsSchema } from '../src/worker/push/options.js';
 
 // Each option's default is written twice: as `@default` in the JSDoc of its setting type, which is what a user reads,
 // and as `.default(…)` or `.prefault({})` in the schema, which is what the kit runs with. (The types tie each option
@@ -206,6 +207,13 @@ const CASES: Case[] = [
     resolve: (options) => operationsServerOptionsSchema.parse({ ...OPERATIONS, ...options }),
     // No logger: a callback that throws is not logged.
     inWords: ['logger'],
+  },
+  {
+    name: 'the push options',
+    file: 'src/worker/push/options.ts',
+    interfaces: { PushOptions: '', WebhookOptions: 'webhook' },
+    resolve: (options) => pushOptionsSchema.parse(options),
+    inWords: [],
   },
   {
     name: 'the user mapping options',

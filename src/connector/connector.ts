@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import type { TaskResultStatus, UiTemplateWrite } from '../api/index.js';
-import type { ConnectorSource, IncrementalSource, SnapshotSource } from './source.js';
+import type { PushDeclaration } from './push.js';
+import type { ConnectorSource, IncrementalSource, SnapshotSource, SourceApproval } from './source.js';
+import type { SourceContext } from './source-context.js';
 import type { TaskDeclaration, TaskDeclarations } from './task.js';
 
 /**
@@ -78,9 +80,25 @@ export function task<Input extends z.ZodType, AppState extends object = Record<s
   return declaration;
 }
 
+/**
+ * A source's `lookup()` and `push`, as `incremental()` and `snapshot()` take them: a push path only beside
+ * `lookup()`, through which the kit reads what an event names. A `push` without `lookup()` does not compile.
+ */
+export type LookupAndPush<AppState extends object = Record<string, unknown>> =
+  | {
+      lookup?: (ids: readonly string[], context: SourceContext<AppState>) => AsyncIterable<SourceApproval>;
+      push?: undefined;
+    }
+  | {
+      lookup: (ids: readonly string[], context: SourceContext<AppState>) => AsyncIterable<SourceApproval>;
+      push: PushDeclaration<AppState>;
+    };
+
 /** What {@link incremental} takes. */
-export interface IncrementalDeclaration<AppState extends object = Record<string, unknown>>
-  extends Omit<IncrementalSource<AppState>, 'kind' | 'ordered'> {
+export type IncrementalDeclaration<AppState extends object = Record<string, unknown>> = Omit<
+  IncrementalSource<AppState>,
+  'kind' | 'ordered' | 'lookup' | 'push'
+> & {
   /**
    * Whether `changes()` yields in `(lastModified, id)` order. When it does, the cursor is saved after each
    * acknowledged batch, so a crash mid-run re-reads less; otherwise it is saved at the end of each run. A record
@@ -88,12 +106,12 @@ export interface IncrementalDeclaration<AppState extends object = Record<string,
    * @default false
    */
   ordered?: boolean;
-}
+} & LookupAndPush<AppState>;
 
 /**
  * Declares a source read as changes since a point in time: `changes(window, context)` yields every change at or
  * after `window.since` (everything when it is `undefined`); the kit keeps the cursor. `lookup(ids, context)`, when
- * given, enables reconciliation.
+ * given, enables reconciliation, and a push path beside it (`push`, declared with `push({...})`).
  *
  * @example
  * <!-- example: run -->
@@ -112,13 +130,14 @@ export function incremental<AppState extends object = Record<string, unknown>>(
 /** What {@link snapshot} takes. */
 export type SnapshotDeclaration<AppState extends object = Record<string, unknown>> = Omit<
   SnapshotSource<AppState>,
-  'kind'
->;
+  'kind' | 'lookup' | 'push'
+> &
+  LookupAndPush<AppState>;
 
 /**
  * Declares a source that can only list what is open now: `snapshot(context)` yields every approval open in the
  * source; the kit pushes what is new or changed and marks resolved what it no longer lists. `lookup(ids, context)`,
- * when given, enables reconciliation.
+ * when given, enables reconciliation, and a push path beside it (`push`).
  */
 export function snapshot<AppState extends object = Record<string, unknown>>(
   declaration: SnapshotDeclaration<AppState>,

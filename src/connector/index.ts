@@ -1,7 +1,8 @@
 /**
  * The author's contract: the `Connector` base class a connector extends, `task()`, `incremental()` and `snapshot()`
- * to declare it, the contexts its code is given, the failures its handlers throw and how they map to task result
- * statuses, and `Secret`, in which decrypted credentials reach a handler. What runs a connector is in `src/worker/`.
+ * to declare it, `push()` and `verifyHmacSignature()` for a push path beside its source, the contexts its code is
+ * given, the failures its handlers throw and how they map to task result statuses, and `Secret`, in which decrypted
+ * credentials reach a handler. What runs a connector is in `src/worker/`.
  *
  * @example
  * <!-- example: run -->
@@ -42,6 +43,16 @@ export {
   TaskDataInvalidError,
 } from './failures.js';
 export type { LogFn, Logger } from './logger.js';
+export {
+  type PushContext,
+  type PushDeclaration,
+  type PushDelivery,
+  push,
+  verifyHmacSignature,
+  type WebhookLifecycle,
+  type WebhookRegistration,
+  type WebhookTarget,
+} from './push.js';
 export { type Credentials, Secret } from './secret.js';
 export type {
   ChangeWindow,
@@ -49,7 +60,7 @@ export type {
   IncrementalSource,
   SnapshotSource,
   SourceApproval,
-  SourceContext,
 } from './source.js';
+export type { SourceContext } from './source-context.js';
 export type { StateAccess, SyncCursor } from './state.js';
 export type { PrecheckVerdict, TaskContext, TaskDeclaration, TaskDeclarations, TaskOutcome } from './task.js';

@@ -9,8 +9,9 @@ import {
   nestsDeeperThan,
 } from '../api/index.js';
 import { toIssues, ValidationError } from '../errors.js';
-import type { Logger } from './logger.js';
-import type { StateAccess, SyncCursor } from './state.js';
+import type { PushDeclaration } from './push.js';
+import type { SourceContext } from './source-context.js';
+import type { SyncCursor } from './state.js';
 
 /** An approval as a connector reads it from its source system. */
 export interface SourceApproval {
@@ -50,16 +51,6 @@ export interface ChangeWindow {
   cursor: SyncCursor | undefined;
 }
 
-/** What a source method receives besides its arguments. */
-export interface SourceContext<AppState extends object = Record<string, unknown>> {
-  /** Aborted when the worker stops; pass it to the source's HTTP calls. */
-  readonly signal: AbortSignal;
-  /** A child logger bound to the run (`component: 'sync'`, `mode`). */
-  readonly logger: Logger;
-  /** The author's own part of connector state. */
-  readonly state: StateAccess<AppState>;
-}
-
 /** A source read as changes since a point in time, as `incremental({...})` declares it. */
 export interface IncrementalSource<AppState extends object = Record<string, unknown>> {
   readonly kind: 'incremental';
@@ -70,8 +61,13 @@ export interface IncrementalSource<AppState extends object = Record<string, unkn
   readonly ordered: boolean;
   /** Every change at or after `window.since` (everything when it is `undefined`). */
   changes(window: ChangeWindow, context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
-  /** For reconciliation: the current record of each of these approvals the source still has. */
+  /**
+   * The current record of each of these approvals the source still has: what a reconciliation, the lookups after
+   * tasks and the push path read.
+   */
   lookup?(ids: readonly string[], context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+  /** The source's push path, declared with `push({...})` beside `lookup()`, which it requires. */
+  readonly push?: PushDeclaration<AppState>;
 }
 
 /** A source that can only list what is open now, as `snapshot({...})` declares it. */
@@ -79,8 +75,13 @@ export interface SnapshotSource<AppState extends object = Record<string, unknown
   readonly kind: 'snapshot';
   /** Every approval open in the source now. */
   snapshot(context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
-  /** For reconciliation: the current record of each of these approvals the source still has. */
+  /**
+   * The current record of each of these approvals the source still has: what a reconciliation, the lookups after
+   * tasks and the push path read.
+   */
   lookup?(ids: readonly string[], context: SourceContext<AppState>): AsyncIterable<SourceApproval>;
+  /** The source's push path, declared with `push({...})` beside `lookup()`, which it requires. */
+  readonly push?: PushDeclaration<AppState>;
 }
 
 /** How a connector reads its source: declared with `incremental({...})` or `snapshot({...})`. */

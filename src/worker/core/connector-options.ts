@@ -35,6 +35,12 @@ import {
   type ResolvedOperationsServerOptions,
   registryIsFree,
 } from '../operations/index.js';
+import {
+  PUSH_SECRET_OPTIONS,
+  type PushOptions,
+  pushOptionsSchema,
+  type ResolvedPushOptions,
+} from '../push/index.js';
 import { type Schedule, scheduleSchema } from '../sync/index.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
@@ -270,6 +276,15 @@ export interface ConnectorOptions {
    */
   operations?: Pick<OperationsServerOptions, 'port' | 'host'> | false;
   /**
+   * The push path's ingress, where a connector declares one (`push({...})` beside `lookup()`) and the worker syncs:
+   * its own port and host (9465 on 127.0.0.1), its path, the address the source delivers to, the webhook secret,
+   * its limits and push health (each documented, with its default, on `PushOptions`; see `docs/push.md`), or
+   * `false` for none. Off unless asked for, as the operations port is: no port opens that nobody configured. Opened
+   * as the worker starts.
+   * @default false
+   */
+  push?: PushOptions | false;
+  /**
    * Where the worker records its metrics: the registry and the task duration buckets (each documented, with its
    * default, on `ConnectorMetricsOptions`). The metrics are read from the worker's `metrics` member.
    * @default {} (a registry of the worker's own)
@@ -315,6 +330,7 @@ export type ResolvedConnectorOptions = Resolved<
     shutdown: ResolvedShutdownOptions;
     operations: Pick<ResolvedOperationsServerOptions, 'port' | 'host'> | false;
     metrics: Pick<ResolvedMetricsOptions, 'registry' | 'taskDurationBuckets'>;
+    push: ResolvedPushOptions | false;
   }
 >;
 
@@ -405,6 +421,11 @@ export const connectorOptionsSchema = z.strictObject({
       error: 'false, or an object with the port and host of the operations endpoints',
     })
     .default(false),
+  push: z
+    .union([z.literal(false), pushOptionsSchema], {
+      error: 'false, or an object of the options of the push ingress',
+    })
+    .default(false),
   metrics: metricsOptionsShape
     .pick({ registry: true, taskDurationBuckets: true })
     .check(registryIsFree)
@@ -418,10 +439,8 @@ export const connectorOptionsSchema = z.strictObject({
  * the metrics among them), and applies their defaults, in one place. The token's value is never shown.
  */
 export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
-  return parseOptions(
-    connectorOptionsSchema,
-    options,
-    'connector options',
-    CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
-  );
+  return parseOptions(connectorOptionsSchema, options, 'connector options', [
+    ...CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
+    ...PUSH_SECRET_OPTIONS.map((name) => `push.${name}`),
+  ]);
 }

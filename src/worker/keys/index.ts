@@ -36,3 +36,4 @@ export {
   ReadOnlyKeyStore,
   type ReadOnlyKeyStoreSource,
 } from './key-store.js';
+export { WorkerKeys, type WorkerKeysParts } from './worker-keys.js';

@@ -37,6 +37,7 @@ export {
   type SyncOutcome,
   type TaskReportFailure,
 } from './metrics.js';
+export type { PushMetrics, PushOutcome, WebhookCall } from './push-metrics.js';
 export {
   type HealthReport,
   OperationsServer,

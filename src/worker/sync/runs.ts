@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
-import type { IntegrationClient } from '../../client/index.js';
+import { type IntegrationClient, NotFoundError } from '../../client/index.js';
 import type {
   ChangeWindow,
   ConnectorSource,
@@ -39,6 +39,11 @@ export interface RunContext extends SourceRetryParts {
   now: () => number;
   /** Told of each record an incremental run reads, to watch the cursor: see {@link SyncHealth}. */
   health: Pick<SyncHealth, 'read'>;
+  /**
+   * Told of each approval a sync run or a reconciliation finds changed (its report's `changed`): what push health
+   * checks against the events the source pushed. Not for lookups.
+   */
+  onChanged?: ((approvalId: string, lastModified: string | undefined) => void) | undefined;
 }
 
 /** What a run did. Once a run has finished, `changed + resent` is `pushed`. */
@@ -189,6 +194,7 @@ class IncrementalRun {
     if (this.#newest === undefined || compareKeys(key, this.#newest) > 0) this.#newest = key;
     this.#context.health.read(key);
     if (isAtOrBefore(key, this.#saved) || isAtOrBefore(key, this.#resumedFrom)) this.#resent += 1;
+    else this.#context.onChanged?.(approval.id, approval.lastModified);
     await this.#pusher.add(approval, key);
   }
 
@@ -262,6 +268,7 @@ export async function runSnapshot(context: RunContext, source: SnapshotSource<ob
         return;
       }
       await pusher.add(approval);
+      context.onChanged?.(approval.id, approval.lastModified);
       if (approval.resolved) open.delete(approval.id);
       else open.set(approval.id, { hash, listedBy: reads });
     },
@@ -277,6 +284,7 @@ export async function runSnapshot(context: RunContext, source: SnapshotSource<ob
   for (const [id, held] of open) {
     if (held.listedBy === reads) continue;
     await pusher.add(resolvedWrite(id));
+    context.onChanged?.(id, undefined);
     resolved += 1;
   }
   await pusher.finish();
@@ -306,7 +314,8 @@ export async function runReconcile(
 
 /**
  * A lookup of some approvals: asks the source about them in chunks, pushes what it says, and marks resolved those it
- * no longer knows; a reconciliation of these approvals only. The cursor is left alone.
+ * no longer knows that the service holds open; a reconciliation of these approvals only. An id neither holds (an
+ * event about something that never was an approval here) changes nothing. The cursor is left alone.
  */
 export async function runLookup(
   context: RunContext,
@@ -314,7 +323,17 @@ export async function runLookup(
   ids: Iterable<string>,
   options: { chunkSize: number },
 ): Promise<RunReport> {
-  return lookUp(context, source, ids, options.chunkSize);
+  return lookUp(context, source, ids, options.chunkSize, (id) => isHeldOpen(context, id));
+}
+
+/** Whether the service holds this approval open: what a lookup marks resolved when the source no longer has it. */
+async function isHeldOpen(context: RunContext, id: string): Promise<boolean> {
+  try {
+    return !(await context.client.getApproval(id, { signal: context.signal })).resolved;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
 }
 
 async function lookUp(
@@ -322,6 +341,7 @@ async function lookUp(
   source: LookupSource,
   ids: Iterable<string> | AsyncIterable<string>,
   chunkSize: number,
+  heldOpen: (id: string) => Promise<boolean> = async () => true,
 ): Promise<RunReport> {
   const { client, signal } = context;
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
@@ -349,8 +369,9 @@ async function lookUp(
       },
     );
     for (const id of chunk) {
-      if (found.has(id)) continue;
+      if (found.has(id) || !(await heldOpen(id))) continue;
       await pusher.add(resolvedWrite(id));
+      context.onChanged?.(id, undefined);
       resolved += 1;
     }
   };

@@ -44,6 +44,7 @@ interface SourceSystem {
   reject(id: string, comments: string, options?: { signal?: AbortSignal }): Promise<void>;
   isOpen(id: string): Promise<boolean>;
   changedSince(since: Date | undefined): AsyncIterable<import('approval-connector-kit').SourceApproval>;
+  lookup(ids: readonly string[]): AsyncIterable<import('approval-connector-kit').SourceApproval>;
   users(): Iterable<{ systemUserId: string; email: string }>;
 }
 declare const source: SourceSystem;
@@ -131,6 +132,10 @@ class MemorySystem {
       const id = `PO-${n}`;
       yield { id, schemaId: 'po', approver: 'ada', resolved: this.decided.has(id), lastModified, data: {} };
     }
+  }
+
+  async *lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
+    for await (const approval of this.changedSince(undefined)) if (ids.includes(approval.id)) yield approval;
   }
 
   users(): Iterable<{ systemUserId: string; email: string }> {
