@@ -53,6 +53,7 @@ describe('the operations port of a connector', () => {
           concurrency: 4,
         },
         keys: { status: 'off' },
+        push: { status: 'off' },
       },
     });
   });
