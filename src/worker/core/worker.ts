@@ -1,6 +1,7 @@
 import { IntegrationClient } from '../../client/index.js';
 import type { Connector, StateAccess } from '../../connector/index.js';
 import { parseOptions } from '../../internal/options.js';
+import { inSpan } from '../../internal/tracing.js';
 import { abortAfter, settlesWithin } from '../../internal/wait.js';
 import { ShutdownDeadlineError, StoppingError } from '../errors.js';
 import { announceNewKey, KeyRing, KeyRotation, type PublicKeyInfo } from '../keys/index.js';
@@ -376,15 +377,24 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#jobs.push(...this.#sync.jobs());
   }
 
+  /** Registers the connector (its task types, its current key) with the service, in a span `register connector`. */
   async #register(): Promise<void> {
     const key = this.#keyRing?.current;
-    await this.#client.registerConnector(
-      {
-        taskTypes: Object.keys(this.connector.tasks),
-        authRequired: this.connector.authRequired,
-        ...(key ? { publicKey: key.publicKey, publicKeyExpiredAt: key.expiresAt } : {}),
-      },
-      { signal: this.#stopping.signal },
+    const { tasks, authRequired } = this.connector;
+    const attributes = {
+      'approval_connector.connector.task_types': Object.keys(tasks).length,
+      'approval_connector.connector.auth_required': authRequired,
+      'approval_connector.key.expires_at': key?.expiresAt.toISOString(),
+    };
+    await inSpan('register connector', { attributes }, () =>
+      this.#client.registerConnector(
+        {
+          taskTypes: Object.keys(tasks),
+          authRequired,
+          ...(key ? { publicKey: key.publicKey, publicKeyExpiredAt: key.expiresAt } : {}),
+        },
+        { signal: this.#stopping.signal },
+      ),
     );
     this.#registeredKey = key;
     this.metrics.keyExpiresAt(key?.expiresAt);

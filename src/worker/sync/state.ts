@@ -99,14 +99,14 @@ export class StateStore<AppState extends object> {
 
   /**
    * Writes the state if it changed since the last write. Writes run one at a time; a waiting one writes the latest.
-   * `signal` cuts the write short; the state then stays to be written.
+   * `signal` cuts the write short; the state then stays to be written. Resolves with whether it wrote.
    */
-  flush(signal?: AbortSignal): Promise<void> {
+  flush(signal?: AbortSignal): Promise<boolean> {
     const options = signal ? { signal } : {};
     // Not given to the queue: it would start the next write while this one is still being cut short, and that one
     // would find nothing to write.
     return this.#writes.run(async () => {
-      if (!this.#dirty) return;
+      if (!this.#dirty) return false;
       this.#dirty = false;
       try {
         await this.#client.putState(
@@ -116,6 +116,7 @@ export class StateStore<AppState extends object> {
           },
           options,
         );
+        return true;
       } catch (error) {
         this.#dirty = true;
         throw error;
