@@ -173,9 +173,16 @@ class IncrementalRun {
     });
   }
 
-  /** Writes the connector state, and with it the cursor, if either changed: a span `save cursor` of the run. */
+  /**
+   * Writes the connector state, and with it the cursor, if either changed: a span `save cursor` of the run. With
+   * nothing to write, it only waits for the writes before it, in no span.
+   */
   async #saveCursor(): Promise<void> {
     const { state, signal, trace } = this.#context;
+    if (!state.unsaved) {
+      await state.flush(signal);
+      return;
+    }
     await inSpan('save cursor', { parent: trace }, async (span) => {
       const written = await state.flush(signal);
       span.set({

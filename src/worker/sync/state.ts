@@ -74,6 +74,11 @@ export class StateStore<AppState extends object> {
     return this.#kit.sync.cursor;
   }
 
+  /** Whether something changed since the last write began: the next {@link flush} writes. */
+  get unsaved(): boolean {
+    return this.#dirty;
+  }
+
   /** The author's state as last loaded or written. */
   get app(): AppState | undefined {
     return this.#app;
