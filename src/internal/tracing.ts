@@ -168,6 +168,17 @@ export function withContext<T>(context: TraceContext | undefined, run: () => T):
   return api.context.with(context as unknown as OpenTelemetry.Context, run);
 }
 
+/**
+ * Whether the application has registered a tracer provider (an SDK) with the API already: then it is used as it
+ * is, and none is started.
+ */
+export function tracerProviderRegistered(): boolean {
+  if (api === undefined) return false;
+  const provider = api.trace.getTracerProvider() as Partial<OpenTelemetry.ProxyTracerProvider>;
+  if (typeof provider.getDelegateTracer !== 'function') return true;
+  return provider.getDelegateTracer(TRACER_NAME) !== undefined;
+}
+
 /** The active context, to start spans under it later, from elsewhere. */
 export function activeContext(): TraceContext | undefined {
   return api?.context.active() as TraceContext | undefined;
