@@ -34,14 +34,18 @@ export async function recordedRun(
     metrics.approvalsPushed(report.pushed);
     const cursor = state.cursor;
     metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
-    logger.info({ ...report, durationMs: Math.round(performance.now() - started) }, 'sync run finished');
+    const durationMs = Math.round(performance.now() - started);
+    withContext(span.context, () => logger.info({ ...report, durationMs }, 'sync run finished'));
     return report;
   } catch (error) {
     span.set({ 'approval_connector.sync.outcome': signal.aborted ? 'interrupted' : 'failure' });
     span.fail(errorTypeOf(error));
     metrics.syncRun(mode, 'failure');
-    if (!signal.aborted)
-      logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor');
+    if (!signal.aborted) {
+      withContext(span.context, () =>
+        logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor'),
+      );
+    }
     throw error;
   } finally {
     span.end();

@@ -183,7 +183,11 @@ export class TaskPoller {
         runTask(leased, { ...inputs, handler, interrupted: this.#force.signal }),
       );
       if (run === undefined) trace.interrupted();
-      else reported = this.#finished(leased, run, logger, { trace, deliveries: running.deliveries });
+      // In the task's context: its `task finished` line carries the trace.
+      else
+        reported = withContext(trace.context, () =>
+          this.#finished(leased, run, logger, { trace, deliveries: running.deliveries }),
+        );
     } finally {
       this.#running.delete(task.id);
       if (!reported) trace.end();
