@@ -1,19 +1,37 @@
 /**
  * The kit's spans, through the OpenTelemetry API (`@opentelemetry/api`), an optional peer dependency: the
- * application installs it with the SDK of its choice, and the kit's spans join its traces. Loaded once, here, by a
- * guarded dynamic import: an application without it gets spans that do nothing, and pays one check per span. With
- * the API but no SDK registered, the API's own no-op tracer answers. Why it is loaded so is in docs/tracing.md.
+ * application installs it with the SDK of its choice, and the kit's spans join its traces. Loaded once, here, as the
+ * kit loads, by a guarded `require`: an application without it gets spans that do nothing, and pays one check per
+ * span. With the API but no SDK registered, the API's own no-op tracer answers. Why it is loaded so is in
+ * docs/tracing.md.
  *
  * What a span carries is decided here too: attributes only (no events, no status message), each string among them
  * {@link bounded}, so that no free text of an error (which may quote a secret) and no long text from the network
  * reaches a span.
  * @module
  */
+import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { bounded } from './bounded.js';
 
-/** The API, when the application installed it. */
-const api: typeof OpenTelemetry | undefined = await import('@opentelemetry/api').catch(() => undefined);
+/**
+ * The API, when the application installed it. Required, not imported: a static import fails to load where it is
+ * missing, and a dynamic one would need a top-level await, which a bundle of the kit in CommonJS cannot hold. The
+ * API keeps what the application registers (its SDK) in a global, so that its CommonJS build, required here, and
+ * its ES module build, which the application may import, share it.
+ */
+const api = loadApi();
+
+function loadApi(): typeof OpenTelemetry | undefined {
+  try {
+    // In a CommonJS bundle of the kit, `import.meta.url` is gone and `require` is the bundle's own.
+    const from: unknown = import.meta.url;
+    const load = typeof from === 'string' ? createRequire(from) : require;
+    return load('@opentelemetry/api') as typeof OpenTelemetry;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The instrumentation scope of every span of the kit. */
 export const TRACER_NAME = 'approval-connector-kit';

@@ -1,11 +1,22 @@
+import { createRequire as nodeCreateRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 
-// An application that has not installed @opentelemetry/api: its import fails, as it does in a project without it.
-vi.mock('@opentelemetry/api', () => {
-  throw Object.assign(new Error("Cannot find package '@opentelemetry/api'"), {
-    code: 'ERR_MODULE_NOT_FOUND',
-  });
+// An application that has not installed @opentelemetry/api: requiring it fails, as it does in a project without it.
+vi.mock('node:module', async (original) => {
+  const actual = await original<typeof import('node:module')>();
+  return {
+    ...actual,
+    createRequire: (from: string | URL) => {
+      const require = nodeCreateRequire(from);
+      return (id: string) => {
+        if (id === '@opentelemetry/api') {
+          throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
+        }
+        return require(id);
+      };
+    },
+  };
 });
 
 const tracing = await import('../../src/internal/tracing.js');
@@ -21,6 +32,7 @@ describe('without @opentelemetry/api', () => {
     expect(tracing.withContext(undefined, () => 'ran')).toBe('ran');
     expect(tracing.traceHeaders()).toBeUndefined();
     expect(tracing.activeTraceIds()).toBeUndefined();
+    expect(tracing.tracerProviderRegistered()).toBe(false);
     // The backend still reads a traceparent: it needs no API for that.
     expect(tracing.parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')?.traceId).toBe(
       '4bf92f3577b34da6a3ce929d0e0e4736',
