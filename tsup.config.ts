@@ -85,6 +85,9 @@ export default defineConfig([
     // Errors are named after their class (`this.name = new.target.name`); esbuild would otherwise rename a class
     // that refers to itself, and a ServiceError would print as `_ServiceError`.
     keepNames: true,
+    // Loaded only where the application installed it (src/worker/process/tracing-sdk.ts), never bundled: a
+    // devDependency, which tsup would otherwise bundle.
+    external: ['@opentelemetry/sdk-node'],
     esbuildPlugins: [nodeGuardFirst.esbuildPlugin],
     plugins: [nodeGuardFirst.tsupPlugin],
   },

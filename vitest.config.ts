@@ -38,6 +38,9 @@ export default defineConfig({
     // core, rather than vitest's one less, keeps the cores busy (on 2 cores, one worker would run every file in turn).
     maxWorkers: availableParallelism(),
     sequence: { sequencer: PackagesFirstSequencer },
+    // The kit's devDependencies hold the OpenTelemetry Node SDK, which a worker process starts when it finds it: off in
+    // every test and every process a test starts, unless the test turns it on (docs/tracing.md).
+    env: { OTEL_SDK_DISABLED: 'true' },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // `npm test` runs the first two projects, the tests in the test's own process; `npm run test:processes` the third,

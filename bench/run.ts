@@ -28,6 +28,7 @@ import { benchSyncBaseline } from './sync-baseline.js';
 import { benchSyncThroughput } from './sync-throughput.js';
 import { benchTaskBaseline } from './task-baseline.js';
 import { benchTaskWorkers } from './task-workers.js';
+import { benchTracingOverhead } from './tracing-overhead.js';
 
 /** The groups, in the order they run. */
 const GROUPS = [
@@ -40,6 +41,7 @@ const GROUPS = [
   'task-baseline',
   'idle',
   'workers',
+  'tracing',
 ] as const;
 type Group = (typeof GROUPS)[number];
 
@@ -182,6 +184,18 @@ async function main(): Promise<void> {
           { label: 'actions of 0 ms', tasks: quick ? 300 : 4_000, handlerMs: 0 },
           { label: 'actions of 20 ms', tasks: quick ? 120 : 2_000, handlerMs: 20 },
         ],
+      })),
+    );
+  }
+  if (runs('tracing')) {
+    rows.push(
+      ...(await benchTracingOverhead({
+        rounds: quick ? 1 : 5,
+        approvals: quick ? 10_000 : 50_000,
+        tasks: quick ? 500 : 4_000,
+        concurrency: 8,
+        warmUpApprovals: quick ? 5_000 : 20_000,
+        warmUpTasks: quick ? 300 : 4_000,
       })),
     );
   }

@@ -17,8 +17,21 @@ export interface ClientProcess {
 
 const SCRIPT = fileURLToPath(new URL('./client-process.ts', import.meta.url));
 
-export async function startClientProcess(): Promise<ClientProcess> {
-  const child = await forkChild(SCRIPT);
+/**
+ * How the connector's process traces: `default`, as the kit's repository has it (the OpenTelemetry API installed,
+ * no SDK registered); `no-api`, as a project without `@opentelemetry/api` (its import fails); `sdk`, an SDK
+ * registered that records every span and drops it at export.
+ */
+export type Tracing = 'default' | 'no-api' | 'sdk';
+
+const TRACING_SETUP: Record<Tracing, readonly string[]> = {
+  default: [],
+  'no-api': ['--import', fileURLToPath(new URL('./without-otel-api.ts', import.meta.url))],
+  sdk: ['--import', fileURLToPath(new URL('./otel-sdk.ts', import.meta.url))],
+};
+
+export async function startClientProcess(tracing: Tracing = 'default'): Promise<ClientProcess> {
+  const child = await forkChild(SCRIPT, [], TRACING_SETUP[tracing]);
   return {
     push: (call) => child.call('push', call),
     tasks: (call) => child.call('tasks', call),
@@ -29,8 +42,11 @@ export async function startClientProcess(): Promise<ClientProcess> {
 }
 
 /** Runs `work` with a client process of its own, closed after. */
-export async function inClientProcess<T>(work: (client: ClientProcess) => Promise<T>): Promise<T> {
-  const client = await startClientProcess();
+export async function inClientProcess<T>(
+  work: (client: ClientProcess) => Promise<T>,
+  tracing: Tracing = 'default',
+): Promise<T> {
+  const client = await startClientProcess(tracing);
   try {
     return await work(client);
   } finally {

@@ -24,11 +24,18 @@ export interface Child {
 }
 
 /**
- * Forks `script` with this process's Node flags (so `--import tsx` carries over) and waits until it is ready, that is
- * until it has called {@link serve}.
+ * Forks `script` with this process's Node flags (so `--import tsx` carries over), and `execArgv` after them, and waits
+ * until it is ready, that is until it has called {@link serve}.
  */
-export async function forkChild(script: string, args: readonly string[] = []): Promise<Child> {
-  const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function forkChild(
+  script: string,
+  args: readonly string[] = [],
+  execArgv: readonly string[] = [],
+): Promise<Child> {
+  const child = fork(script, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [...process.execArgv, ...execArgv],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let nextId = 0;
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();

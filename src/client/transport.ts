@@ -4,7 +4,9 @@ import { buildPath, type Endpoint, type EndpointName, endpoints, parseOrThrow } 
 import { ApprovalKitError, toIssues } from '../errors.js';
 import { causeChain, property } from '../internal/causes.js';
 import { isNetworkCode, UNSENT_CODES } from '../internal/network-codes.js';
+import { errorTypeOf, NOOP_SPAN, startSpan, type TraceSpan, traceHeaders } from '../internal/tracing.js';
 import {
+  ApiError,
   ClientClosedError,
   errorForStatus,
   errorForV1Body,
@@ -56,6 +58,7 @@ export class Transport {
   /** The headers of a request without a body and with one, built once when the token is a fixed string. */
   readonly #fixedHeaders: readonly [Record<string, string>, Record<string, string>] | undefined;
   readonly #tlsMismatch: TlsMismatchCheck;
+  readonly #templates = new Map<Endpoint, string>();
   #closing: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -158,8 +161,9 @@ export class Transport {
   ): Promise<z.output<E['response']> | undefined> {
     if (this.#closing) throw new ClientClosedError();
     options.signal?.throwIfAborted();
+    let attempt = 0;
     const { status, body } = await withRetry(
-      () => this.#attempt(prepared, options),
+      () => this.#attempt(prepared, options, attempt++),
       this.options.retry,
       repeatability,
       options.signal,
@@ -190,8 +194,13 @@ export class Transport {
     return destroyed;
   }
 
-  async #attempt(prepared: Prepared, options: RequestOptions): Promise<{ status: number; body: unknown }> {
+  async #attempt(
+    prepared: Prepared,
+    options: RequestOptions,
+    attempt: number,
+  ): Promise<{ status: number; body: unknown }> {
     const { target } = prepared;
+    const span = this.#clientSpan(prepared, attempt);
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const controller = new AbortController();
     let timedOut = false;
@@ -203,14 +212,18 @@ export class Transport {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const hasBody = prepared.body !== undefined;
+      const headers = this.#fixedHeaders?.[hasBody ? 1 : 0] ?? (await this.#headers(hasBody));
+      const propagated = span.context === undefined ? undefined : traceHeaders(span.context);
       const response = await this.#dispatcher.request({
         origin: this.options.baseUrl.origin,
         path: prepared.requestPath,
         method: target.method as Dispatcher.HttpMethod,
-        headers: this.#fixedHeaders?.[hasBody ? 1 : 0] ?? (await this.#headers(hasBody)),
+        headers: propagated === undefined ? headers : { ...headers, ...propagated },
         body: prepared.body,
         signal: controller.signal,
       });
+      span.set({ 'http.response.status_code': response.statusCode });
+      if (response.statusCode >= 400) span.fail(String(response.statusCode));
       const text = await readBody(response, this.options.maxResponseBytes, target);
       const body = parseBody(text);
       const retryAfter = () => parseRetryAfter(headerOf(response.headers['retry-after']), Date.now());
@@ -228,18 +241,65 @@ export class Transport {
       }
       throw errorForStatus(target, response.statusCode, body.value, retryAfter());
     } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      if (timedOut) throw new TimeoutError(target, timeoutMs, { cause: error });
-      if (error instanceof ApprovalKitError) throw error;
-      const mismatch = await this.#tlsMismatch.of(error);
-      if (mismatch !== undefined) throw mismatch;
-      const code = networkCode(error);
-      if (code !== undefined) throw new NetworkError(target, code, UNSENT_CODES.has(code), error);
-      throw error;
+      const failure = await this.#failure(error, target, options, timedOut ? timeoutMs : undefined);
+      // A status of 400 and up already named the failure; a v1 error body in a 200 did not.
+      if (!(failure instanceof ApiError) || failure.status < 400) span.fail(errorTypeOf(failure));
+      throw failure;
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
+      span.end();
     }
+  }
+
+  /** What a failed attempt throws: the caller's abort, a timeout, the kit's error, or the network failure named. */
+  async #failure(
+    error: unknown,
+    target: RequestTarget,
+    options: RequestOptions,
+    timedOutAfterMs: number | undefined,
+  ): Promise<unknown> {
+    if (options.signal?.aborted) return options.signal.reason;
+    if (timedOutAfterMs !== undefined) return new TimeoutError(target, timedOutAfterMs, { cause: error });
+    if (error instanceof ApprovalKitError) return error;
+    const mismatch = await this.#tlsMismatch.of(error);
+    if (mismatch !== undefined) return mismatch;
+    const code = networkCode(error);
+    if (code !== undefined) return new NetworkError(target, code, UNSENT_CODES.has(code), error);
+    return error;
+  }
+
+  /**
+   * The HTTP client span of one attempt, as OpenTelemetry's semantic conventions for HTTP client spans name it and
+   * its attributes. Get task is not traced: an idle worker asks about once a second, and a trace per empty answer
+   * would drown the others (the worker records the lease of a task it gets in that task's trace).
+   */
+  #clientSpan(prepared: Prepared, attempt: number): TraceSpan {
+    if (prepared.endpoint === endpoints.getTask) return NOOP_SPAN;
+    const { baseUrl } = this.options;
+    const method = prepared.target.method;
+    const template = this.#urlTemplate(prepared.endpoint);
+    return startSpan(`${method} ${template}`, {
+      kind: 'client',
+      attributes: {
+        'http.request.method': method,
+        'server.address': baseUrl.hostname.replace(/^\[(.*)\]$/, '$1'),
+        'server.port': Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
+        'url.full': baseUrl.origin + prepared.requestPath,
+        'url.template': template,
+        'http.request.resend_count': attempt === 0 ? undefined : attempt,
+      },
+    });
+  }
+
+  /** The path of an endpoint as `url.template` gives it: `/v2/connector/tasks/{taskId}`, under the base URL's path. */
+  #urlTemplate(endpoint: Endpoint): string {
+    let template = this.#templates.get(endpoint);
+    if (template === undefined) {
+      template = this.options.baseUrl.pathname.replace(/\/$/, '') + endpoint.path.replace(/:(\w+)/g, '{$1}');
+      this.#templates.set(endpoint, template);
+    }
+    return template;
   }
 
   #reportRetry({ endpoint, target }: Prepared, retry: RetryAttempt): void {

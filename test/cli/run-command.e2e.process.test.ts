@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -350,6 +351,87 @@ describe('connector run', () => {
     expect(worker.child.signalCode).toBe('SIGTERM');
   });
 
+  it('starts the OpenTelemetry SDK from OTEL_* variables, says so in one line, and exports a task’s trace, which the backend recorded', async () => {
+    // An OTLP/HTTP JSON receiver, as a collector would be.
+    const exported: OtlpSpan[] = [];
+    const collector = createHttpServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => {
+        exported.push(...spansOf(JSON.parse(body)));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+    try {
+      const worker = startWorker([], {
+        CONNECTOR_CONFIG: FAST,
+        OTEL_SDK_DISABLED: 'false',
+        OTEL_SERVICE_NAME: 'jira-connector',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_METRICS_EXPORTER: 'none',
+        OTEL_LOGS_EXPORTER: 'none',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      });
+      await vi.waitFor(() => expect(worker.messages()).toContain('sync run finished'), { timeout: 15_000 });
+      const [created] = await tasksFor(['T-1']);
+      await vi.waitFor(async () => expect((await task(created!.id)).status).toBe('completed'), {
+        timeout: 10_000,
+      });
+      await vi.waitFor(() => expect(exported.map((span) => span.name)).toContain('task approve'), {
+        timeout: 10_000,
+      });
+      worker.child.kill('SIGTERM');
+      expect(await worker.exitWithin(20_000)).toBe(0);
+
+      expect(
+        worker
+          .lines()
+          .filter(
+            (line) => line.msg === 'tracing with the OpenTelemetry SDK, configured by the OTEL_* variables',
+          ),
+      ).toEqual([
+        expect.objectContaining({
+          level: 30,
+          exporter: 'otlp',
+          endpoint,
+          protocol: 'http/json',
+          serviceName: 'jira-connector',
+        }),
+      ]);
+      const root = exported.find(
+        (span) =>
+          span.name === 'task approve' && span.attributes['approval_connector.task.id'] === created!.id,
+      );
+      expect(root).toBeDefined();
+      const trip = exported
+        .filter((span) => span.traceId === root!.traceId)
+        .map((span) => span.name)
+        .sort();
+      expect(trip).toEqual([
+        'PATCH /v2/connector/tasks/{taskId}',
+        'handler',
+        'lease',
+        'report result',
+        'task approve',
+      ]);
+      // The backend, another process without the SDK, read the traceparent and remembers the trace.
+      expect((await task(created!.id)) as unknown).toMatchObject({ resultTraceId: root!.traceId });
+      // The worker's lines inside the task's spans carry its trace id.
+      expect(worker.lines().find((line) => line.msg === 'handler started')).toMatchObject({
+        trace_id: root!.traceId,
+      });
+      expect(exported.map((span) => span.name)).toContain('sync incremental');
+      expect(worker.stderr()).toBe('');
+    } finally {
+      collector.close();
+    }
+  }, 60_000);
+
   it('logs readable lines, not JSON, with LOG_FORMAT=pretty', async () => {
     const worker = startWorker([], { CONNECTOR_CONFIG: FAST, LOG_FORMAT: 'pretty' });
     await vi.waitFor(() => expect(worker.stdout()).toMatch(/INFO.*: sync run finished/), { timeout: 15_000 });
@@ -449,3 +531,32 @@ describe('connector run, when it cannot start, says what to change in one line, 
     expect(worker.stdout()).not.toContain('not-a-token-of-this-service');
   });
 });
+
+/** A span as OTLP/JSON carries it, its attributes flattened. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+}
+
+/** The spans of an OTLP/JSON export request. */
+function spansOf(body: unknown): OtlpSpan[] {
+  type Value = { stringValue?: string; intValue?: string | number; boolValue?: boolean };
+  type Raw = Omit<OtlpSpan, 'attributes'> & { attributes?: { key: string; value: Value }[] };
+  const request = body as { resourceSpans?: { scopeSpans?: { spans?: Raw[] }[] }[] };
+  return (request.resourceSpans ?? []).flatMap((resource) =>
+    (resource.scopeSpans ?? []).flatMap((scope) =>
+      (scope.spans ?? []).map((span) => ({
+        ...span,
+        attributes: Object.fromEntries(
+          (span.attributes ?? []).map(({ key, value }) => [
+            key,
+            value.stringValue ?? value.intValue ?? value.boolValue,
+          ]),
+        ),
+      })),
+    ),
+  );
+}

@@ -380,6 +380,33 @@ describe('the packed kit', () => {
     }
   });
 
+  it('declares @opentelemetry/api an optional peer, so that an install brings no OpenTelemetry SDK, and its spans load as no-ops', async () => {
+    const manifest = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'approval-connector-kit', 'package.json'), 'utf8'),
+    ) as Manifest & { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+    expect(manifest.dependencies).not.toHaveProperty('@opentelemetry/api');
+    expect(manifest.peerDependencies).toHaveProperty('@opentelemetry/api');
+    expect(manifest.peerDependenciesMeta?.['@opentelemetry/api']).toEqual({ optional: true });
+    expect(existsSync(join(app, 'node_modules', '@opentelemetry', 'sdk-node'))).toBe(false);
+    expect(
+      existsSync(join(app, 'node_modules', 'approval-connector-kit', 'node_modules', '@opentelemetry')),
+    ).toBe(false);
+    // The kit's own copy never: the application's (here prom-client's, hoisted) is the one.
+    writeFileSync(
+      join(app, 'tracing-off.js'),
+      `import { trace } from '@opentelemetry/api';
+import { IntegrationClient } from 'approval-connector-kit/client';
+const client = new IntegrationClient({ baseUrl: 'http://127.0.0.1:1', token: 't', retry: { retries: 0 } });
+await client.getState().catch(() => {});
+await client.close();
+console.log(JSON.stringify({ provider: trace.getTracerProvider().constructor.name }));
+`,
+    );
+    const outcome = await run(process.execPath, ['tracing-off.js'], { cwd: app });
+    expect(outcome.stderr).toBe('');
+    expect(JSON.parse(outcome.stdout)).toEqual({ provider: 'ProxyTracerProvider' });
+  });
+
   it('installs the connector command', async () => {
     const outcome = await run(join(app, 'node_modules', '.bin', 'connector'), ['--help'], {
       cwd: app,

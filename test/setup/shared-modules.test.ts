@@ -25,6 +25,10 @@ const OUTLIVES_THE_FILE: readonly (readonly [RegExp, string])[] = [
     /\bprocess\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|\bdelete process\.env\b/,
     'changes the environment (vi.stubEnv is put back after the file)',
   ],
+  [
+    /\b(?:setGlobalTracerProvider|setGlobalContextManager|setGlobalPropagator|installTracing)\(/,
+    'registers a global OpenTelemetry provider, context manager or propagator',
+  ],
 ];
 
 /** What `file`, or the test code it imports, does that would outlive it: "<file>: <what>", one for each. */
@@ -66,6 +70,7 @@ describe('the shared-modules project (the plain `*.test.ts` files)', () => {
       handler: `process.${'once'}('SIGTERM', () => {});`,
       env: `process.${'env'}.LOG_LEVEL = 'debug';`,
       deleted: `delete process.${'env'}.LOG_LEVEL;`,
+      tracing: `trace.${'setGlobalTracerProvider'}(provider);`,
     };
 
     it.each(Object.entries(sample))('finds a file that does it itself: %s', (name, line) => {

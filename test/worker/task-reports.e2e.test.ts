@@ -1,5 +1,6 @@
 import { EventEmitter, getEventListeners } from 'node:events';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { NETWORK_TEXT_LIMIT } from '../../src/internal/bounded.js';
 import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorOptions, ConnectorWorker } from '../../src/worker/index.js';
 import { openHarness } from './support/harness.js';
@@ -19,6 +20,7 @@ beforeEach(async () => {
 async function startSynced(overrides: Partial<ConnectorOptions> = {}): Promise<{
   worker: ConnectorWorker<MemoryConnector>;
   lines: LogLine[];
+  raw: string[];
 }> {
   const log = captureLogs();
   const worker = await harness.start(new MemoryConnector(source), {
@@ -26,7 +28,7 @@ async function startSynced(overrides: Partial<ConnectorOptions> = {}): Promise<{
     ...overrides,
   });
   await worker.syncNow();
-  return { worker, lines: log.lines };
+  return { worker, lines: log.lines, raw: log.raw };
 }
 
 async function reportFailures(worker: ConnectorWorker): Promise<Record<string, number>> {
@@ -74,7 +76,7 @@ describe('a task result the service refuses for good, over HTTP', () => {
     },
   );
 
-  it('gives up at once on the 431 a task id of 100,000 characters meets, and runs the next task', async () => {
+  it('gives up at once on the 431 a task id of 100,000 characters meets, logs no more than 512 characters of the id at a time, and runs the next task', async () => {
     const proxy = await RewritingProxy.start(harness.backend.url);
     try {
       const longId = 'x'.repeat(100_000);
@@ -87,7 +89,7 @@ describe('a task result the service refuses for good, over HTTP', () => {
         }
         return body;
       };
-      const { worker, lines } = await startSynced({
+      const { worker, lines, raw } = await startSynced({
         service: harness.serviceOptions({ baseUrl: proxy.url }),
         poller: { concurrency: 1 },
       });
@@ -95,9 +97,13 @@ describe('a task result the service refuses for good, over HTTP', () => {
       await vi.waitFor(() => expect(errors(lines)).toHaveLength(1), { timeout: 10_000 });
       expect(errors(lines)[0]).toMatchObject({
         msg: 'the service refused the task result; not retrying it',
-        taskId: longId,
+        taskId: `${'x'.repeat(NETWORK_TEXT_LIMIT)}…(+${100_000 - NETWORK_TEXT_LIMIT} characters)`,
         httpStatus: 431,
       });
+      // The id, its path in the error's message, its stack and its `path`: each bounded, the line a few KB at most.
+      const line = raw.find((text) => text.includes('the service refused the task result')) ?? '';
+      expect(line).not.toContain('x'.repeat(NETWORK_TEXT_LIMIT + 1));
+      expect(line.length).toBeLessThan(8 * NETWORK_TEXT_LIMIT);
       expect(await reportFailures(worker)).toMatchObject({ refused: 1 });
 
       const next = harness.createTask(worker, { type: 'approve', approvalId: 'PO-2' });

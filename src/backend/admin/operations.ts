@@ -100,11 +100,14 @@ export class AdminOperations {
    * Creates a waiting task. Refused for a task type the connector has not registered (409), an approval the system
    * does not hold (404), or, when the connector registered `authRequired`, an expired key (409) or missing
    * credentials (400).
+   *
+   * The task remembers the trace it was created in (`createdTraceId`): `traceId` when given (the admin API and the
+   * console give their request's), otherwise the active OpenTelemetry span's, if any.
    */
-  createTask(input: NewTask): TaskInfo {
+  createTask(input: NewTask, traceId?: string): TaskInfo {
     return this.store.transaction(() => {
       this.store.systems.get(input.systemId);
-      return this.store.tasks.create(input);
+      return this.store.tasks.create(input, traceId);
     });
   }
 

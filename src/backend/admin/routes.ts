@@ -5,6 +5,7 @@ import type { FaultInjector } from '../faults/injector.js';
 import { registerFaultRoutes } from '../faults/routes.js';
 import { isAdminToken } from '../http/auth.js';
 import { parseInput, pathParam } from '../http/request.js';
+import { traceIdOf } from '../http/tracing.js';
 import type { Store, TaskInfo } from '../store/index.js';
 import type { AdminOperations } from './operations.js';
 import { AdminSchemas } from './schemas.js';
@@ -88,7 +89,9 @@ function registerDirectoryRoutes(admin: FastifyInstance, ops: AdminOperations): 
 
 /** Tasks as an approver creates them, and leases ended early. */
 function registerTaskRoutes(admin: FastifyInstance, ops: AdminOperations): void {
-  admin.post('/tasks', async (request) => ops.createTask(parseInput(AdminSchemas.task, request.body)));
+  admin.post('/tasks', async (request) =>
+    ops.createTask(parseInput(AdminSchemas.task, request.body), traceIdOf(request)),
+  );
   admin.get('/tasks/:taskId', async (request) => requireTask(ops, pathParam(request, 'taskId')));
   admin.get('/systems/:systemId/tasks', async (request) => ops.listTasks(pathParam(request, 'systemId')));
   admin.post('/tasks/:taskId/expire-lease', async (request) => {

@@ -8,6 +8,7 @@ import type { FaultInjector } from '../faults/injector.js';
 import { registerFaultRoutes } from '../faults/routes.js';
 import { isAdminToken } from '../http/auth.js';
 import { parseInput, pathParam } from '../http/request.js';
+import { traceIdOf } from '../http/tracing.js';
 import type { ApprovalRecord, Store, TaskInfo } from '../store/index.js';
 import type { PageAssets } from './assets.js';
 import { APPROVALS_PER_PAGE, MAX_COMMENT_CHARS } from './limits.js';
@@ -216,7 +217,7 @@ function registerActionRoutes(
         `approval ${body.approvalId} has a task on its way (${inFlight.type}, ${inFlight.status}): wait for its result`,
       );
     }
-    return ops.createTask({ systemId, ...body });
+    return ops.createTask({ systemId, ...body }, traceIdOf(request));
   });
 
   registerFaultRoutes(api, faults, store.systems);

@@ -7,6 +7,7 @@ import type { Principal } from '../store/index.js';
 import { authenticate } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { coerceQuery } from './query.js';
+import { traceIdOf } from './tracing.js';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 type PrincipalOf<E extends Endpoint> = Extract<
@@ -22,6 +23,8 @@ export interface RouteInput<E extends Endpoint> {
   principal: PrincipalOf<E>;
   /** The duplicate-delivery fault matched this request. */
   duplicateTask: boolean;
+  /** The trace the request carries (`traceparent`), or the backend's own server span's. */
+  traceId: string | undefined;
 }
 
 export interface RouteOptions {
@@ -69,6 +72,7 @@ export function defineRoute<E extends Endpoint>(
         body: validate('body', endpoint.body, request.body) as Out<E['body']>,
         principal,
         duplicateTask: ctx.pending.get(request.raw)?.type === 'duplicateTask',
+        traceId: traceIdOf(request),
       };
       const answer = ctx.store.transaction(() => handler(input));
       if (ctx.pending.get(request.raw)?.type === 'dropAnswer') {

@@ -22,6 +22,7 @@ import { registerConnectorRoutes } from './routes/connector.js';
 import { registerMappingRoutes } from './routes/mappings.js';
 import { registerSystemRoutes } from './routes/systems.js';
 import { registerUserRoutes } from './routes/users.js';
+import { registerTraceHooks, requestLogger } from './tracing.js';
 
 /** The largest v2 (and admin) body: 5 MiB. Add users and Delete users have their own 100K limit. */
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -68,6 +69,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new RequestLinesAtDebug(),
+    childLoggerFactory: requestLogger,
     forceCloseConnections: true,
     // Every answer in the API's shape, also the router's (a path that does not decode) and the HTTP parser's.
     frameworkErrors: (error, request, reply) => sendError(request, reply, toServiceErrorOrInternal(error)),
@@ -84,7 +86,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   registerJsonParser(app);
 
-  // First of all, before faults and authentication, as the HTTP parser would refuse it.
+  registerTraceHooks(app);
+  // Before faults and authentication, as the HTTP parser would refuse it.
   app.addHook('onRequest', async (request) => {
     if (headBytes(request.raw) > MAX_HEAD_BYTES) throw headersTooLarge();
   });

@@ -2,7 +2,7 @@
  * The store's tables. Times are integers (milliseconds since the epoch) so that comparisons are exact and indexes
  * order them; JSON values are text. `PRAGMA user_version` records the version of this schema.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 // users.seq is an explicit INTEGER PRIMARY KEY because users_search refers to users by rowid, and VACUUM may renumber
 // the implicit rowids of a table without one.
@@ -42,6 +42,27 @@ END;
 CREATE TRIGGER users_search_delete AFTER DELETE ON users BEGIN
   DELETE FROM users_search WHERE rowid = old.seq;
 END;`;
+
+// created_trace_id and result_trace_id are the W3C trace ids of the requests that created the task and that reported
+// its result.
+const tasksTable = (name: string) => `
+CREATE TABLE ${name} (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  system_id TEXT NOT NULL REFERENCES systems (id),
+  type TEXT NOT NULL,
+  approval_id TEXT NOT NULL,
+  approve_comments TEXT NOT NULL,
+  credentials TEXT,
+  state TEXT NOT NULL CHECK (state IN ('waiting', 'leased', 'completed')),
+  available_at INTEGER NOT NULL,
+  deliveries INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  result TEXT,
+  completed_at INTEGER,
+  created_trace_id TEXT,
+  result_trace_id TEXT
+);`;
 
 // Get task's queue: the waiting tasks, in creation order. Leasing reads it from the front, so that neither the tasks
 // behind the pick, nor the completed ones, nor those leased ahead of it ever cost anything. A lease that has ended
@@ -139,21 +160,7 @@ CREATE TABLE ui_templates (
 -- seq orders tasks by creation; state is waiting, leased or completed, and available_at is when a waiting task
 -- may be handed out or a leased one's lease ends. A leased task whose lease has ended is waiting for every reader;
 -- Get task writes it back as waiting.
-CREATE TABLE tasks (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  system_id TEXT NOT NULL REFERENCES systems (id),
-  type TEXT NOT NULL,
-  approval_id TEXT NOT NULL,
-  approve_comments TEXT NOT NULL,
-  credentials TEXT,
-  state TEXT NOT NULL CHECK (state IN ('waiting', 'leased', 'completed')),
-  available_at INTEGER NOT NULL,
-  deliveries INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL,
-  result TEXT,
-  completed_at INTEGER
-);
+${tasksTable('tasks')}
 CREATE INDEX tasks_by_state ON tasks (system_id, state, available_at);
 ${TASKS_INDEXES}
 `;
@@ -179,6 +186,19 @@ CREATE INDEX tasks_queue ON tasks (system_id, seq) WHERE state IN ('waiting', 'l
   // leases that have ended return their tasks to it when Get task runs); the tasks of an approval get an index.
   3: `
 DROP INDEX tasks_queue;
+${TASKS_INDEXES}
+`,
+  // Version 4: a task remembers the W3C trace ids of its creation and of its result. Rebuilt rather than altered, so
+  // that a migrated file's schema reads as a new one's.
+  4: `
+${tasksTable('tasks_v4')}
+INSERT INTO tasks_v4 (seq, id, system_id, type, approval_id, approve_comments, credentials, state, available_at,
+    deliveries, created_at, result, completed_at)
+  SELECT seq, id, system_id, type, approval_id, approve_comments, credentials, state, available_at, deliveries,
+    created_at, result, completed_at FROM tasks ORDER BY seq;
+DROP TABLE tasks;
+ALTER TABLE tasks_v4 RENAME TO tasks;
+CREATE INDEX tasks_by_state ON tasks (system_id, state, available_at);
 ${TASKS_INDEXES}
 `,
 };

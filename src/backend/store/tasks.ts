@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EncryptedCredentials, isPublicKey, sealCredentials, type TaskResult } from '../../api/index.js';
 import { toIssues, type ValidationIssue } from '../../errors.js';
+import { activeTraceIds } from '../../internal/tracing.js';
 import { ServiceError } from '../errors.js';
 import type { Approvals } from './approvals.js';
 import type { ConnectorRecord, Connectors } from './connectors.js';
@@ -27,6 +28,13 @@ export interface TaskInfo {
   /** The result the connector reported; present once completed. */
   result?: TaskResult;
   completedAt?: string;
+  /**
+   * The W3C trace id of the request that created the task (its `traceparent`), where it carried one or the backend
+   * traced it; of an in-process creation, the active OpenTelemetry span's.
+   */
+  createdTraceId?: string;
+  /** The W3C trace id of the request that reported the result: the connector's trace of the task. */
+  resultTraceId?: string;
 }
 
 export interface NewTask {
@@ -70,11 +78,13 @@ interface Row {
   createdAt: number;
   result: string | null;
   completedAt: number | null;
+  createdTraceId: string | null;
+  resultTraceId: string | null;
 }
 
 const FIELDS = `id, system_id AS systemId, type, approval_id AS approvalId, approve_comments AS approveComments,
   credentials, state, available_at AS availableAt, deliveries, created_at AS createdAt, result,
-  completed_at AS completedAt`;
+  completed_at AS completedAt, created_trace_id AS createdTraceId, result_trace_id AS resultTraceId`;
 const COLUMNS = `${FIELDS} FROM tasks`;
 
 /**
@@ -100,8 +110,11 @@ export class Tasks {
     private readonly connectors: Connectors,
   ) {}
 
-  /** Creates a waiting task, refusing one the connector could not run. */
-  create(input: NewTask): TaskInfo {
+  /**
+   * Creates a waiting task, refusing one the connector could not run. It remembers `traceId`, by default the active
+   * span's trace.
+   */
+  create(input: NewTask, traceId: string | undefined = activeTraceIds()?.trace_id): TaskInfo {
     const connector = this.connectors.get(input.systemId);
     if (!connector.taskTypes.includes(input.type)) {
       throw ServiceError.conflict(
@@ -115,8 +128,9 @@ export class Tasks {
     const sealed = connector.authRequired ? sealedFor(connector, input, now) : undefined;
     const id = randomUUID();
     this.ctx.db.run(
-      `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, credentials, state, available_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?)`,
+      `INSERT INTO tasks (id, system_id, type, approval_id, approve_comments, credentials, state, available_at, created_at,
+         created_trace_id)
+       VALUES (?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?)`,
       id,
       input.systemId,
       input.type,
@@ -125,6 +139,7 @@ export class Tasks {
       sealed === undefined ? null : JSON.stringify(sealed),
       now,
       now,
+      traceId ?? null,
     );
     this.ctx.changed({
       kind: 'task',
@@ -170,16 +185,20 @@ export class Tasks {
     return task;
   }
 
-  /** Update task result: completes the task, also after its lease ended, unless a result came first. */
-  complete(systemId: string, taskId: string, result: TaskResult): void {
+  /**
+   * Update task result: completes the task, also after its lease ended, unless a result came first. It remembers
+   * `traceId`, the trace of the request that reported it.
+   */
+  complete(systemId: string, taskId: string, result: TaskResult, traceId?: string): void {
     const row = this.#row(taskId);
     if (row === undefined || row.systemId !== systemId) throw ServiceError.notFound('tasks', taskId);
     if (row.state === 'completed') throw ServiceError.conflict(`task ${taskId} is already completed`);
     const now = this.ctx.now();
     this.ctx.db.run(
-      "UPDATE tasks SET state = 'completed', result = ?, completed_at = ? WHERE id = ?",
+      "UPDATE tasks SET state = 'completed', result = ?, completed_at = ?, result_trace_id = ? WHERE id = ?",
       JSON.stringify(result),
       now,
+      traceId ?? null,
       taskId,
     );
     this.ctx.changed({
@@ -245,6 +264,8 @@ export class Tasks {
     if (leased) info.leaseExpiresAt = iso(row.availableAt);
     if (row.result !== null) info.result = JSON.parse(row.result) as TaskResult;
     if (row.completedAt !== null) info.completedAt = iso(row.completedAt);
+    if (row.createdTraceId !== null) info.createdTraceId = row.createdTraceId;
+    if (row.resultTraceId !== null) info.resultTraceId = row.resultTraceId;
     return info;
   }
 

@@ -8,7 +8,9 @@ import type { UiTemplateWrite } from '../../api/index.js';
 import { type IntegrationClient, isRetryable, NetworkError, type RetryEvent } from '../../client/index.js';
 import { backoffDelay } from '../../internal/backoff.js';
 import { shownUrl } from '../../internal/shown-url.js';
+import { inSpan } from '../../internal/tracing.js';
 import { sleep } from '../../internal/wait.js';
+import type { PublicKeyInfo } from '../keys/index.js';
 import {
   type ConnectorMetrics,
   componentLogger,
@@ -132,4 +134,34 @@ export function operationsServer(
       checks: checks(),
     }),
   });
+}
+
+/**
+ * Registers the connector (its task types, whether it needs credentials, and the public key when it has one), in a
+ * span of its own, `register connector`.
+ */
+export async function registerConnector(
+  client: IntegrationClient,
+  {
+    taskTypes,
+    authRequired,
+    key,
+  }: { taskTypes: string[]; authRequired: boolean; key: PublicKeyInfo | undefined },
+  signal: AbortSignal,
+): Promise<void> {
+  const attributes = {
+    'approval_connector.connector.task_types': taskTypes.length,
+    'approval_connector.connector.auth_required': authRequired,
+    'approval_connector.key.expires_at': key?.expiresAt.toISOString(),
+  };
+  await inSpan('register connector', { attributes }, () =>
+    client.registerConnector(
+      {
+        taskTypes,
+        authRequired,
+        ...(key ? { publicKey: key.publicKey, publicKeyExpiredAt: key.expiresAt } : {}),
+      },
+      { signal },
+    ),
+  );
 }

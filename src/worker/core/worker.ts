@@ -1,4 +1,3 @@
-import type { Task } from '../../api/index.js';
 import { IntegrationClient } from '../../client/index.js';
 import type { Connector, StateAccess } from '../../connector/index.js';
 import { parseOptions } from '../../internal/options.js';
@@ -14,8 +13,8 @@ import {
 } from '../operations/index.js';
 import { type PushReport, PushRuntime } from '../push/index.js';
 import {
-  approvalIdsOfTask,
   LookupQueue,
+  lookupAfterTask,
   type RunReport,
   type ScheduledJob,
   StateStore,
@@ -32,7 +31,13 @@ import {
 import { DeclaredConnector } from './declared.js';
 import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
 import { type ReadinessChecks, watchStalls } from './readiness.js';
-import { operationsServer, publishTemplates, retryReporter, untilReachable } from './service.js';
+import {
+  operationsServer,
+  publishTemplates,
+  registerConnector,
+  retryReporter,
+  untilReachable,
+} from './service.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
@@ -329,12 +334,6 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   /** Starts the task poller; the approvals of the tasks it runs are looked up soon after (`sync.afterTaskMs`). */
   #startPolling(): void {
     const { connector } = this;
-    const lookups = this.#lookups;
-    const { afterTaskMs } = this.#settings.sync;
-    const afterTask =
-      lookups === undefined || afterTaskMs === false
-        ? undefined
-        : (task: Task) => lookups.request(approvalIdsOfTask(task), afterTaskMs);
     this.#poller = new TaskPoller(
       {
         client: this.#client,
@@ -345,7 +344,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         logger: componentLogger(this.#logger, 'tasks'),
         metrics: this.metrics,
         random: this.#settings.random,
-        onSourceState: afterTask,
+        onSourceState: lookupAfterTask(this.#lookups, this.#settings.sync.afterTaskMs),
         // The ready gauge is what /readyz answers: it falls while polling has stalled.
         onHealthChanged: () => this.metrics.ready(this.ready),
       },
@@ -409,15 +408,14 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#jobs.push(...this.#sync.jobs());
   }
 
+  /** Registers the connector (its task types, its current key) with the service, in a span `register connector`. */
   async #register(): Promise<void> {
     const key = this.#keys?.current;
-    await this.#client.registerConnector(
-      {
-        taskTypes: Object.keys(this.connector.tasks),
-        authRequired: this.connector.authRequired,
-        ...(key ? { publicKey: key.publicKey, publicKeyExpiredAt: key.expiresAt } : {}),
-      },
-      { signal: this.#stopping.signal },
+    const { tasks, authRequired } = this.connector;
+    await registerConnector(
+      this.#client,
+      { taskTypes: Object.keys(tasks), authRequired, key },
+      this.#stopping.signal,
     );
     if (key !== undefined) this.#keys?.registered(key);
     this.metrics.keyExpiresAt(key?.expiresAt);

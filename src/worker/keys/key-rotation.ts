@@ -4,6 +4,7 @@
  * @module
  */
 import { type Backoff, backoffDelay } from '../../internal/backoff.js';
+import { startSpan, withContext } from '../../internal/tracing.js';
 import type { ConnectorMetrics, PinoLogger, ReadinessCheck } from '../operations/index.js';
 import type { KeyRing, NewKeyReason, PublicKeyInfo } from './key-ring.js';
 
@@ -77,25 +78,37 @@ export class KeyRotation {
     clearTimeout(this.#timer);
   }
 
+  /** One check, a trace of its own: a span `rotate key`, the parent of the registration it makes. */
   async #check(): Promise<void> {
     const { ring, register, logger } = this.#parts;
+    const span = startSpan('rotate key', { root: true });
     let replaced = true;
     try {
-      await ring.rotateIfDue();
-      // Any current key the service does not hold: rotated here, or adopted when a task's credentials made the ring
-      // read its store again. A ring whose every key expired has nothing to register: the expiry is reported below.
-      const current = currentOf(ring);
-      if (current !== undefined && current.publicKey !== this.#registered?.publicKey) {
-        await register();
-        this.#registered = current;
-        logger.info({ expiresAt: ring.current.expiresAt }, 'registered the connector key with the service');
-      }
+      await withContext(span.context, async () => {
+        await ring.rotateIfDue();
+        // Any current key the service does not hold: rotated here, or adopted when a task's credentials made the
+        // ring read its store again. A ring whose every key expired has nothing to register: the expiry is reported
+        // below.
+        const current = currentOf(ring);
+        if (current !== undefined && current.publicKey !== this.#registered?.publicKey) {
+          await register();
+          this.#registered = current;
+          span.set({ 'approval_connector.key.registered': true });
+          logger.info({ expiresAt: ring.current.expiresAt }, 'registered the connector key with the service');
+        }
+      });
     } catch (error) {
       replaced = false;
+      span.fail('key_not_replaced');
       if (!this.#stopped) logger.error({ err: error }, 'replacing the connector key failed; retrying');
     }
-    if (this.#stopped) return;
+    if (this.#stopped) return span.end();
     const healthy = this.#reportExpiry() && replaced;
+    span.set({
+      'approval_connector.key.expires_at': (this.#registered ?? currentOf(ring))?.expiresAt.toISOString(),
+      'approval_connector.key.healthy': healthy,
+    });
+    span.end();
     this.#failures = healthy ? 0 : this.#failures + 1;
     this.#arm();
   }

@@ -1,5 +1,6 @@
 /**
- * The kit's pino logger: secrets redacted by path in every line, one child logger per component.
+ * The kit's pino logger: secrets redacted by path in every line, one child logger per component, the ids of the
+ * active span in each line written inside one, and every string of a line bounded.
  * @module
  */
 import {
@@ -14,6 +15,7 @@ import {
 import { z } from 'zod';
 import type { Secret } from '../../connector/index.js';
 import { REDACTED, redactSecrets, secretPattern } from '../../connector/internal.js';
+import { boundedLines, NETWORK_TEXT_LIMIT } from '../../internal/bounded.js';
 import {
   logLevel,
   type OptionsShape,
@@ -22,6 +24,7 @@ import {
   type Resolved,
   withMethods,
 } from '../../internal/options.js';
+import { activeTraceIds, tracingAvailable } from '../../internal/tracing.js';
 
 export type { Logger as PinoLogger } from 'pino';
 
@@ -132,14 +135,70 @@ export function createLogger(options: LoggerOptions = {}): PinoLogger {
   } = parseOptions(loggerOptionsSchema, options, 'logger options');
   const redact = { paths: redactPaths(extra), censor: REDACTED };
   const serializers = { err: serializeError };
-  if (logger !== undefined) return logger.child({}, { redact, serializers });
+  if (logger !== undefined) return withTraceIds(boundingLines(logger.child({}, { redact, serializers })));
   const settings = {
     level,
     redact,
     serializers,
-    hooks: { logMethod: scrubMessage },
+    hooks: { logMethod: scrubMessage, streamWrite: boundLine },
+    ...(tracingAvailable ? { mixin: traceFields } : {}),
   };
   return destination === undefined ? pino(settings) : pino(settings, destination);
+}
+
+// pino publishes its symbols for integrations that change what a child cannot be given (hooks, a mixin).
+type Internals = Record<symbol, unknown>;
+
+/** An injected logger's child, whose lines carry the active span's ids besides what the application's mixin adds. */
+function withTraceIds(child: PinoLogger): PinoLogger {
+  if (!tracingAvailable) return child;
+  const holder = child as unknown as Internals;
+  const own = holder[symbols.mixinSym] as ((...args: unknown[]) => object) | undefined;
+  holder[symbols.mixinSym] =
+    own === undefined
+      ? traceFields
+      : (...args: unknown[]) => ({ ...traceFields(), ...own.apply(child, args) });
+  return child;
+}
+
+/**
+ * The fields of a line written inside a span: `trace_id`, `span_id` and `trace_flags`, as OpenTelemetry's own pino
+ * instrumentation names them. A new object each time: pino merges the line's fields into it.
+ */
+function traceFields(): object {
+  return activeTraceIds() ?? {};
+}
+
+/** An injected logger's child whose lines are bounded ({@link boundLine}) before the application's hook sees them. */
+function boundingLines(child: PinoLogger): PinoLogger {
+  const holder = child as unknown as Internals;
+  const hooks = (holder[symbols.hooksSym] ?? {}) as { streamWrite?: (line: string) => string };
+  const write = hooks.streamWrite;
+  holder[symbols.hooksSym] = {
+    ...hooks,
+    streamWrite: write === undefined ? boundLine : (line: string) => write(boundLine(line)),
+  };
+  return child;
+}
+
+/** A line under this length holds no string long enough to bound, and is written as it is, unparsed. */
+const SHORT_LINE = 2 * NETWORK_TEXT_LIMIT;
+
+/**
+ * A log line with every line of text of each of its strings bounded (`boundedLines`): what the service, a source or
+ * a client sends (a task id of 20,000 characters, an error body) is copied at most so far, however often the line
+ * quotes it (a binding, an error's message, its stack, its path). A short line is not parsed.
+ */
+function boundLine(line: string): string {
+  if (line.length <= SHORT_LINE) return line;
+  try {
+    const parsed: unknown = JSON.parse(line, (_key, value: unknown) =>
+      typeof value === 'string' ? boundedLines(value) : value,
+    );
+    return `${JSON.stringify(parsed)}${/\s*$/.exec(line)?.[0] ?? ''}`;
+  } catch {
+    return line;
+  }
 }
 
 // `logger.error(error)` makes the error's message the line's `msg`, out of reach of `redact` and serializers.
@@ -247,13 +306,17 @@ export function secretScrubbingLogger(
   if (pattern === undefined) return logger;
   const scrubbing = logger.child({});
   // A child cannot be given hooks, and only the finished line holds every place a value can reach (pino's own
-  // serializers and the application's run before it); pino publishes its symbols for such integrations.
+  // serializers and the application's run before it). Scrubbed before the parent's hooks: bounding a string first
+  // could cut a value in two, and its first part would no longer be recognised.
   const holder = scrubbing as unknown as Record<symbol, { streamWrite?: (line: string) => string }>;
   const hooks = holder[symbols.hooksSym] ?? {};
   const write = hooks.streamWrite;
   holder[symbols.hooksSym] = {
     ...hooks,
-    streamWrite: (line: string) => scrubLine(write === undefined ? line : write(line), pattern),
+    streamWrite: (line: string) => {
+      const scrubbed = scrubLine(line, pattern);
+      return write === undefined ? scrubbed : write(scrubbed);
+    },
   };
   return scrubbing;
 }

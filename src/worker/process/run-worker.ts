@@ -14,6 +14,7 @@ import { prettyLogOptions } from '../../internal/pretty-logs.js';
 import type { ConnectorOptions } from '../core/index.js';
 import { createLogger, type PinoLogger } from '../operations/index.js';
 import { type RunConnectorOptions, runConnector, type SignalSource } from './run.js';
+import { flushTracingSdk, startTracingSdk } from './tracing-sdk.js';
 import { type LogFormat, loadWorkerConfig, WORKER_USAGE, type WorkerRole } from './worker-config.js';
 
 /** What a worker's connector module, or its `main.ts`, hands the worker. */
@@ -107,6 +108,8 @@ export async function runWorker(
   if (typeof config === 'number') return config;
 
   const logger = await createWorkerLogger({ level: config.logLevel, format: config.logFormat });
+  // The SDK reads the process's own environment.
+  const tracing = await startTracingSdk(process.env, logger);
   const context: WorkerContext = { env, logger, role: config.role };
   const connectorOptions: ConnectorOptions = { ...config.options, logger };
   const run: RunConnectorOptions = {
@@ -123,6 +126,8 @@ export async function runWorker(
     }
     logger.error({ err: error }, 'the connector could not be built');
     return WORKER_EXIT_CODES.failed;
+  } finally {
+    await flushTracingSdk(tracing);
   }
 }
 

@@ -11,7 +11,7 @@
 
 export { type CursorKey, compareKeys, keyOfCursor } from './cursor.js';
 export { type CursorReading, SyncHealth } from './health.js';
-export { approvalIdsOfTask, LookupQueue, type LookupRequest } from './lookup-queue.js';
+export { LookupQueue, type LookupRequest, lookupAfterTask } from './lookup-queue.js';
 export { recordedRun } from './recorded.js';
 export {
   hasLookup,

@@ -123,3 +123,15 @@ export function approvalIdsOfTask(task: Task): string[] {
   const id = task.data.approval.id;
   return typeof id === 'string' ? [id] : [];
 }
+
+/**
+ * What asks for the lookup of a task's approval `afterTaskMs` after it succeeded (or found the approval decided in
+ * the source); `undefined` when there is no queue, or lookups after tasks are off.
+ */
+export function lookupAfterTask(
+  lookups: LookupQueue | undefined,
+  afterTaskMs: number | false,
+): ((task: Task) => void) | undefined {
+  if (lookups === undefined || afterTaskMs === false) return undefined;
+  return (task) => lookups.request(approvalIdsOfTask(task), afterTaskMs);
+}

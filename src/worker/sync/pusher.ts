@@ -2,6 +2,7 @@ import PQueue from 'p-queue';
 import type { ApprovalWrite } from '../../api/index.js';
 import type { IntegrationClient } from '../../client/index.js';
 import { sendSerializedApprovals } from '../../client/internal.js';
+import { inSpan, type TraceContext } from '../../internal/tracing.js';
 import { type CursorKey, compareKeys } from './cursor.js';
 
 /** Bounds of the batches the pusher sends. Every field is required here; `SyncOptions` documents the defaults. */
@@ -45,6 +46,7 @@ export class ApprovalPusher {
   readonly #limits: PushLimits;
   readonly #queue: PQueue;
   readonly #signal: AbortSignal | undefined;
+  readonly #trace: TraceContext | undefined;
   readonly #onAcknowledged: (key: CursorKey) => void;
   #filling: Batch;
   #nextSeq = 0;
@@ -59,12 +61,15 @@ export class ApprovalPusher {
     client: IntegrationClient;
     limits: PushLimits;
     signal?: AbortSignal;
+    /** The parent of each batch's span, `push approvals`: the run's. */
+    trace?: TraceContext | undefined;
     /** Called when every write up to and including `key` is acknowledged (in the order they were added). */
     onAcknowledged?: (key: CursorKey) => void;
   }) {
     this.#client = options.client;
     this.#limits = options.limits;
     this.#signal = options.signal;
+    this.#trace = options.trace;
     this.#onAcknowledged = options.onAcknowledged ?? (() => {});
     this.#queue = new PQueue({ concurrency: options.limits.concurrency });
     this.#filling = this.#newBatch();
@@ -120,15 +125,26 @@ export class ApprovalPusher {
     }
     this.#throwIfFailed();
     void this.#queue
-      .add(async () => {
-        const body = BODY_START + batch.items.join(',') + BODY_END;
-        await sendSerializedApprovals(this.#client, body, this.#signal ? { signal: this.#signal } : {});
-        this.#pushed += batch.items.length;
-        this.#acknowledge(batch);
-      })
+      .add(() => this.#push(batch))
       .catch((error: unknown) => {
         this.#failure ??= error;
       });
+  }
+
+  /** Sends a batch, in a span of its own under the run's: its size, and whether the service acknowledged it. */
+  #push(batch: Batch): Promise<void> {
+    const attributes = {
+      'approval_connector.push.size': batch.items.length,
+      'approval_connector.push.bytes': batch.bytes,
+      'approval_connector.push.acknowledged': false,
+    };
+    return inSpan('push approvals', { parent: this.#trace, attributes }, async (span) => {
+      const body = BODY_START + batch.items.join(',') + BODY_END;
+      await sendSerializedApprovals(this.#client, body, this.#signal ? { signal: this.#signal } : {});
+      span.set({ 'approval_connector.push.acknowledged': true });
+      this.#pushed += batch.items.length;
+      this.#acknowledge(batch);
+    });
   }
 
   #acknowledge(batch: Batch): void {

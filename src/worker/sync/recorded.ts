@@ -1,3 +1,4 @@
+import { errorTypeOf, startSpan, withContext } from '../../internal/tracing.js';
 import type { ConnectorMetrics, SyncMode } from '../operations/index.js';
 import type { SyncHealth } from './health.js';
 import type { RunContext, RunReport } from './runs.js';
@@ -14,7 +15,8 @@ export interface RunRecords {
  * Runs one read of the source as a sync run, and records how it ended: the run's outcome and what it pushed in the
  * metrics and the sync's health, the cursor it left, and one log line, `sync run finished` with the report,
  * `sync run failed`, or `sync run interrupted by the stop` when the worker's stop cut it short (an outcome of its
- * own, `interrupted`, which is no failure of the sync).
+ * own, `interrupted`, which is no failure of the sync). Each run is a trace of its own, its span `sync {mode}` the
+ * parent of the run's reads of the source, pushes and cursor saves.
  */
 export async function recordedRun(
   mode: SyncMode,
@@ -25,18 +27,33 @@ export async function recordedRun(
   const { logger, signal } = context;
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
+  const span = startSpan(`sync ${mode}`, {
+    root: true,
+    attributes: { 'approval_connector.sync.mode': mode },
+  });
   try {
-    const report = await read(context);
+    const report = await withContext(span.context, () => read({ ...context, trace: span.context }));
+    span.set({
+      'approval_connector.sync.outcome': 'success',
+      'approval_connector.sync.pushed': report.pushed,
+      'approval_connector.sync.changed': report.changed,
+      'approval_connector.sync.resent': report.resent,
+      'approval_connector.sync.resolved': report.resolved,
+    });
     metrics.syncRun(mode, 'success');
     metrics.approvalsPushed(report.pushed);
     const cursor = state.cursor;
     metrics.syncCursor(cursor === undefined ? undefined : new Date(cursor.lastModified));
     health.ended(mode, 'success');
-    logger.info({ ...report, durationMs: durationMs() }, 'sync run finished');
+    withContext(span.context, () =>
+      logger.info({ ...report, durationMs: durationMs() }, 'sync run finished'),
+    );
     return report;
   } catch (error) {
     // Whatever it failed with: once the stop has begun, its calls are cut short, and the next run resumes.
     const outcome = signal.aborted ? 'interrupted' : 'failure';
+    span.set({ 'approval_connector.sync.outcome': outcome });
+    span.fail(errorTypeOf(error));
     metrics.syncRun(mode, outcome);
     health.ended(mode, outcome);
     if (outcome === 'interrupted') {
@@ -45,8 +62,12 @@ export async function recordedRun(
         'sync run interrupted by the stop; the next run resumes from the saved cursor',
       );
     } else {
-      logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor');
+      withContext(span.context, () =>
+        logger.error({ err: error }, 'sync run failed; the next run resumes from the saved cursor'),
+      );
     }
     throw error;
+  } finally {
+    span.end();
   }
 }

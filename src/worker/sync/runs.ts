@@ -10,6 +10,7 @@ import type {
   SourceContext,
 } from '../../connector/index.js';
 import { parseSourceApproval } from '../../connector/internal.js';
+import { inSpan, type TraceContext } from '../../internal/tracing.js';
 import type { PinoLogger } from '../operations/index.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
 import type { SyncHealth } from './health.js';
@@ -30,6 +31,8 @@ export function hasLookup(source: ConnectorSource<object>): source is LookupSour
 /** What every run needs besides its source; the source's retries among it. */
 export interface RunContext extends SourceRetryParts {
   client: IntegrationClient;
+  /** The run's span, the parent of its pushes and cursor saves (which run outside its active context). */
+  trace?: TraceContext | undefined;
   state: StateStore<object>;
   /** What the source's methods get besides their arguments. */
   sourceContext: SourceContext<object>;
@@ -127,15 +130,17 @@ class IncrementalRun {
       client: context.client,
       limits: context.limits,
       signal: context.signal,
+      trace: context.trace,
       onAcknowledged: (key) => this.#acknowledge(key),
     });
   }
 
   async run(): Promise<RunReport> {
-    const { state, signal } = this.#context;
+    const { state } = this.#context;
     const pusher = this.#pusher;
     try {
       await readSource(
+        'source.changes',
         () => {
           this.#read = 0;
           return this.#source.changes(this.#window, this.#context.sourceContext);
@@ -149,11 +154,11 @@ class IncrementalRun {
       // Whatever failed, what was read is still sent, and what is acknowledged in order is saved before the run
       // gives up. (After a failed push, nothing more is sent.)
       await pusher.finish().catch(() => {});
-      await state.flush(signal).catch(() => {});
+      await this.#saveCursor().catch(() => {});
       throw error;
     }
     if (this.#newest !== undefined) state.advanceCursor(this.#newest, new Date(this.#context.now()));
-    await state.flush(signal);
+    await this.#saveCursor();
     return {
       pushed: pusher.pushed,
       changed: pusher.pushed - this.#resent,
@@ -168,11 +173,30 @@ class IncrementalRun {
     const { state, signal, logger } = this.#context;
     this.#acknowledged = key;
     state.advanceCursor(key, new Date(this.#context.now()));
-    state.flush(signal).catch((error: unknown) => {
+    this.#saveCursor().catch((error: unknown) => {
       // Said once a run, and not for a write a stop cut short: the stop saves the state, and says if it cannot.
       if (this.#saveFailed || signal.aborted) return;
       this.#saveFailed = true;
       logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
+    });
+  }
+
+  /**
+   * Writes the connector state, and with it the cursor, if either changed: a span `save cursor` of the run. With
+   * nothing to write, it only waits for the writes before it, in no span.
+   */
+  async #saveCursor(): Promise<void> {
+    const { state, signal, trace } = this.#context;
+    if (!state.unsaved) {
+      await state.flush(signal);
+      return;
+    }
+    await inSpan('save cursor', { parent: trace }, async (span) => {
+      const written = await state.flush(signal);
+      span.set({
+        'approval_connector.sync.cursor': state.cursor?.lastModified,
+        'approval_connector.sync.written': written,
+      });
     });
   }
 
@@ -204,9 +228,9 @@ class IncrementalRun {
    * with whether the run got further than at any earlier failure.
    */
   async #settle(): Promise<boolean> {
-    const { state, signal, logger } = this.#context;
+    const { logger } = this.#context;
     await this.#pusher.finish();
-    await state.flush(signal).catch((error: unknown) => {
+    await this.#saveCursor().catch((error: unknown) => {
       logger.warn({ err: error }, 'saving the sync cursor failed; retrying at the end of the run');
     });
     const from = this.#inOrder ? this.#acknowledged : undefined;
@@ -247,11 +271,12 @@ export async function runSnapshot(context: RunContext, source: SnapshotSource<ob
   for await (const approval of client.iterateApprovals({ resolved: false, view: 'full' }, { signal })) {
     open.set(approval.id, { hash: contentHash(approval), listedBy: 0 });
   }
-  const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
+  const pusher = new ApprovalPusher({ client, limits: context.limits, signal, trace: context.trace });
   let reads = 0;
   let listed = 0;
   let mostListed = 0;
   await readSource(
+    'source.snapshot',
     () => {
       reads += 1;
       listed = 0;
@@ -344,13 +369,14 @@ async function lookUp(
   heldOpen: (id: string) => Promise<boolean> = async () => true,
 ): Promise<RunReport> {
   const { client, signal } = context;
-  const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
+  const pusher = new ApprovalPusher({ client, limits: context.limits, signal, trace: context.trace });
   const retries = new SourceRetries(context);
   let resolved = 0;
   const check = async (chunk: string[]) => {
     let found = new Set<string>();
     let mostFound = 0;
     await readSource(
+      'source.lookup',
       () => {
         found = new Set();
         return source.lookup(chunk, context.sourceContext);

@@ -1,6 +1,7 @@
 import type { TaskResultStatus } from '../../api/index.js';
 import { classifyFailure } from '../../connector/index.js';
 import { backoffDelay } from '../../internal/backoff.js';
+import { errorTypeOf, startSpan, withContext } from '../../internal/tracing.js';
 import { sleep } from '../../internal/wait.js';
 import type { PinoLogger } from '../operations/index.js';
 
@@ -90,15 +91,19 @@ export class SourceRetries {
  * runs first: it sends what was read, saves what can be saved, and says whether the run got further than at the
  * previous failure. Then, if {@link SourceRetries.wait} lets it, `open()` is called again: an async iterator cannot
  * go on after it threw, so the read starts again, from wherever `open()` now starts it.
+ *
+ * Each read is a span, `name` (`source.changes`, `source.snapshot`, `source.lookup`), active while the source works:
+ * the spans of an instrumented client the source calls nest under it.
  */
 export async function readSource<T>(
+  name: string,
   open: () => AsyncIterable<T>,
   take: (record: T) => Promise<void>,
   retries: SourceRetries,
   settle: () => Promise<boolean>,
 ): Promise<void> {
   for (;;) {
-    const failure = await readOnce(open, take);
+    const failure = await tracedRead(name, open, take);
     if (failure === undefined) {
       retries.progressed();
       return;
@@ -108,21 +113,50 @@ export async function readSource<T>(
   }
 }
 
-/** Reads the source once to its end. A failure of the source is returned; one of `take` is thrown. */
-async function readOnce<T>(
+/** {@link readOnce} in a span of its own, with the records it read, marked failed when the source failed. */
+async function tracedRead<T>(
+  name: string,
   open: () => AsyncIterable<T>,
   take: (record: T) => Promise<void>,
 ): Promise<{ error: unknown } | undefined> {
+  const span = startSpan(name);
+  let records = 0;
+  const counted = (record: T) => {
+    records += 1;
+    return take(record);
+  };
+  try {
+    const failure = await readOnce(open, counted, (step) => withContext(span.context, step));
+    if (failure !== undefined) span.fail(errorTypeOf(failure.error));
+    return failure;
+  } catch (error) {
+    span.fail(errorTypeOf(error));
+    throw error;
+  } finally {
+    span.set({ 'approval_connector.source.records': records });
+    span.end();
+  }
+}
+
+/**
+ * Reads the source once to its end. A failure of the source is returned; one of `take` is thrown. The source's own
+ * steps (opening it, each record) run through `inSource`.
+ */
+async function readOnce<T>(
+  open: () => AsyncIterable<T>,
+  take: (record: T) => Promise<void>,
+  inSource: <R>(step: () => R) => R,
+): Promise<{ error: unknown } | undefined> {
   let iterator: AsyncIterator<T>;
   try {
-    iterator = open()[Symbol.asyncIterator]();
+    iterator = inSource(open)[Symbol.asyncIterator]();
   } catch (error) {
     return { error };
   }
   for (;;) {
     let next: IteratorResult<T>;
     try {
-      next = await iterator.next();
+      next = await inSource(() => iterator.next());
     } catch (error) {
       return { error };
     }

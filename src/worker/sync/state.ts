@@ -128,6 +128,11 @@ export class StateStore<AppState extends object> {
     await this.flush(signal);
   }
 
+  /** Whether something changed since the last write began: the next {@link flush} writes. */
+  get unsaved(): boolean {
+    return this.#dirty;
+  }
+
   /** The author's state as last loaded or written. */
   get app(): AppState | undefined {
     return this.#app;
@@ -153,14 +158,14 @@ export class StateStore<AppState extends object> {
 
   /**
    * Writes the state if it changed since the last write. Writes run one at a time; a waiting one writes the latest.
-   * `signal` cuts the write short; the state then stays to be written.
+   * `signal` cuts the write short; the state then stays to be written. Resolves with whether it wrote.
    */
-  flush(signal?: AbortSignal): Promise<void> {
+  flush(signal?: AbortSignal): Promise<boolean> {
     const options = signal ? { signal } : {};
     // Not given to the queue: it would start the next write while this one is still being cut short, and that one
     // would find nothing to write.
     return this.#writes.run(async () => {
-      if (!this.#dirty) return;
+      if (!this.#dirty) return false;
       this.#dirty = false;
       const kit = this.#kit;
       try {
@@ -172,6 +177,7 @@ export class StateStore<AppState extends object> {
           options,
         );
         this.#saved = savedOf(kit);
+        return true;
       } catch (error) {
         this.#dirty = true;
         throw error;

@@ -1,7 +1,9 @@
 import type { IntegrationClient, LeasedTask } from '../../client/index.js';
 import { backoffDelay } from '../../internal/backoff.js';
+import { spanClock } from '../../internal/tracing.js';
 import { sleep, untilAborted } from '../../internal/wait.js';
 import type { ConnectorMetrics, PinoLogger } from '../operations/index.js';
+import type { LeaseTiming } from './task-trace.js';
 
 /** How the leasing runs. Every field is required here; `PollerOptions` documents the defaults. */
 export interface LeasingSettings {
@@ -17,8 +19,8 @@ export interface LeasingParts {
   logger: PinoLogger;
   metrics: ConnectorMetrics | undefined;
   random: () => number;
-  /** Runs a leased task: its slot is held until the promise settles. */
-  run: (leased: LeasedTask) => Promise<void>;
+  /** Runs a leased task, given when it was asked for and received: its slot is held until the promise settles. */
+  run: (leased: LeasedTask, lease: LeaseTiming) => Promise<void>;
   /**
    * The results held outside the slots, not yet acknowledged: the tasks held (leasing, running, or with such a
    * result) never pass twice the concurrency. {@link Leasing.changed} must be called when it falls.
@@ -172,6 +174,7 @@ export class Leasing {
     this.#lastPollAt = performance.now();
     this.#leases.set(poll, this.#lastPollAt);
     if (this.#stopPolling.signal.aborted) poll.abort(this.#stopPolling.signal.reason);
+    const sentAt = spanClock();
     try {
       // The watchdog's abort ends the wait even when the call itself ignores the signal (and would hang forever).
       const leased = await untilAborted(client.leaseTask({ signal }), signal);
@@ -182,7 +185,7 @@ export class Leasing {
         return;
       }
       this.#idle = 0;
-      this.#startJob(leased);
+      this.#startJob(leased, { sentAt, answeredAt: spanClock() });
     } catch (error) {
       if (signal.aborted) return; // polling stopped, or the watchdog cut a stuck poll short
       metrics?.pollError();
@@ -194,10 +197,10 @@ export class Leasing {
   }
 
   /** Runs a leased task in the slot its request held, until its run ends. */
-  #startJob(leased: LeasedTask): void {
+  #startJob(leased: LeasedTask, lease: LeaseTiming): void {
     // The run catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
     const job: Promise<void> = this.#parts
-      .run(leased)
+      .run(leased, lease)
       .catch((error: unknown) =>
         this.#parts.logger.error(
           { err: error, taskId: (leased.valid ? leased.task : leased).id },

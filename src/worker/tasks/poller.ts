@@ -1,6 +1,7 @@
 import type { Task, TaskResultStatus } from '../../api/index.js';
 import type { IntegrationClient, LeasedTask } from '../../client/index.js';
 import type { StateAccess, TaskDeclarations } from '../../connector/index.js';
+import { withContext } from '../../internal/tracing.js';
 import { settlesWithin } from '../../internal/wait.js';
 import { StoppingError } from '../errors.js';
 import type { KeyRing } from '../keys/index.js';
@@ -14,6 +15,7 @@ import { Leasing } from './leasing.js';
 import { RecentResults } from './recent-results.js';
 import { ResultReporter } from './reporter.js';
 import { idAndType, runTask, showsSourceState, type TaskRun } from './run-task.js';
+import { type LeaseTiming, TaskTrace } from './task-trace.js';
 
 export { REPORT_RETRY_MS } from './reporter.js';
 
@@ -70,8 +72,11 @@ export class TaskPoller {
   readonly #leasing: Leasing;
   readonly #reporter: ResultReporter;
   readonly #recent: RecentResults;
-  /** The tasks whose handlers run, each with its handler's signal, aborted at its deadline or at forced shutdown. */
-  readonly #running = new Map<string, AbortController>();
+  /**
+   * The tasks whose handlers run, each with its handler's signal (aborted at its deadline or at forced shutdown) and
+   * how many times it was delivered here.
+   */
+  readonly #running = new Map<string, { handler: AbortController; deliveries: number }>();
   /** Aborted when handlers must stop: the grace time is over. */
   readonly #force = new AbortController();
 
@@ -92,7 +97,7 @@ export class TaskPoller {
         logger,
         metrics,
         random,
-        run: (leased) => this.#handle(leased),
+        run: (leased, lease) => this.#handle(leased, lease),
         backlog: () => this.#reporter.pending,
         onHealthChanged: parts.onHealthChanged,
       },
@@ -104,7 +109,7 @@ export class TaskPoller {
     this.#force.signal.addEventListener(
       'abort',
       () => {
-        for (const handler of this.#running.values()) handler.abort(this.#force.signal.reason);
+        for (const { handler } of this.#running.values()) handler.abort(this.#force.signal.reason);
       },
       { once: true },
     );
@@ -183,30 +188,37 @@ export class TaskPoller {
     );
   }
 
-  /** A leased task's job, in its slot: run it (unless it is offered again), then start its report. */
-  async #handle(leased: LeasedTask): Promise<void> {
+  /**
+   * A leased task's job, in its slot: run it (unless it is offered again), then start its report. Its trace ends with
+   * its report, or here when it has none.
+   */
+  async #handle(leased: LeasedTask, lease: LeaseTiming): Promise<void> {
     const task = idAndType(leased);
     const logger = lazyChild(this.#parts.logger, { taskId: task.id, taskType: task.type });
-    if (this.#offeredAgain(task.id, logger)) return;
+    const trace = new TaskTrace(task, Object.hasOwn(this.#parts.tasks, task.type), lease);
+    if (this.#offeredAgain(task.id, logger, trace)) return;
+    trace.delivered(1);
     // The handler's signal: aborted at the deadline by runTask, or by stop() at forced shutdown (see the constructor).
     const handler = new AbortController();
     if (this.#force.signal.aborted) handler.abort(this.#force.signal.reason);
-    this.#running.set(task.id, handler);
+    const running = { handler, deliveries: 1 };
+    this.#running.set(task.id, running);
+    let reported = false;
     try {
       const { tasks, keyRing, classifyFailure, state } = this.#parts;
-      const run = await runTask(leased, {
-        tasks,
-        keyRing,
-        classifyFailure,
-        state,
-        logger,
-        timeoutMs: this.#settings.timeoutMs,
-        handler,
-        interrupted: this.#force.signal,
-      });
-      if (run !== undefined) this.#finished(leased, run, logger);
+      const inputs = { tasks, keyRing, classifyFailure, state, logger, timeoutMs: this.#settings.timeoutMs };
+      const run = await withContext(trace.context, () =>
+        runTask(leased, { ...inputs, handler, interrupted: this.#force.signal }),
+      );
+      if (run === undefined) trace.interrupted();
+      // In the task's context: its `task finished` line carries the trace.
+      else
+        reported = withContext(trace.context, () =>
+          this.#finished(leased, run, logger, { trace, deliveries: running.deliveries }),
+        );
     } finally {
       this.#running.delete(task.id);
+      if (!reported) trace.end();
     }
   }
 
@@ -215,36 +227,52 @@ export class TaskPoller {
    * (nothing: that report goes on), or after it finished here (its result, reported again). Gives whether it was one
    * of them.
    */
-  #offeredAgain(taskId: string, logger: PinoLogger): boolean {
-    if (this.#running.has(taskId)) {
+  #offeredAgain(taskId: string, logger: PinoLogger, trace: TaskTrace): boolean {
+    const running = this.#running.get(taskId);
+    if (running !== undefined) {
+      running.deliveries += 1;
+      trace.delivered(running.deliveries, 'running');
+      trace.end();
       logger.info('task offered again while it runs; not running it twice');
       return true;
     }
+    const recent = this.#recent.get(taskId);
     if (this.#reporter.isReporting(taskId)) {
+      if (recent !== undefined) trace.delivered(this.#recent.delivered(taskId), 'reporting');
+      trace.end();
       logger.info('task offered again while its result is reported; not reporting it twice');
       return true;
     }
-    const recent = this.#recent.get(taskId);
     if (recent === undefined) return false;
+    trace.delivered(this.#recent.delivered(taskId), 'finished');
+    trace.result(recent.status);
     logger.info(
       { status: recent.status },
       'task offered again after it finished; reporting its result again',
     );
-    this.#reporter.start(taskId, recent, logger);
+    this.#reporter.start(taskId, recent, logger, trace);
     return true;
   }
 
   /**
    * Records a task's result (remembered, counted, logged, and told when it shows the source's state), then starts
-   * its report.
+   * its report, which ends the task's trace. Gives `true`.
    */
-  #finished(leased: LeasedTask, { result, tookMs, byPrecheck }: TaskRun, logger: PinoLogger): void {
+  #finished(
+    leased: LeasedTask,
+    { result, tookMs, byPrecheck }: TaskRun,
+    logger: PinoLogger,
+    { trace, deliveries }: { trace: TaskTrace; deliveries: number },
+  ): true {
     const task = idAndType(leased);
     // Remembered before reporting: an offer that comes while the report is retried re-reports, never re-runs.
-    this.#recent.remember(task.id, result);
+    this.#recent.remember(task.id, result, deliveries);
+    trace.delivered(deliveries);
+    trace.result(result.status);
     this.#parts.metrics?.taskFinished(task.type, result.status, tookMs / 1000);
     logger.info({ status: result.status, durationMs: Math.round(tookMs) }, 'task finished');
     if (leased.valid && showsSourceState({ result, byPrecheck })) this.#parts.onSourceState?.(leased.task);
-    this.#reporter.start(task.id, result, logger);
+    this.#reporter.start(task.id, result, logger, trace);
+    return true;
   }
 }

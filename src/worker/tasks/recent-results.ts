@@ -8,7 +8,7 @@ import type { TaskResult } from '../../api/index.js';
 export class RecentResults {
   readonly #size: number;
   readonly #ttlMs: number;
-  readonly #recent = new Map<string, { result: TaskResult; at: number }>();
+  readonly #recent = new Map<string, { result: TaskResult; at: number; deliveries: number }>();
   /**
    * Walks {@link #recent} from its oldest entry as the oldest are forgotten. One iterator kept for good: a Map's
    * iterator is live, and every entry before this one's place has been deleted, so it always stands just before the
@@ -22,8 +22,9 @@ export class RecentResults {
     this.#ttlMs = ttlMs;
   }
 
-  remember(taskId: string, result: TaskResult): void {
-    this.#recent.set(taskId, { result, at: performance.now() });
+  /** Keeps a task's result, and how many times the task was delivered here so far. */
+  remember(taskId: string, result: TaskResult, deliveries = 1): void {
+    this.#recent.set(taskId, { result, at: performance.now(), deliveries });
     while (this.#recent.size > this.#size) {
       this.#oldest ??= this.#recent.keys();
       this.#recent.delete(this.#oldest.next().value as string);
@@ -39,5 +40,13 @@ export class RecentResults {
       return undefined;
     }
     return entry.result;
+  }
+
+  /** Counts one more delivery of a remembered task, and gives how many there were; 0 when it is not remembered. */
+  delivered(taskId: string): number {
+    const entry = this.#recent.get(taskId);
+    if (entry === undefined) return 0;
+    entry.deliveries += 1;
+    return entry.deliveries;
   }
 }

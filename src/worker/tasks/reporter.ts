@@ -8,9 +8,14 @@ import {
   ServerError,
 } from '../../client/index.js';
 import { type Backoff, backoffDelay } from '../../internal/backoff.js';
+import { inSpan, type TraceSpan } from '../../internal/tracing.js';
 import { abortAfter, sleep } from '../../internal/wait.js';
 import { ShutdownDeadlineError } from '../errors.js';
 import type { ConnectorMetrics, PinoLogger } from '../operations/index.js';
+import type { TaskTrace } from './task-trace.js';
+
+/** How a report ended: `acknowledged` (a 409 included: a result was recorded), or why it was given up. */
+type ReportEnd = 'acknowledged' | 'refused' | 'exhausted' | 'shutdown';
 
 /**
  * How long a task's result is retried while the service keeps failing (5xx, 429, 408, 425, the network), in
@@ -89,16 +94,21 @@ export class ResultReporter {
   /**
    * Starts reporting a result, tracked until it ends. It is sent on the next turn of the event loop, once the slot's
    * next lease request has gone out: the service answers that lease first, and records this result while the
-   * connector runs the task it leased.
+   * connector runs the task it leased. The report is a span `report result` of the task's trace, which it ends.
    */
-  start(taskId: string, result: TaskResult, logger: PinoLogger): void {
+  start(taskId: string, result: TaskResult, logger: PinoLogger, trace?: TaskTrace): void {
     const reported: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.#report(taskId, result, logger))
+      .then(() =>
+        inSpan('report result', { parent: trace?.context }, (span) =>
+          this.#report(taskId, result, logger, span),
+        ),
+      )
       // #report catches what it expects; anything else is a bug, logged rather than left an unhandled rejection.
       .catch((error: unknown) =>
         logger.error({ err: error }, 'reporting the task result failed unexpectedly'),
       )
       .finally(() => {
+        trace?.end();
         if (this.#reporting.get(taskId) === reported) this.#reporting.delete(taskId);
         this.#parts.onSettled?.();
       });
@@ -121,18 +131,20 @@ export class ResultReporter {
    * the `Retry-After` the service asked for. A result given up on is logged with the task's id and the service's
    * answer, and counted.
    */
-  async #report(taskId: string, result: TaskResult, logger: PinoLogger): Promise<void> {
+  async #report(taskId: string, result: TaskResult, logger: PinoLogger, span: TraceSpan): Promise<void> {
     const report = new AbortController();
     if (this.#deadline.signal.aborted) report.abort(this.#deadline.signal.reason);
     this.#reports.add(report);
     const startedAt = performance.now();
+    let attempt = 0;
+    let end: ReportEnd = 'acknowledged';
     try {
-      for (let attempt = 0; ; attempt += 1) {
+      for (; ; attempt += 1) {
         try {
           await this.#parts.client.reportTaskResult(taskId, result, { signal: report.signal });
           return;
         } catch (error) {
-          const retryInMs = this.#retryIn(
+          const retryIn = this.#retryIn(
             error,
             result,
             attempt,
@@ -140,16 +152,24 @@ export class ResultReporter {
             report,
             logger,
           );
-          if (retryInMs === undefined) return;
-          await sleep(retryInMs, report.signal).catch(() => {});
+          if (typeof retryIn === 'string') {
+            end = retryIn;
+            return;
+          }
+          await sleep(retryIn, report.signal).catch(() => {});
         }
       }
     } finally {
       this.#reports.delete(report);
+      span.set({
+        'approval_connector.report.outcome': end,
+        'approval_connector.report.attempts': attempt + 1,
+      });
+      if (end !== 'acknowledged') span.fail(end);
     }
   }
 
-  /** The wait before the next attempt after `error`, logged; `undefined` when the report ends (logged and counted). */
+  /** The wait before the next attempt after `error`, logged; or how the report ends (logged and counted). */
   #retryIn(
     error: unknown,
     result: TaskResult,
@@ -157,20 +177,20 @@ export class ResultReporter {
     tookMs: number,
     report: AbortController,
     logger: PinoLogger,
-  ): number | undefined {
+  ): number | ReportEnd {
     // 409: a result is already recorded; this one (or an earlier delivery's) was acknowledged.
-    if (error instanceof ConflictError) return undefined;
+    if (error instanceof ConflictError) return 'acknowledged';
     const { metrics, random } = this.#parts;
     const failure = { err: error, status: result.status, httpStatus: statusOf(error) };
     if (report.signal.aborted) {
       metrics?.taskReportFailed('shutdown');
       logger.error(failure, 'the task result was not reported by the shutdown deadline');
-      return undefined;
+      return 'shutdown';
     }
     if (!isRetryable(error, 'safe')) {
       metrics?.taskReportFailed('refused');
       logger.error(failure, 'the service refused the task result; not retrying it');
-      return undefined;
+      return 'refused';
     }
     const retryInMs = retryAfterOf(error) ?? backoffDelay(attempt, { ...this.#policy.backoff, random });
     if (tookMs + retryInMs > this.#policy.retryForMs) {
@@ -179,7 +199,7 @@ export class ResultReporter {
         { ...failure, attempts: attempt + 1 },
         'reporting the task result kept failing; giving up until the service offers the task again',
       );
-      return undefined;
+      return 'exhausted';
     }
     logger.warn({ ...failure, attempt, retryInMs }, 'reporting the task result failed; retrying');
     return retryInMs;

@@ -13,6 +13,7 @@ import {
 import { redactSecrets } from '../../connector/internal.js';
 import { toIssues } from '../../errors.js';
 import { causeChain, property } from '../../internal/causes.js';
+import { inSpan } from '../../internal/tracing.js';
 import { abortAfter } from '../../internal/wait.js';
 import type { KeyRing } from '../keys/index.js';
 import { type PinoLogger, secretScrubbingLogger } from '../operations/index.js';
@@ -138,13 +139,18 @@ async function execute(
       task,
       state,
     };
-    if (declared.precheck !== undefined) {
-      const verdict = await declared.precheck(input.data, context);
+    const { precheck } = declared;
+    if (precheck !== undefined) {
+      const verdict = await inSpan('precheck', {}, async (span) => {
+        const said = await precheck(input.data, context);
+        span.set({ 'approval_connector.precheck.verdict': said === true ? 'run' : said.status });
+        return said;
+      });
       if (verdict !== true) {
         return { result: scrub(verdict, credentials), stoppedBySignal: false, byPrecheck: true };
       }
     }
-    const outcome = await declared.run(input.data, context);
+    const outcome = await inSpan('handler', {}, async () => declared.run(input.data, context));
     const meta = outcome?.meta;
     const result: TaskResult = meta === undefined ? { status: 'success' } : { status: 'success', meta };
     return { result: scrub(result, credentials), stoppedBySignal: false, byPrecheck: false };

@@ -610,6 +610,26 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(errors).toEqual([]);
   });
 
+  it('shows on an approval’s page the trace its task was created in, to find that trace from what an approver saw', async () => {
+    const adminToken = 'console-trace-admin-token';
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const rc = await connector({ backend: { adminToken } });
+    rc.source.put('PR-7', '2026-05-01T10:00:00.000Z', { data: { title: 'Standing desks' } });
+    await rc.sync();
+    const created = await call(rc.backend, 'POST', '/admin/tasks', {
+      token: adminToken,
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      body: { systemId: rc.systemId, type: 'approve', approvalId: 'PR-7' },
+    });
+    expect(created.status).toBe(200);
+    const { page, errors } = await signedIn(rc);
+    await page.getByRole('link', { name: 'Standing desks' }).click();
+    const shown = page.locator('article.task .task-trace-created');
+    await shown.waitFor();
+    expect(await shown.textContent()).toBe(traceId);
+    expect(errors).toEqual([]);
+  });
+
   it('fits a phone’s width on every view, without scrolling sideways', async () => {
     const rc = await connector({ authRequired: true });
     rc.source.put('PR-13', '2026-05-01T10:00:00.000Z', {

@@ -19,8 +19,8 @@ export function registerConnectorRoutes(app: FastifyInstance, ctx: ServiceContex
     return { status: 'success', data: { task } };
   });
 
-  defineRoute(app, ctx, endpoints.reportTaskResult, ({ params, body, principal }) => {
-    ctx.store.tasks.complete(principal.systemId, params.taskId, body.taskResult);
+  defineRoute(app, ctx, endpoints.reportTaskResult, ({ params, body, principal, traceId }) => {
+    ctx.store.tasks.complete(principal.systemId, params.taskId, body.taskResult, traceId);
     return { status: 'success' };
   });
 

@@ -124,7 +124,10 @@ function dataPanel(detail: ApprovalDetail, current: SystemView): HTMLElement {
   );
 }
 
-/** One task of the approval: its status, type and id, its deliveries and result, and its timeline. */
+/**
+ * One task of the approval: its status, type and id, its deliveries and result, the traces of its creation and of
+ * its result (to find them in the tracing backend from what an approver saw), and its timeline.
+ */
 function taskArticle(task: ApprovalDetail['tasks'][number]): HTMLElement {
   return h(
     'article',
@@ -146,7 +149,27 @@ function taskArticle(task: ApprovalDetail['tasks'][number]): HTMLElement {
       ' · result ',
       h('span', { class: 'task-result' }, taskResult(task)),
     ),
+    traces(task),
     timeline(task),
+  );
+}
+
+/** The W3C trace ids the task remembers, each where it was recorded; nothing when it has none. */
+function traces(task: ApprovalDetail['tasks'][number]): HTMLElement | string {
+  const ids: [string, string | undefined, string][] = [
+    ['created in trace', task.createdTraceId, 'task-trace-created'],
+    ['result in trace', task.resultTraceId, 'task-trace-result'],
+  ];
+  const known = ids.filter(([, id]) => id !== undefined);
+  if (known.length === 0) return '';
+  return h(
+    'p',
+    { class: 'small muted' },
+    known.flatMap(([label, id, name], index) => [
+      index === 0 ? '' : ' · ',
+      `${label} `,
+      h('span', { class: `mono wrap ${name}`, title: 'W3C trace id' }, id ?? ''),
+    ]),
   );
 }
 

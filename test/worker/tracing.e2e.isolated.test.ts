@@ -1,0 +1,242 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { Connector, incremental, type SourceApproval, task } from '../../src/connector/index.js';
+import type { TestHarness } from '../../src/testing/index.js';
+import { MemoryKeyStore } from '../../src/worker/index.js';
+import { at, openHarness } from './support/harness.js';
+import { captureLogs } from './support/logs.js';
+import { childrenOf, finished, installTracing, one } from './support/tracing.js';
+
+// With an OpenTelemetry SDK registered as an application would, one approval's journey (source read → push → the
+// service) and one task's (lease → handler → report → the service) are each one trace; the reference backend, in
+// this process, adds its server spans under the client's.
+
+const exporter = installTracing();
+const tracer = trace.getTracer('the-author');
+
+/** A connector whose source and handler call an instrumented client of their own: a span each, where they run. */
+class TracedConnector extends Connector {
+  failWith: Error | undefined;
+  readonly tasks = {
+    approve: task({
+      input: z.object({ approval: z.object({ id: z.string() }) }),
+      run: async (_input, context) => {
+        tracer.startSpan('POST /source/decisions').end();
+        context.logger.info('decided in the source');
+        if (this.failWith !== undefined) throw this.failWith;
+      },
+    }),
+  };
+  readonly source = incremental({
+    ordered: true,
+    async *changes(): AsyncIterable<SourceApproval> {
+      tracer.startSpan('GET /source/changes').end();
+      for (const id of ['PO-1', 'PO-2']) {
+        yield {
+          id,
+          schemaId: 'po',
+          approver: 'ada',
+          resolved: false,
+          lastModified: at(id === 'PO-1' ? 0 : 1),
+          data: {},
+        };
+      }
+    },
+  });
+}
+
+let harness: TestHarness;
+beforeEach(async () => ({ harness } = await openHarness()));
+
+describe('a sync run, traced', () => {
+  it('is one trace: the run, its read of the source (the source’s own call under it), its push and the service’s span, its cursor save', async () => {
+    const worker = await harness.start(new TracedConnector(), { sync: { batchSize: 10 } });
+    exporter.reset();
+    await worker.syncNow();
+    await worker.stop();
+    const spans = finished(exporter);
+    const run = one(spans, 'sync incremental');
+    expect(run.parentId).toBeUndefined();
+    expect(run.attributes).toMatchObject({
+      'approval_connector.sync.mode': 'incremental',
+      'approval_connector.sync.outcome': 'success',
+      'approval_connector.sync.pushed': 2,
+      'approval_connector.sync.changed': 2,
+    });
+    const trip = spans.filter((span) => span.traceId === run.traceId);
+    expect(childrenOf(trip, run)).toEqual(['push approvals', 'save cursor', 'source.changes']);
+
+    const read = one(trip, 'source.changes', run);
+    expect(read.attributes).toMatchObject({ 'approval_connector.source.records': 2 });
+    expect(one(trip, 'GET /source/changes').parentId).toBe(read.spanId);
+
+    const push = one(trip, 'push approvals', run);
+    expect(push.attributes).toMatchObject({
+      'approval_connector.push.size': 2,
+      'approval_connector.push.acknowledged': true,
+    });
+    const put = one(trip, 'PUT /v2/rawapprovals', push);
+    const url = new URL(harness.backend.url);
+    expect(put).toMatchObject({
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': 'PUT',
+        'server.address': url.hostname,
+        'server.port': Number(url.port),
+        'url.full': `${url.origin}/v2/rawapprovals`,
+        'url.template': '/v2/rawapprovals',
+        'http.response.status_code': 200,
+      },
+    });
+    // Across the wire: the reference backend's span is the child of the client's.
+    const served = one(trip, 'PUT /v2/rawapprovals', put);
+    expect(served).toMatchObject({
+      kind: SpanKind.SERVER,
+      attributes: { 'http.route': '/v2/rawapprovals', 'http.response.status_code': 200 },
+    });
+    expect(one(trip, 'save cursor', run).attributes).toMatchObject({
+      'approval_connector.sync.cursor': at(1),
+      'approval_connector.sync.written': true,
+    });
+  });
+
+  it('marks a run whose source fails failed, with the error’s code and no message', async () => {
+    const connector = new TracedConnector();
+    const worker = await harness.start(connector, { sync: { sourceRetry: { retries: 0 } } });
+    const changes = connector.source.changes;
+    connector.source.changes = async function* (window, context) {
+      yield* changes.call(this, window, context);
+      throw Object.assign(new Error('the source said: secret-in-message'), { code: 'source_down' });
+    };
+    exporter.reset();
+    await expect(worker.syncNow()).rejects.toThrow('secret-in-message');
+    await worker.stop();
+    const spans = finished(exporter);
+    const run = one(spans, 'sync incremental');
+    expect(run).toMatchObject({
+      status: SpanStatusCode.ERROR,
+      attributes: { 'approval_connector.sync.outcome': 'failure', 'error.type': 'source_down' },
+    });
+    expect(one(spans, 'source.changes', run)).toMatchObject({
+      status: SpanStatusCode.ERROR,
+      attributes: { 'error.type': 'source_down', 'approval_connector.source.records': 2 },
+    });
+    expect(JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes))).not.toContain(
+      'secret-in-message',
+    );
+  });
+});
+
+describe('a task, traced', () => {
+  it('is one trace: lease, handler (the handler’s own call under it), report and the service’s span; the backend remembers it', async () => {
+    const logs = captureLogs();
+    const worker = await harness.start(new TracedConnector(), {
+      logger: { level: 'info', destination: logs.destination },
+      poller: { idleMinMs: 5, idleMaxMs: 20 },
+    });
+    await worker.syncNow();
+    // The task is created inside a span of the test's: the backend remembers that trace as the task's creation.
+    const created = tracer.startActiveSpan('approver clicks approve', (span) => {
+      try {
+        return { task: harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' }), span };
+      } finally {
+        span.end();
+      }
+    });
+    expect(await harness.awaitResult(created.task)).toEqual({ status: 'success' });
+    await vi.waitFor(() => one(finished(exporter), 'task approve'));
+    await worker.stop();
+
+    const spans = finished(exporter);
+    const root = one(spans, 'task approve');
+    expect(root).toMatchObject({
+      parentId: undefined,
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'approval_connector.task.id': created.task.id,
+        'approval_connector.task.type': 'approve',
+        'approval_connector.task.status': 'success',
+        'approval_connector.task.deliveries': 1,
+      },
+    });
+    const trip = spans.filter((span) => span.traceId === root.traceId);
+    expect(childrenOf(trip, root)).toEqual(['handler', 'lease', 'report result']);
+    const handler = one(trip, 'handler', root);
+    expect(one(trip, 'POST /source/decisions').parentId).toBe(handler.spanId);
+
+    const report = one(trip, 'report result', root);
+    expect(report.attributes).toMatchObject({
+      'approval_connector.report.outcome': 'acknowledged',
+      'approval_connector.report.attempts': 1,
+    });
+    const patch = one(trip, 'PATCH /v2/connector/tasks/{taskId}', report);
+    expect(patch.attributes).toMatchObject({
+      'url.template': '/v2/connector/tasks/{taskId}',
+      'http.response.status_code': 200,
+    });
+    // The backend's span is the child of the client's, and the backend recorded the client's trace.
+    expect(one(trip, 'PATCH /v2/connector/tasks/:taskId', patch).kind).toBe(SpanKind.SERVER);
+    const info = harness.backend.getTask(created.task.id);
+    expect(info?.resultTraceId).toBe(root.traceId);
+    expect(info?.createdTraceId).toBe(created.span.spanContext().traceId);
+
+    // The handler's log line carries its span's ids.
+    expect(logs.lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'decided in the source',
+        trace_id: root.traceId,
+        span_id: handler.spanId,
+        trace_flags: '01',
+      }),
+    );
+  });
+
+  it('marks a failed task with its result status, and carries none of the secrets used', async () => {
+    const password = 'hunter2-in-a-span';
+    const logs = captureLogs();
+    class Sealed extends TracedConnector {
+      override readonly authRequired = true;
+    }
+    const connector = new Sealed();
+    const worker = await harness.start(connector, {
+      logger: { level: 'trace', destination: logs.destination },
+      keyStore: new MemoryKeyStore(),
+      poller: { idleMinMs: 5, idleMaxMs: 20 },
+    });
+    await worker.syncNow();
+    connector.failWith = Object.assign(new Error(`login failed for password ${password}`), { status: 401 });
+    const created = harness.createTask(worker, {
+      type: 'approve',
+      approvalId: 'PO-1',
+      credentials: { username: 'ada', password },
+    });
+    expect(await harness.awaitResult(created)).toMatchObject({ status: 'authenticationError' });
+    await vi.waitFor(() => one(finished(exporter), 'task approve'));
+    await worker.stop();
+
+    const spans = finished(exporter);
+    const root = one(spans, 'task approve');
+    expect(root).toMatchObject({
+      status: SpanStatusCode.ERROR,
+      attributes: {
+        'approval_connector.task.status': 'authenticationError',
+        'error.type': 'authenticationError',
+      },
+    });
+    expect(one(spans, 'handler', root).status).toBe(SpanStatusCode.ERROR);
+    // Names, attributes, events and statuses of every span: no password, no token.
+    const everything = JSON.stringify(
+      exporter.getFinishedSpans().map(({ name, attributes, events, status, links }) => ({
+        name,
+        attributes,
+        events,
+        status,
+        links,
+      })),
+    );
+    expect(everything).not.toContain(password);
+    expect(everything).not.toContain(harness.tenant.connectorToken);
+    expect(logs.raw.join('\n')).not.toContain(password);
+  });
+});
