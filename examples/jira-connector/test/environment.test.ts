@@ -43,7 +43,14 @@ describe('readEnvironment', () => {
       apiToken: 'ATATT-sync-token',
       jql: 'project = ITSM',
       requestTypes: ['10', '11'],
+      webhook: 'register',
     });
+  });
+
+  it('leaves the webhook to an administrator with JIRA_WEBHOOK=manual, and refuses another value', () => {
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: 'manual' }).webhook).toBe('manual');
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: '' }).webhook).toBe('register');
+    expect(paths(refusal({ ...JIRA, JIRA_WEBHOOK: 'dynamic' }))).toEqual(['JIRA_WEBHOOK']);
   });
 
   it('reports every missing variable at once, an empty one counting as unset', () => {
