@@ -8,7 +8,7 @@
  *   connector was given a management client.
  * - **Push**: Jira's webhook deliveries (`jira:issue_created`, `…_updated`, `…_deleted`), verified by their
  *   signature, name the approvals of their issue, which the kit reads again through `lookup` (`deliveries.ts`).
- *   The connector registers its admin webhook itself, unless told an administrator does (`webhook-lifecycle.ts`).
+ *   The connector registers its admin webhook itself when told to (`webhook: 'register'`, `webhook-lifecycle.ts`).
  * - **Tasks**: each runs with the approver's own Jira credentials, sealed in the task (`authRequired`). The
  *   precheck checks that the credentials are the approver's and that the approval still waits for their answer;
  *   the action posts the decision, then the approver's comment, if any, as a comment on the request. Failures are left to the kit's failure mapping, which classifies Jira's
@@ -77,10 +77,12 @@ export interface JiraConnectorOptions {
   userMappings?: { management: ManagementClient; systemId: string };
   /**
    * Who keeps the Jira webhook that pushes changes: `register`, the connector, as an admin webhook the sync account
-   * registers (it must be a Jira administrator); `manual`, an administrator, by hand in Jira's settings, with the
+   * registers (it must be a Jira administrator), for the worker's push address (`push.publicUrl`, which the worker
+   * then requires); `manual`, not the connector: an administrator registers it by hand in Jira's settings, with the
    * worker's push address, the events `jira:issue_created`, `jira:issue_updated`, `jira:issue_deleted`, the JQL and
-   * the worker's push secret. Either way the deliveries are verified, and only when the worker has push turned on.
-   * @default 'register'
+   * the worker's push secret, or no one does and the schedule alone brings changes. Either way the deliveries that
+   * come are verified with the worker's push secret.
+   * @default 'manual'
    */
   webhook?: 'register' | 'manual';
 }
@@ -147,7 +149,7 @@ export class JiraConnector extends Connector {
 
   constructor(options: JiraConnectorOptions) {
     super();
-    const { jira, jql, requestTypes = [], userMappings, webhook = 'register' } = options;
+    const { jira, jql, requestTypes = [], userMappings, webhook = 'manual' } = options;
     if (!(jira instanceof JiraClient)) throw new TypeError('jira must be a JiraClient');
     if (webhook !== 'register' && webhook !== 'manual') {
       throw new TypeError(`webhook must be "register" or "manual", got ${JSON.stringify(webhook)}`);

@@ -22,7 +22,7 @@ export interface JiraEnvironment {
   jql: string;
   /** `JIRA_REQUEST_TYPES`: ids of the request types to publish a UI template for; none when unset. */
   requestTypes: string[];
-  /** `JIRA_WEBHOOK`: who keeps the Jira webhook that pushes changes, `register` (the connector) or `manual`. */
+  /** `JIRA_WEBHOOK`: who keeps the Jira webhook that pushes changes, `register` (the connector) or `manual` (not it). */
   webhook: 'register' | 'manual';
   /**
    * Present when `APPROVAL_MANAGEMENT_TOKEN` is set: the service (`APPROVAL_SERVICE_URL`), a management token of
@@ -62,11 +62,11 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
   const requestTypes = checkRequestTypes(set('JIRA_REQUEST_TYPES'));
   if (!requestTypes.ok)
     issues.push({ path: ['JIRA_REQUEST_TYPES'], message: requestTypes.problem, code: 'custom' });
-  const webhook = set('JIRA_WEBHOOK') ?? 'register';
+  const webhook = set('JIRA_WEBHOOK') ?? 'manual';
   if (webhook !== 'register' && webhook !== 'manual') {
     issues.push({
       path: ['JIRA_WEBHOOK'],
-      message: `must be "register" (the connector registers its webhook) or "manual", got ${JSON.stringify(webhook)}`,
+      message: `must be "register" (the connector registers its webhook) or "manual" (it does not), got ${JSON.stringify(webhook)}`,
       code: 'custom',
     });
   }

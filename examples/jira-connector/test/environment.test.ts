@@ -43,13 +43,13 @@ describe('readEnvironment', () => {
       apiToken: 'ATATT-sync-token',
       jql: 'project = ITSM',
       requestTypes: ['10', '11'],
-      webhook: 'register',
+      webhook: 'manual',
     });
   });
 
-  it('leaves the webhook to an administrator with JIRA_WEBHOOK=manual, and refuses another value', () => {
-    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: 'manual' }).webhook).toBe('manual');
-    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: '' }).webhook).toBe('register');
+  it('registers the webhook with JIRA_WEBHOOK=register, leaves it to an administrator otherwise, and refuses another value', () => {
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: 'register' }).webhook).toBe('register');
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: '' }).webhook).toBe('manual');
     expect(paths(refusal({ ...JIRA, JIRA_WEBHOOK: 'dynamic' }))).toEqual(['JIRA_WEBHOOK']);
   });
 
