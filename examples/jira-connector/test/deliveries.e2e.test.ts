@@ -223,6 +223,14 @@ describe('KnownApprovals', () => {
     expect(known.of('3')).toEqual([id(3)]);
   });
 
+  it('keeps those of the last 10 000 issues by default, as the README says', () => {
+    const known = new KnownApprovals();
+    known.read(Array.from({ length: 10_001 }, (_, index) => ({ id: id(index + 1) })));
+
+    expect(known.of('1')).toEqual([]);
+    expect(known.of('2')).toEqual([id(2)]);
+  });
+
   it('forgets the approvals Jira no longer has, and ids that are not of this connector', () => {
     const known = new KnownApprovals();
     known.read([{ id: id(1) }, { id: id(1, 'b') }, { id: 'not-a-jira-id' }]);
