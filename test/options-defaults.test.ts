@@ -5,6 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { clientOptionsSchema } from '../src/client/options.js';
 import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
+import { pushOptionsSchema } from '../src/worker/push/options.js';
 
 // Each option's default is written twice: as `@default` in the JSDoc of its setting type, which is what a user reads,
 // and as `.default(…)` or `.prefault({})` in the schema, which is what the kit runs with. Here every documented
@@ -100,6 +101,17 @@ describe('every documented default is the schema’s', () => {
     expect(mismatches).toEqual([]);
     // Said in words, for what no value written in a comment could be: a key store made where the worker runs.
     expect(inWords).toEqual(['keyStore']);
+  });
+
+  it('of the push options', () => {
+    const defaults = documentedDefaults('src/worker/push/options.ts', {
+      PushOptions: '',
+      WebhookOptions: 'webhook',
+    });
+    expect(defaults.size).toBeGreaterThan(12);
+    const { mismatches, inWords } = compare(defaults, (options) => pushOptionsSchema.parse(options));
+    expect(mismatches).toEqual([]);
+    expect(inWords).toEqual([]);
   });
 
   it('of the client options', () => {

@@ -159,6 +159,7 @@ describe('the rooms of the source', () => {
         'src/worker/keys/',
         'src/worker/operations/',
         'src/worker/process/',
+        'src/worker/push/',
         'src/worker/sync/',
         'src/worker/tasks/',
       ],

@@ -22,6 +22,7 @@
 // First, so that an unsupported Node.js gets a clear error before any dependency fails on it.
 import '../node-guard.js';
 
+import { request } from 'undici';
 import type { z } from 'zod';
 import type { TaskResult } from '../api/index.js';
 import {
@@ -109,8 +110,9 @@ export class TestHarness {
 
   /**
    * Connector options suited to tests: the tenant's service, a silent logger, keys in memory, no schedules and no
-   * sync after tasks (call `syncNow()`; `sync: { afterTaskMs: 0 }` turns that one on), fast polling and a short
-   * shutdown. `overrides` are merged over them.
+   * sync after tasks (call `syncNow()`; `sync: { afterTaskMs: 0 }` turns that one on), fast polling, a short
+   * shutdown, and the push ingress (of a connector with a push path) on a free port. `overrides` are merged over
+   * them.
    */
   connectorOptions(overrides: Partial<ConnectorOptions> = {}): ConnectorOptions {
     return {
@@ -127,6 +129,7 @@ export class TestHarness {
       },
       poller: { idleMinMs: 5, idleMaxMs: 20, ...overrides.poller },
       shutdown: { graceMs: 2_000, forceMs: 1_000, ...overrides.shutdown },
+      push: overrides.push === false ? false : { port: 0, ...overrides.push },
     };
   }
 
@@ -177,6 +180,29 @@ export class TestHarness {
       }
       await sleep(5);
     }
+  }
+
+  /**
+   * Delivers an event to the worker's push ingress over HTTP, as the source would (`body` an object is sent as
+   * JSON), and waits until the worker has looked up and pushed what it names, or dropped it. Resolves with the
+   * status the ingress answered: 202 taken, 200 a duplicate, 401 refused. Throws when the worker has no push path.
+   */
+  async deliver<C extends Connector<object>>(
+    worker: ConnectorWorker<C>,
+    delivery: { body: string | Buffer | object; headers?: Record<string, string> },
+  ): Promise<number> {
+    const url = worker.pushHealth?.url;
+    if (url === undefined)
+      throw new Error('The worker has no push ingress: its connector declares no push path');
+    const json = typeof delivery.body === 'object' && !Buffer.isBuffer(delivery.body);
+    const { statusCode, body } = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...delivery.headers },
+      body: json ? JSON.stringify(delivery.body) : (delivery.body as string | Buffer),
+    });
+    await body.dump();
+    await worker.pushSettled();
+    return statusCode;
   }
 
   /** The task as the backend holds it: status, deliveries, result. */

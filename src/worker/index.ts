@@ -1,7 +1,8 @@
 /**
  * What runs a connector: the `ConnectorWorker` (registration and keys, the sync loop, the task poller, UI
- * templates, connector state, a bounded shutdown), `runWorker` and `runConnector` to run one as a process, its
- * options, its keys and key stores, and its operations side (logger, metrics, `/healthz`, `/readyz`, `/metrics`).
+ * templates, connector state, a bounded shutdown, the push ingress), `runWorker` and `runConnector` to run one as a
+ * process, its options, its keys and key stores, and its operations side (logger, metrics, `/healthz`, `/readyz`,
+ * `/metrics`).
  * Most connectors need only `runWorker` from the root entry; this entry is for embedding a worker in a program of
  * one's own. See `docs/worker.md`.
  *
@@ -72,11 +73,14 @@ export {
   OperationsServerClosedError,
   OperationsServerListenError,
   type OperationsServerOptions,
+  type PushMetrics,
+  type PushOutcome,
   type ReadinessReport,
   type RenderedMetrics,
   type SyncMode,
   type SyncOutcome,
   type TaskReportFailure,
+  type WebhookCall,
 } from './operations/index.js';
 export {
   type ConnectorFactory,
@@ -88,4 +92,11 @@ export {
   type WorkerContext,
   type WorkerRole,
 } from './process/index.js';
+export type {
+  PushHealthReport,
+  PushOptions,
+  PushReport,
+  WebhookOptions,
+  WebhookReport,
+} from './push/index.js';
 export type { RunReport, Schedule } from './sync/index.js';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as apps from 'kubernetes-models/apps/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import * as policy from 'kubernetes-models/policy/v1';
 import * as core from 'kubernetes-models/v1';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import {
   WORKER_VARIABLES,
   type WorkerConfig,
 } from '../../src/worker/process/worker-config.js';
+import type { ResolvedPushOptions } from '../../src/worker/push/options.js';
 
 const folder = fileURLToPath(new URL('../../deploy/kubernetes/', import.meta.url));
 
@@ -21,6 +23,7 @@ const folder = fileURLToPath(new URL('../../deploy/kubernetes/', import.meta.url
 const MODELS: Record<string, Record<string, { new (data: never): { validate(): void } }>> = {
   v1: { ConfigMap: core.ConfigMap, Secret: core.Secret, Service: core.Service },
   'apps/v1': { Deployment: apps.Deployment },
+  'networking.k8s.io/v1': { Ingress: networking.Ingress },
   'policy/v1': { PodDisruptionBudget: policy.PodDisruptionBudget },
 };
 
@@ -91,8 +94,10 @@ describe('the Kubernetes manifests', () => {
     expect(manifests.map(({ manifest }) => `${manifest.apiVersion} ${manifest.kind}`).sort()).toEqual([
       'apps/v1 Deployment',
       'apps/v1 Deployment',
+      'networking.k8s.io/v1 Ingress',
       'policy/v1 PodDisruptionBudget',
       'v1 ConfigMap',
+      'v1 Service',
     ]);
     for (const { file, manifest } of manifests) {
       expect(() => validate(manifest), file).not.toThrow();
@@ -221,6 +226,58 @@ describe('the Kubernetes manifests', () => {
       const volume = pod.volumes.find((candidate: Manifest) => candidate.name === mount.name);
       expect(volume.secret).toEqual({ secretName: 'approval-connector-keys', optional: true });
       expect(workerConfigOf(manifest).options.keyStore).toMatchObject({ readOnly: true });
+    });
+  });
+
+  describe('expose the push ingress of the sync worker', () => {
+    const sync = deployment('sync');
+    const container = sync.spec.template.spec.containers[0];
+    const push = () => resolveConnectorOptions(workerConfigOf(sync).options).push as ResolvedPushOptions;
+    const [service] = byKind('Service').map(({ manifest }) => manifest);
+    const [ingress] = byKind('Ingress').map(({ manifest }) => manifest);
+    const labels = (component: string) => deployment(component).spec.template.metadata.labels;
+    const selects = (component: string) =>
+      Object.entries(service.spec.selector).every(([label, value]) => labels(component)[label] === value);
+
+    it('on the port the worker opens for it, on every interface, the sync worker alone', () => {
+      expect(push()).toMatchObject({ port: 9465, host: '0.0.0.0', path: '/push' });
+      const named = container.ports.find((candidate: Manifest) => candidate.name === 'push');
+      expect(named.containerPort).toBe(push().port);
+      const tasks = deployment('tasks').spec.template.spec.containers[0];
+      expect(tasks.ports.map((port: Manifest) => port.name)).toEqual(['ops']);
+    });
+
+    it('through a Service of that port alone, which selects the sync pods and no others', () => {
+      expect(selects('sync')).toBe(true);
+      expect(selects('tasks')).toBe(false);
+      expect(service.spec.ports).toEqual([{ name: 'push', port: push().port, targetPort: 'push' }]);
+    });
+
+    it('through an Ingress of the push path alone, over TLS, at the address the webhook is registered for', () => {
+      const [rule] = ingress.spec.rules;
+      expect(ingress.spec.rules).toHaveLength(1);
+      expect(rule.http.paths).toEqual([
+        {
+          path: push().path,
+          pathType: 'Exact',
+          backend: { service: { name: service.metadata.name, port: { name: 'push' } } },
+        },
+      ]);
+      expect(ingress.spec.tls).toEqual([{ hosts: [rule.host], secretName: expect.any(String) }]);
+      const publicUrl = new URL(push().publicUrl as string);
+      expect(publicUrl.protocol).toBe('https:');
+      expect(`${publicUrl.host}${publicUrl.pathname}`).toBe(`${rule.host}${push().path}`);
+    });
+
+    it('with the webhook secret from a Secret, never the ConfigMap', () => {
+      const secret = container.env.find((variable: Manifest) => variable.name === 'PUSH_SECRET');
+      expect(secret.valueFrom.secretKeyRef).toEqual({
+        name: 'approval-connector-webhook',
+        key: 'secret',
+        optional: true,
+      });
+      expect(push().secret).toBe('from-secret-approval-connector-webhook');
+      expect(JSON.stringify(byKind('ConfigMap'))).not.toMatch(/secret/i);
     });
   });
 

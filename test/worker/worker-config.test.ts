@@ -225,7 +225,7 @@ describe('a worker’s configuration', () => {
       'Expected `APPROVAL_CONNECTOR_TOKEN` to be set to the connector token (or `service.token` in the config file), got nothing',
       'Expected `poller.timeoutMs` to be an integer from 1 and up, got `0` (number)',
       'Expected `keys.rotationMarginMs` to be an integer from 0 to less than keyLifetimeMs (1000), got `5000` (number)',
-      'Unknown option `logger`; the known ones are `service`, `sync`, `poller`, `shutdown`, `keys`, `operations`, `metrics`',
+      'Unknown option `logger`; the known ones are `service`, `sync`, `poller`, `shutdown`, `keys`, `operations`, `push`, `metrics`',
     ]);
   });
 
@@ -239,6 +239,41 @@ describe('a worker’s configuration', () => {
       'Expected `service.headers.x-api-key` to be a string, got a number (not shown: it is secret)',
     ]);
     expect(messages.join('\n')).not.toContain('secret-in-a-list-1');
+  });
+
+  it('never shows the webhook secret, from the environment or the file', () => {
+    const messages = [
+      ...problems({ ...SERVICE, PUSH_SECRET: 'short-secret-1' }),
+      ...problems({ ...SERVICE, CONNECTOR_CONFIG: file({ push: { secret: 'short-secret-2' } }) }),
+    ];
+    expect(messages).toEqual([
+      'Expected `PUSH_SECRET` to be a string of at least 16 characters, got a string (not shown: it is secret)',
+      'Expected `push.secret` to be a string of at least 16 characters, got a string (not shown: it is secret)',
+    ]);
+  });
+
+  it('sets the push ingress from its variables, over the file, which may turn it off', () => {
+    const push = (env: Record<string, string>) => load({ ...SERVICE, ...env }).options.push;
+    expect(push({})).toBeUndefined();
+    expect(
+      push({
+        PUSH_PORT: '9000',
+        PUSH_HOST: '0.0.0.0',
+        PUSH_PUBLIC_URL: 'https://connector.example.com/push',
+        PUSH_SECRET: 'a-webhook-secret-of-16',
+        CONNECTOR_CONFIG: file({ push: { port: 1, delayMs: 50 } }),
+      }),
+    ).toEqual({
+      port: 9000,
+      host: '0.0.0.0',
+      publicUrl: 'https://connector.example.com/push',
+      secret: 'a-webhook-secret-of-16',
+      delayMs: 50,
+    });
+    expect(push({ CONNECTOR_CONFIG: file({ push: false }) })).toBe(false);
+    expect(problems({ ...SERVICE, PUSH_PUBLIC_URL: 'connector.example.com' })).toEqual([
+      'Expected `PUSH_PUBLIC_URL` to be an absolute http or https URL, got `"connector.example.com"` (string)',
+    ]);
   });
 
   it('names a config file that is missing, not JSON, or not an object of options, without quoting it', () => {

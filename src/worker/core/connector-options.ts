@@ -20,6 +20,7 @@ import {
   type PinoLogger,
   registryIsFree,
 } from '../operations/index.js';
+import { PUSH_SECRET_OPTIONS, type PushOptions, pushOptionsSchema } from '../push/index.js';
 import { type Schedule, scheduleSchema } from '../sync/index.js';
 
 /** Where the key pairs are kept when no `keyStore` is given, relative to the working directory. */
@@ -247,6 +248,14 @@ export interface ConnectorOptions {
    */
   operations?: Pick<OperationsServerOptions, 'port' | 'host'> | false;
   /**
+   * The push path's ingress, where a connector declares one (`push({...})` beside `lookup()`) and the worker syncs:
+   * its own port and host (9465 on 127.0.0.1), its path, the address the source delivers to, the webhook secret,
+   * its limits and push health (each documented, with its default, on `PushOptions`; see `docs/push.md`), or
+   * `false` for none. Opened as the worker starts.
+   * @default {}
+   */
+  push?: PushOptions | false;
+  /**
    * Where the worker records its metrics: the registry and the task duration buckets (each documented, with its
    * default, on `ConnectorMetricsOptions`). The metrics are read from the worker's `metrics` member.
    * @default {} (a registry of the worker's own)
@@ -349,6 +358,11 @@ export const connectorOptionsSchema = z.strictObject({
       error: 'false, or an object with the port and host of the operations endpoints',
     })
     .default(false),
+  push: z
+    .union([z.literal(false), pushOptionsSchema], {
+      error: 'false, or an object of the options of the push ingress',
+    })
+    .prefault({}),
   metrics: metricsOptionsShape
     .pick({ registry: true, taskDurationBuckets: true })
     .check(registryIsFree)
@@ -365,10 +379,8 @@ export type ResolvedConnectorOptions = z.output<typeof connectorOptionsSchema>;
  * the metrics among them), and applies their defaults, in one place. The token's value is never shown.
  */
 export function resolveConnectorOptions(options: ConnectorOptions): ResolvedConnectorOptions {
-  return parseOptions(
-    connectorOptionsSchema,
-    options,
-    'connector options',
-    CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
-  );
+  return parseOptions(connectorOptionsSchema, options, 'connector options', [
+    ...CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
+    ...PUSH_SECRET_OPTIONS.map((name) => `push.${name}`),
+  ]);
 }

@@ -1,6 +1,6 @@
 /**
  * The worker's dealings with the service around its start: reaching it while it is down, publishing the connector's
- * UI templates, and counting the client's retries.
+ * UI templates, and counting the client's retries; and its operations endpoints, which answer from its state.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -9,8 +9,15 @@ import { type IntegrationClient, isRetryable, NetworkError, type RetryEvent } fr
 import { backoffDelay } from '../../internal/backoff.js';
 import { shownUrl } from '../../internal/shown-url.js';
 import { sleep } from '../../internal/wait.js';
-import type { ConnectorMetrics, PinoLogger } from '../operations/index.js';
+import {
+  type ConnectorMetrics,
+  componentLogger,
+  OperationsServer,
+  type OperationsServerOptions,
+  type PinoLogger,
+} from '../operations/index.js';
 import type { ConnectorOptions } from './connector-options.js';
+import type { LifecycleState } from './lifecycle.js';
 
 // While the service cannot be reached at start: from a second, doubling, up to a minute.
 const START_BACKOFF = { baseMs: 1_000, maxMs: 60_000, jitter: 'equal' } as const;
@@ -93,4 +100,32 @@ export function retryReporter(
     logger.debug({ endpoint, method, path, attempt, delayMs, reason, err: error }, 'retrying a request');
     own?.(event);
   };
+}
+
+/**
+ * The worker's operations endpoints: `/healthz` healthy unless the worker failed or stopped, `/readyz` ready or why
+ * not (task polling stalled, or the lifecycle state), `/metrics` its metrics.
+ */
+export function operationsServer(
+  options: Pick<OperationsServerOptions, 'port' | 'host'>,
+  worker: {
+    logger: PinoLogger;
+    metrics: ConnectorMetrics;
+    lifecycle: () => LifecycleState;
+    ready: () => boolean;
+    /** Whether the poller polls; `undefined` without one. */
+    polling: () => boolean | undefined;
+  },
+): OperationsServer {
+  const { lifecycle, ready, polling } = worker;
+  return new OperationsServer({
+    ...options,
+    logger: componentLogger(worker.logger, 'operations'),
+    metrics: worker.metrics,
+    health: () => ({ healthy: lifecycle() !== 'failed' && lifecycle() !== 'stopped', state: lifecycle() }),
+    isReady: () =>
+      ready()
+        ? { ready: true }
+        : { ready: false, reason: polling() === false ? 'task polling stalled' : lifecycle() },
+  });
 }

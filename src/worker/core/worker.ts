@@ -1,3 +1,4 @@
+import type { Task } from '../../api/index.js';
 import { IntegrationClient } from '../../client/index.js';
 import type { Connector, StateAccess } from '../../connector/index.js';
 import { parseOptions } from '../../internal/options.js';
@@ -8,14 +9,16 @@ import {
   ConnectorMetrics,
   componentLogger,
   createLogger,
-  OperationsServer,
+  type OperationsServer,
   type PinoLogger,
 } from '../operations/index.js';
+import { type PushReport, PushRuntime } from '../push/index.js';
 import {
+  approvalIdsOfTask,
+  LookupQueue,
   type RunReport,
   type ScheduledJob,
   StateStore,
-  type SyncAfterTasks,
   SyncRunner,
 } from '../sync/index.js';
 import { TaskPoller } from '../tasks/index.js';
@@ -28,7 +31,7 @@ import {
 } from './connector-options.js';
 import { DeclaredConnector } from './declared.js';
 import { checkMove, type LIFECYCLE_MOVES, LifecycleError, type LifecycleState } from './lifecycle.js';
-import { publishTemplates, retryReporter, untilReachable } from './service.js';
+import { operationsServer, publishTemplates, retryReporter, untilReachable } from './service.js';
 import { logStartFailure, startFailure } from './start-failure.js';
 
 /** The type of the author's own part of connector state, as a connector class declares it. */
@@ -74,7 +77,10 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
   #registeredKey: PublicKeyInfo | undefined;
   #poller: TaskPoller | undefined;
   #jobs: ScheduledJob[] = [];
-  #afterTasks: SyncAfterTasks | undefined;
+  /** The one queue of lookups: after tasks, and for the push path's events. */
+  #lookups: LookupQueue | undefined;
+  /** The push path, in a worker that syncs a connector that declares one. */
+  readonly #push: PushRuntime | undefined;
   #operations: OperationsServer | undefined;
   #operationsUrl: string | undefined;
   /** Every read of the source: sync runs, reconciliations, lookups after tasks; one at a time. */
@@ -105,6 +111,14 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       read: () => this.#state.app,
       write: (state) => this.#writeAppState(state, ['running', 'stopping']),
     };
+    this.#push = PushRuntime.of(connector, this.#settings, {
+      state: this.#state as StateStore<object>,
+      appState: this.#appState as StateAccess<object>,
+      metrics: this.metrics.push,
+      logger: this.#logger,
+      signal: this.#stopping.signal,
+      running: () => this.#lifecycle === 'running',
+    });
     this.#sync = new SyncRunner({
       connector: connector as Connector<object>,
       client: this.#client,
@@ -118,6 +132,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
       now: this.#settings.now,
       refusal: () =>
         this.#lifecycle === 'running' ? undefined : new LifecycleError('sync', this.#lifecycle),
+      observer: this.#push?.health,
     });
   }
 
@@ -133,6 +148,20 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
    */
   get operationsUrl(): string | undefined {
     return this.#operationsUrl;
+  }
+
+  /**
+   * The push path: where its ingress takes deliveries (`url`, on the port actually opened), its health (missed events,
+   * `degraded`, the last verified delivery), the webhook, the lookups waiting. `undefined` without a push path in
+   * this worker. See `docs/push.md`, "Push health".
+   */
+  get pushHealth(): PushReport | undefined {
+    return this.#push?.report;
+  }
+
+  /** Resolves once every delivery the push ingress took so far is looked up and pushed (or dropped): for tests. */
+  pushSettled(): Promise<void> {
+    return this.#push?.settled() ?? Promise.resolve();
   }
 
   /**
@@ -241,10 +270,20 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     const { connector } = this;
     // The probes answer from the first moment: a worker that cannot reach the service yet is alive, not ready.
     if (this.#settings.operations) {
-      await this.#openOperations(this.#settings.operations);
+      this.#operations = operationsServer(this.#settings.operations, {
+        logger: this.#logger,
+        metrics: this.metrics,
+        lifecycle: () => this.#lifecycle,
+        ready: () => this.ready,
+        polling: () => this.#poller?.healthy,
+      });
+      this.#operationsUrl = (await this.#operations.start()).url;
+      this.#logger.info({ url: this.#operationsUrl }, 'operations endpoints listening');
       // stop() may have begun while the port opened: it has stopped the schedules already, so schedule none.
       if (signal.aborted) return;
     }
+    // Open from the start, so that a port in use fails the start; it answers 503 until the worker runs.
+    await this.#push?.open();
     if (connector.authRequired) {
       this.#keyRing = await KeyRing.load(this.#settings.keyStore, {
         ...this.#settings.keys,
@@ -260,6 +299,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
 
     this.#transition('running');
     this.#scheduleJobs();
+    this.#startLookups();
     if (this.#settings.poller.enabled) this.#startPolling();
     this.#logger.info(
       { taskTypes: Object.keys(connector.tasks), authRequired: connector.authRequired },
@@ -267,34 +307,23 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     );
   }
 
-  /** Opens the operations endpoints: `/healthz` and `/readyz` answer from the worker's state. */
-  async #openOperations(options: NonNullable<ResolvedConnectorOptions['operations']>): Promise<void> {
-    this.#operations = new OperationsServer({
-      ...options,
-      logger: componentLogger(this.#logger, 'operations'),
-      metrics: this.metrics,
-      health: () => ({
-        healthy: this.#lifecycle !== 'failed' && this.#lifecycle !== 'stopped',
-        state: this.#lifecycle,
-      }),
-      isReady: () =>
-        this.ready
-          ? { ready: true }
-          : {
-              ready: false,
-              reason: this.#poller?.healthy === false ? 'task polling stalled' : this.#lifecycle,
-            },
-    });
-    const { url } = await this.#operations.start();
-    this.#operationsUrl = url;
-    this.#logger.info({ url }, 'operations endpoints listening');
+  /** Starts the one queue of lookups, where tasks or the push path ask for any, and the push path with it. */
+  #startLookups(): void {
+    const { push, poller, sync } = this.#settings;
+    if (this.#push === undefined && (sync.afterTaskMs === false || !poller.enabled)) return;
+    this.#lookups = this.#sync.lookups(push === false ? LookupQueue.DEFAULT_CAPACITY : push.queueSize);
+    if (this.#lookups !== undefined) this.#push?.begin(this.#lookups);
   }
 
-  /** Starts the task poller, and what syncs the approvals of the tasks it runs. */
+  /** Starts the task poller; the approvals of the tasks it runs are looked up soon after (`sync.afterTaskMs`). */
   #startPolling(): void {
     const { connector } = this;
-    const afterTasks = this.#sync.afterTasks();
-    this.#afterTasks = afterTasks;
+    const lookups = this.#lookups;
+    const { afterTaskMs } = this.#settings.sync;
+    const afterTask =
+      lookups === undefined || afterTaskMs === false
+        ? undefined
+        : (task: Task) => lookups.request(approvalIdsOfTask(task), afterTaskMs);
     this.#poller = new TaskPoller(
       {
         client: this.#client,
@@ -305,7 +334,7 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
         logger: componentLogger(this.#logger, 'tasks'),
         metrics: this.metrics,
         random: this.#settings.random,
-        onSourceState: afterTasks && ((task) => afterTasks.requested(task)),
+        onSourceState: afterTask,
         // The ready gauge is what /readyz answers: it falls while polling has stalled.
         onHealthChanged: () => this.metrics.ready(this.ready),
       },
@@ -318,14 +347,18 @@ export class ConnectorWorker<C extends Connector<object> = Connector> {
     this.#transition('stopping');
     this.#stopping.abort(new StoppingError());
     for (const job of this.#jobs) job.stop();
-    this.#afterTasks?.stop();
+    this.#lookups?.stop();
     const { graceMs, forceMs } = this.#settings.shutdown;
     const startedAt = performance.now();
     const left = () => this.stopDeadlineMs - (performance.now() - startedAt);
     const deadline = abortAfter(graceMs + forceMs, () => new ShutdownDeadlineError(), this.#deadline);
     const drained = (async () => {
       await this.#started?.catch(() => {});
-      await Promise.all([this.#poller?.stop(graceMs, forceMs), this.#saveState()]);
+      await Promise.all([
+        this.#poller?.stop(graceMs, forceMs),
+        this.#push?.close(this.#deadline.signal),
+        this.#saveState(),
+      ]);
     })();
     // Both bound themselves by the deadline; this only guards against a step that does not (a key store that hangs).
     if (!(await settlesWithin(drained, left() - SHUTDOWN_MARGIN_MS / 2))) {

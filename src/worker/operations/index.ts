@@ -35,6 +35,7 @@ export {
   type SyncOutcome,
   type TaskReportFailure,
 } from './metrics.js';
+export type { PushMetrics, PushOutcome, WebhookCall } from './push-metrics.js';
 export {
   type HealthReport,
   OperationsServer,

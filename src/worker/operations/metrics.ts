@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { TaskResultStatus } from '../../api/index.js';
 import type { SourceKind } from '../../connector/internal.js';
 import { crossCheck, func, parseOptions } from '../../internal/options.js';
+import { PUSH_METRIC_NAMES, PushMetrics } from './push-metrics.js';
 
 /**
  * How a sync run read the source: as its kind declares (changes since the cursor, a full snapshot), a
@@ -92,6 +93,8 @@ export interface RenderedMetrics {
 export class ConnectorMetrics {
   /** The registry the metrics are registered on. */
   readonly registry: Registry;
+  /** The push path's metrics (`approval_connector_push_*`). */
+  readonly push: PushMetrics;
   readonly #now: () => number;
   readonly #approvalsPushed: Counter;
   readonly #syncRuns: Counter<'mode' | 'outcome'>;
@@ -185,6 +188,7 @@ export class ConnectorMetrics {
       registers,
     });
     this.#ready.set(0);
+    this.push = new PushMetrics(registry, METRIC_PREFIX, this.#now);
   }
 
   /** Counts approvals the service acknowledged. A count that is not a finite number from 0 up is dropped. */
@@ -274,6 +278,7 @@ const METRIC_NAMES = [
   'key_expiry_seconds',
   'key_events_total',
   'ready',
+  ...PUSH_METRIC_NAMES,
 ].map((name) => `${METRIC_PREFIX}${name}`);
 
 function isCount(value: number): boolean {

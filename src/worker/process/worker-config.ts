@@ -4,7 +4,6 @@
  * every problem is named in one message. See `docs/worker.md`.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LevelWithSilent } from 'pino';
 import { z } from 'zod';
@@ -27,6 +26,8 @@ import {
 } from '../../internal/options.js';
 import { type ConnectorOptions, connectorOptionsSchema, DEFAULT_KEY_FILE } from '../core/index.js';
 import { FileKeyStore, type KeyStore, ReadOnlyKeyStore } from '../keys/index.js';
+import { PUSH_SECRET_OPTIONS, pushOptionsSchema } from '../push/index.js';
+import { isObject, readConfigFile } from './config-file.js';
 
 /** What a worker runs: the sync loop, the task poller, or both. */
 export type WorkerRole = 'sync' | 'tasks' | 'all';
@@ -68,7 +69,7 @@ interface WorkerSetting {
   /** The value when no source gives one. */
   value?: unknown;
   /** The connector option it sets, which the config file may hold instead (`service.baseUrl`). */
-  option?: `${'service' | 'operations'}.${string}`;
+  option?: `${'service' | 'operations' | 'push'}.${string}`;
   /** What it is when some source must give it, for the message that asks for it. */
   required?: string;
   /** The flag that sets it too, and wins over it. */
@@ -117,6 +118,31 @@ export const WORKER_SETTINGS = {
     help: 'interface of that port, 0.0.0.0 in a container',
     default: '`127.0.0.1`, or `operations.host` of the config file',
     option: 'operations.host',
+  },
+  PUSH_PORT: {
+    schema: portText(),
+    help: 'port of the push ingress, where the source delivers its events (0: a free one)',
+    default: '`9465`, or `push.port` of the config file',
+    option: 'push.port',
+  },
+  PUSH_HOST: {
+    schema: host(),
+    help: 'interface of that port, 0.0.0.0 in a container',
+    default: '`127.0.0.1`, or `push.host` of the config file',
+    option: 'push.host',
+  },
+  PUSH_PUBLIC_URL: {
+    schema: pushOptionsSchema.shape.publicUrl.unwrap(),
+    help: 'the push ingress as the source reaches it, which the webhook is registered for',
+    default: 'none, or `push.publicUrl` of the config file',
+    option: 'push.publicUrl',
+  },
+  PUSH_SECRET: {
+    schema: pushOptionsSchema.shape.secret.unwrap(),
+    help: 'the webhook secret deliveries are verified with, never printed',
+    default: 'none, or `push.secret` of the config file',
+    option: 'push.secret',
+    secret: true,
   },
   CONNECTOR_KEYS_FILE: {
     schema: nonEmptyString(),
@@ -173,6 +199,7 @@ const fileSchema = connectorOptionsSchema.pick({
   shutdown: true,
   keys: true,
   operations: true,
+  push: true,
   metrics: true,
 });
 
@@ -343,12 +370,10 @@ function applyVariables(
 /** Checks the merged options as the connector would, but for those the variables own. */
 function checkFile(merged: FileOptions, owned: readonly string[]): void {
   try {
-    parseOptions(
-      fileSchema,
-      merged,
-      SUBJECT,
-      CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
-    );
+    parseOptions(fileSchema, merged, SUBJECT, [
+      ...CLIENT_SECRET_OPTIONS.map((name) => `service.${name}`),
+      ...PUSH_SECRET_OPTIONS.map((name) => `push.${name}`),
+    ]);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const issuesOfFile = error.issues.filter((issue) => {
@@ -377,46 +402,4 @@ function withRole(
 function keyStore(file: string | undefined, readOnly: boolean): KeyStore | undefined {
   if (file === undefined) return undefined;
   return readOnly ? new ReadOnlyKeyStore({ file: resolve(file) }) : new FileKeyStore(resolve(file));
-}
-
-/** The config file's options, or `{}` with the problem added to `issues` when it cannot be read as a JSON object. */
-function readConfigFile(path: string, issues: ValidationIssue[]): FileOptions {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    issues.push({
-      code: 'custom',
-      path: ['CONNECTOR_CONFIG'],
-      message: `Cannot read the config file ${path} (\`CONNECTOR_CONFIG\`): ${code}`,
-    });
-    return {};
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    // Only where: a parser's message quotes the text around it, which may hold the token.
-    const where = /position \d+(?: \(line \d+ column \d+\))?/.exec((error as Error).message)?.[0];
-    issues.push({
-      code: 'custom',
-      path: ['CONNECTOR_CONFIG'],
-      message: `The config file ${path} (\`CONNECTOR_CONFIG\`) is not valid JSON${where ? ` (at ${where})` : ''}`,
-    });
-    return {};
-  }
-  if (!isObject(value)) {
-    issues.push({
-      code: 'custom',
-      path: ['CONNECTOR_CONFIG'],
-      message: `The config file ${path} (\`CONNECTOR_CONFIG\`) holds ${Array.isArray(value) ? 'an array' : `\`${String(value)}\``}, not a JSON object of options`,
-    });
-    return {};
-  }
-  return value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,14 +1,16 @@
 /**
- * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`); its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source with retries
- * (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the runs that follow tasks (`after-tasks.ts`);
+ * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`); its runs (`runs.ts`:
+ * incremental, snapshot, reconcile, lookup), which read the source with retries (`source-retries.ts`) and push
+ * approvals in batches (`pusher.ts`); the one queue of lookups that follow tasks and a source's events
+ * (`lookup-queue.ts`);
  * the schedules it runs on (`schedule.ts`); connector state, where its cursor is saved (`state.ts`), and the
  * cursor's order (`cursor.ts`). See
  * `docs/connector.md`.
  * @module
  */
 
-export { SyncAfterTasks } from './after-tasks.js';
 export { compareKeys, keyOfCursor } from './cursor.js';
+export { approvalIdsOfTask, LookupQueue, type LookupRequest } from './lookup-queue.js';
 export { recordedRun } from './recorded.js';
 export {
   hasLookup,
@@ -27,5 +29,11 @@ export {
   scheduleSchema,
   syncJobs,
 } from './schedule.js';
-export { StateStore, savedCursorOf } from './state.js';
-export { SyncRunner, type SyncRunnerParts, type SyncRunnerSettings } from './sync-runner.js';
+export { readSource, SourceRetries, type SourceRetryParts } from './source-retries.js';
+export { SavedWebhook, StateStore, savedCursorOf } from './state.js';
+export {
+  type RunObserver,
+  SyncRunner,
+  type SyncRunnerParts,
+  type SyncRunnerSettings,
+} from './sync-runner.js';

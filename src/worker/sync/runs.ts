@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
-import type { IntegrationClient } from '../../client/index.js';
+import { type IntegrationClient, NotFoundError } from '../../client/index.js';
 import type {
   ChangeWindow,
   ConnectorSource,
@@ -36,6 +36,11 @@ export interface RunContext extends SourceRetryParts {
   signal: AbortSignal;
   logger: PinoLogger;
   now: () => number;
+  /**
+   * Told of each approval a sync run or a reconciliation finds changed (its report's `changed`): what push health
+   * checks against the events the source pushed. Not for lookups.
+   */
+  onChanged?: ((approvalId: string, lastModified: string | undefined) => void) | undefined;
 }
 
 /** What a run did. Once a run has finished, `changed + resent` is `pushed`. */
@@ -185,6 +190,7 @@ class IncrementalRun {
     this.#previous = key;
     if (this.#newest === undefined || compareKeys(key, this.#newest) > 0) this.#newest = key;
     if (isAtOrBefore(key, this.#saved) || isAtOrBefore(key, this.#resumedFrom)) this.#resent += 1;
+    else this.#context.onChanged?.(approval.id, approval.lastModified);
     await this.#pusher.add(approval, key);
   }
 
@@ -258,6 +264,7 @@ export async function runSnapshot(context: RunContext, source: SnapshotSource<ob
         return;
       }
       await pusher.add(approval);
+      context.onChanged?.(approval.id, approval.lastModified);
       if (approval.resolved) open.delete(approval.id);
       else open.set(approval.id, { hash, listedBy: reads });
     },
@@ -273,6 +280,7 @@ export async function runSnapshot(context: RunContext, source: SnapshotSource<ob
   for (const [id, held] of open) {
     if (held.listedBy === reads) continue;
     await pusher.add(resolvedWrite(id));
+    context.onChanged?.(id, undefined);
     resolved += 1;
   }
   await pusher.finish();
@@ -302,7 +310,8 @@ export async function runReconcile(
 
 /**
  * A lookup of some approvals: asks the source about them in chunks, pushes what it says, and marks resolved those it
- * no longer knows; a reconciliation of these approvals only. The cursor is left alone.
+ * no longer knows that the service holds open; a reconciliation of these approvals only. An id neither holds (an
+ * event about something that never was an approval here) changes nothing. The cursor is left alone.
  */
 export async function runLookup(
   context: RunContext,
@@ -310,7 +319,17 @@ export async function runLookup(
   ids: Iterable<string>,
   options: { chunkSize: number },
 ): Promise<RunReport> {
-  return lookUp(context, source, ids, options.chunkSize);
+  return lookUp(context, source, ids, options.chunkSize, (id) => isHeldOpen(context, id));
+}
+
+/** Whether the service holds this approval open: what a lookup marks resolved when the source no longer has it. */
+async function isHeldOpen(context: RunContext, id: string): Promise<boolean> {
+  try {
+    return !(await context.client.getApproval(id, { signal: context.signal })).resolved;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
 }
 
 async function lookUp(
@@ -318,6 +337,7 @@ async function lookUp(
   source: LookupSource,
   ids: Iterable<string> | AsyncIterable<string>,
   chunkSize: number,
+  heldOpen: (id: string) => Promise<boolean> = async () => true,
 ): Promise<RunReport> {
   const { client, signal } = context;
   const pusher = new ApprovalPusher({ client, limits: context.limits, signal });
@@ -345,8 +365,9 @@ async function lookUp(
       },
     );
     for (const id of chunk) {
-      if (found.has(id)) continue;
+      if (found.has(id) || !(await heldOpen(id))) continue;
       await pusher.add(resolvedWrite(id));
+      context.onChanged?.(id, undefined);
       resolved += 1;
     }
   };

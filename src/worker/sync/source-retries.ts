@@ -20,6 +20,11 @@ export interface SourceRetryParts {
   random: () => number;
   signal: AbortSignal;
   logger: PinoLogger;
+  /**
+   * The line logged before each retry.
+   * @default 'reading the source failed; reading it again from the last acknowledged point'
+   */
+  retryMessage?: string;
 }
 
 /**
@@ -73,7 +78,8 @@ export class SourceRetries {
     this.#failures += 1;
     logger.warn(
       { err: error, code: meta.code, attempt: this.#failures, retryInMs: delayMs },
-      'reading the source failed; reading it again from the last acknowledged point',
+      this.#parts.retryMessage ??
+        'reading the source failed; reading it again from the last acknowledged point',
     );
     await sleep(delayMs, signal);
   }

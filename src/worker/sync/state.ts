@@ -16,6 +16,21 @@ export const KIT_STATE_KEY = 'kit';
 /** The key of connector state that holds the author's part. */
 export const APP_STATE_KEY = 'app';
 
+/**
+ * A push path's webhook as the source registered it, and where it delivers: what a restart finds rather than
+ * registering another. Its fields are the author's `WebhookRegistration`, with `expiresAt` an ISO string.
+ */
+export const SavedWebhook = z.object({
+  /** The push ingress's public address it was registered for. */
+  url: z.string(),
+  id: z.string().min(1),
+  expiresAt: z.string().optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+  /** When it was registered or last refreshed, ISO 8601. */
+  registeredAt: z.string(),
+});
+export type SavedWebhook = z.infer<typeof SavedWebhook>;
+
 /** The kit's part of connector state, under {@link KIT_STATE_KEY}. Never holds a secret. */
 const KitState = z.looseObject({
   version: z.literal(1),
@@ -25,6 +40,8 @@ const KitState = z.looseObject({
       lastRunAt: z.string().optional(),
     })
     .default({}),
+  // A saved webhook that no longer reads as one is dropped (and registered again), not a reason to start afresh.
+  push: z.looseObject({ webhook: SavedWebhook.optional().catch(undefined) }).optional(),
 });
 type KitState = z.infer<typeof KitState>;
 
@@ -72,6 +89,19 @@ export class StateStore<AppState extends object> {
 
   get cursor(): SyncCursor | undefined {
     return this.#kit.sync.cursor;
+  }
+
+  /** The push path's webhook as last saved, if any. */
+  get webhook(): SavedWebhook | undefined {
+    return this.#kit.push?.webhook;
+  }
+
+  /** Sets (or, `undefined`, forgets) the push path's webhook and writes it. */
+  async setWebhook(webhook: SavedWebhook | undefined, signal?: AbortSignal): Promise<void> {
+    const { webhook: _previous, ...push } = this.#kit.push ?? {};
+    this.#kit = { ...this.#kit, push: webhook === undefined ? push : { ...push, webhook } };
+    this.#dirty = true;
+    await this.flush(signal);
   }
 
   /** The author's state as last loaded or written. */

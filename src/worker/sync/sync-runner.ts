@@ -9,7 +9,7 @@ import {
   type PinoLogger,
   type SyncMode,
 } from '../operations/index.js';
-import { SyncAfterTasks } from './after-tasks.js';
+import { LookupQueue } from './lookup-queue.js';
 import type { PushLimits } from './pusher.js';
 import { recordedRun } from './recorded.js';
 import {
@@ -33,6 +33,18 @@ export interface SyncRunnerSettings extends SyncSchedules, PushLimits {
   sourceRetry: SourceRetryParts['sourceRetry'];
 }
 
+/**
+ * Watches the sync runs and reconciliations (not the lookups): `begin()` as one starts, answering what it is told of
+ * each approval the run finds changed, and of how the run ended; `undefined` to watch none.
+ */
+export interface RunObserver {
+  begin(
+    mode: Exclude<SyncMode, 'lookup'>,
+  ):
+    | { changed(approvalId: string, lastModified: string | undefined): void; end(succeeded: boolean): void }
+    | undefined;
+}
+
 /** What a {@link SyncRunner} works with: the worker's client, state, signals and instruments. */
 export interface SyncRunnerParts {
   connector: Connector<object>;
@@ -48,6 +60,8 @@ export interface SyncRunnerParts {
   now: () => number;
   /** Why no run may start now (the worker is not running), or `undefined` when one may. */
   refusal: () => Error | undefined;
+  /** Told of what each sync run and reconciliation finds changed: push health. */
+  observer?: RunObserver | undefined;
 }
 
 /**
@@ -108,29 +122,34 @@ export class SyncRunner {
   }
 
   /**
-   * What syncs the approvals of the tasks that succeed here, soon: with `lookup()`, a lookup of those approvals, in
-   * any role (it leaves the cursor alone); without, a sync run, where this worker syncs. `undefined` when off, or
-   * when neither applies (a tasks-only worker of a source without `lookup()`: the sync worker's next run shows them).
+   * The one queue of lookups that read approvals again soon: those of the tasks that succeed here, and those a
+   * source's events name. With `lookup()`, its runs look up those approvals, in any role (leaving the cursor alone);
+   * without, each is a sync run as the source declares, where this worker syncs (the tasks' requests only: a push
+   * path requires `lookup()`). `undefined` when neither applies (a tasks-only worker of a source without `lookup()`:
+   * the sync worker's next run shows them).
    */
-  afterTasks(): SyncAfterTasks | undefined {
-    const { afterTaskMs, enabled, reconcileChunkSize: chunkSize } = this.#parts.settings;
-    if (afterTaskMs === false) return undefined;
+  lookups(capacity: number): LookupQueue | undefined {
+    const { enabled, reconcileChunkSize: chunkSize } = this.#parts.settings;
     const { source } = this.#parts.connector;
     if (hasLookup(source)) {
-      return new SyncAfterTasks(afterTaskMs, async (approvalIds) => {
-        if (approvalIds.length === 0) return;
-        await this.#exclusive(() =>
-          this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
-        );
+      return new LookupQueue({
+        capacity,
+        run: async (approvalIds) => {
+          if (approvalIds.length === 0) return;
+          await this.#exclusive(() =>
+            this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
+          );
+        },
       });
     }
-    return enabled ? new SyncAfterTasks(afterTaskMs, () => this.sync(false)) : undefined;
+    return enabled ? new LookupQueue({ capacity, run: () => this.sync(false) }) : undefined;
   }
 
-  #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
+  async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
     const { client, state, appState, settings, metrics, signal, random, now } = this.#parts;
     const logger = componentLogger(this.#parts.logger, 'sync', { mode });
     const { connector } = this.#parts;
+    const watch = mode === 'lookup' ? undefined : this.#parts.observer?.begin(mode);
     const context: RunContext = {
       client,
       state,
@@ -142,8 +161,16 @@ export class SyncRunner {
       signal,
       logger,
       now,
+      onChanged: watch && ((approvalId, lastModified) => watch.changed(approvalId, lastModified)),
     };
-    return recordedRun(mode, read, context, { metrics, state });
+    let succeeded = false;
+    try {
+      const report = await recordedRun(mode, read, context, { metrics, state });
+      succeeded = true;
+      return report;
+    } finally {
+      watch?.end(succeeded);
+    }
   }
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
