@@ -173,7 +173,7 @@ function problemsOf(exchange: Exchange): string[] {
   const response = listed === undefined ? undefined : checked.responses.get(listed);
   if (response !== undefined && exchange.contentType.startsWith('application/json')) {
     if (!response(JSON.parse(exchange.responseBody))) {
-      problems.push(`${where} answer ${status}: ${ajv.errorsText(response.errors)}`);
+      problems.push(`${where} answer ${exchange.status}: ${ajv.errorsText(response.errors)}`);
     }
   }
   return problems;
