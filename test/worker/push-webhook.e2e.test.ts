@@ -1,8 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { WebhookLifecycle } from '../../src/connector/index.js';
-import { ValidationError } from '../../src/errors.js';
 import type { TestHarness } from '../../src/testing/index.js';
-import { ConnectorWorker } from '../../src/worker/index.js';
 import { openHarness } from './support/harness.js';
 import { captureLogs } from './support/logs.js';
 import type { MemorySource } from './support/memory-source.js';
@@ -86,19 +84,28 @@ describe("a push path's webhook", () => {
     );
   });
 
-  it('needs push.publicUrl: without it the worker is refused when it is built, naming the option', () => {
-    const connector = new PushConnector(source, sourceWebhooks().lifecycle);
-    let refused: unknown;
-    try {
-      new ConnectorWorker(connector, harness.connectorOptions({ push: { secret: WEBHOOK_SECRET } }));
-    } catch (error) {
-      refused = error;
-    }
-    expect(refused).toBeInstanceOf(ValidationError);
-    expect((refused as ValidationError).issues).toMatchObject([{ path: ['push', 'publicUrl'] }]);
-    // A worker that only runs tasks has no ingress, and needs none.
-    expect(
-      () => new ConnectorWorker(connector, harness.connectorOptions({ sync: { enabled: false }, push: {} })),
-    ).not.toThrow();
+  it("without push.publicUrl, is registered for the ingress's own address, and on every interface not at all", async () => {
+    const webhooks = sourceWebhooks();
+    const local = await harness.start(new PushConnector(source, webhooks.lifecycle), {
+      push: { secret: WEBHOOK_SECRET },
+    });
+    await vi.waitFor(() => expect(local.pushHealth?.webhook?.state).toBe('registered'));
+    expect(webhooks.calls).toEqual([`register ${local.pushHealth?.url} signed`]);
+    await local.stop();
+
+    const { lines, destination } = captureLogs();
+    const everywhere = await harness.start(new PushConnector(source, webhooks.lifecycle), {
+      push: { secret: WEBHOOK_SECRET, host: '0.0.0.0' },
+      logger: { level: 'info', destination },
+    });
+    expect(everywhere.pushHealth?.webhook).toEqual({
+      state: 'no address',
+      id: undefined,
+      expiresAt: undefined,
+    });
+    expect(lines.map((line) => line.msg)).toContain(
+      'the push webhook is not registered: set push.publicUrl (PUSH_PUBLIC_URL) to the address the source delivers to',
+    );
+    expect(webhooks.calls).toHaveLength(1);
   });
 });

@@ -93,8 +93,13 @@ describe('a verified delivery', () => {
 
 describe('a delivery that cannot be trusted or read', () => {
   it('forged or unsigned, is refused 401, counted, and changes nothing', async () => {
+    const { lines, destination } = captureLogs();
     const connector = new PushConnector(source);
-    const worker = await startWorker(connector);
+    const worker = await harness.start(connector, {
+      push: { secret: WEBHOOK_SECRET },
+      logger: { level: 'info', destination },
+    });
+    await worker.syncNow();
     source.put('PO-1', at(30), { resolved: true });
     const before = harness.approvals();
 
@@ -108,14 +113,29 @@ describe('a delivery that cannot be trusted or read', () => {
     expect(await metric(worker, 'push_deliveries_total', '{outcome="refused"}')).toBe(2);
     expect(await harness.deliver(worker, signed({ ids: ['PO-1'] }, 'D-1'))).toBe(202);
     expect(held('PO-1')).toMatchObject({ resolved: true });
+    // Logged once, not once a refusal: a flood of forged requests does not flood the logs.
+    const refusals = lines.filter((line) => line.msg.startsWith('push deliveries refused'));
+    expect(refusals).toMatchObject([{ level: 40, refused: 1 }]);
   });
 
-  it('over the body limit, is answered 413 without being read', async () => {
+  it('over the body limit, as it says or as it is read, is answered 413 without being read further', async () => {
     const worker = await startWorker(new PushConnector(source), { maxBodyBytes: 64 });
     const url = worker.pushHealth?.url as string;
     const large = signed({ ids: Array.from({ length: 20 }, (_, n) => `PO-${n}`) });
     expect((await post(url, large.body, large.headers)).status).toBe(413);
-    expect(await metric(worker, 'push_deliveries_total', '{outcome="too_large"}')).toBe(1);
+    // Chunked, without a content-length: found as it is read.
+    const chunks = async function* () {
+      for (let n = 0; n < 4; n += 1) yield Buffer.from('{"ids":["PO-1","PO-2","PO-3","PO-4"]}');
+    };
+    const chunked = await request(url, {
+      method: 'POST',
+      body: chunks(),
+      headers: large.headers,
+      reset: true,
+    });
+    expect(chunked.statusCode).toBe(413);
+    await chunked.body.dump();
+    expect(await metric(worker, 'push_deliveries_total', '{outcome="too_large"}')).toBe(2);
   });
 
   it('that approvalIds() cannot read, is answered 202, then counted malformed and dropped, its body not logged', async () => {
@@ -143,6 +163,19 @@ describe('a delivery that cannot be trusted or read', () => {
 });
 
 describe('the push ingress', () => {
+  it('looks up once what deliveries that come together name, however many', async () => {
+    const connector = new PushConnector(source);
+    const worker = await startWorker(connector, { delayMs: 500 });
+    source.put('PO-1', at(30), { resolved: true });
+    const url = worker.pushHealth?.url as string;
+    const deliveries = ['D-1', 'D-2', 'D-3'].map((id) => signed({ ids: ['PO-1', 'PO-2'] }, id));
+    const answers = await Promise.all(deliveries.map(({ body, headers }) => post(url, body, headers)));
+    await worker.pushSettled();
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202]);
+    expect(connector.lookups).toEqual([['PO-1', 'PO-2']]);
+    expect(held('PO-1')).toMatchObject({ resolved: true });
+  });
+
   it('listens on its own port, in a worker that syncs, and not in one that only runs tasks', async () => {
     const worker = await harness.start(new PushConnector(source), { operations: { port: 0 } });
     expect(worker.pushHealth?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/push$/);
@@ -154,6 +187,19 @@ describe('the push ingress', () => {
     expect(tasksOnly.pushHealth).toBeUndefined();
     const off = await harness.start(new PushConnector(source), { push: false });
     expect(off.pushHealth).toBeUndefined();
+  });
+
+  it('is off unless asked for, as the operations port is, and the worker says so once', () => {
+    const { lines, destination } = captureLogs();
+    // The connector options as given, without the harness's, which open the ingress on a free port for tests.
+    const worker = new ConnectorWorker(new PushConnector(source), {
+      service: harness.serviceOptions(),
+      logger: { level: 'info', destination },
+    });
+    expect(worker.pushHealth).toBeUndefined();
+    expect(lines.map((line) => line.msg)).toEqual([
+      'the connector has a push path, but its ingress is off: set PUSH_PORT (push.port) to take its events',
+    ]);
   });
 
   it('answers 503 while the worker starts, for the source to deliver again, and closes as it stops', async () => {
@@ -217,6 +263,19 @@ describe('push health', () => {
     await worker.reconcileNow();
     expect(held('PO-3')).toMatchObject({ resolved: true });
     expect(worker.pushHealth?.missed).toBe(3);
+  });
+
+  it("counts no change the worker's own tasks made as missed, in a worker that runs them: it looked them up", async () => {
+    const worker = await harness.start(new PushConnector(source), {
+      push: { secret: WEBHOOK_SECRET, missedGraceMs: 0 },
+      sync: { afterTaskMs: 0 },
+    });
+    await worker.syncNow();
+    const task = harness.createTask(worker, { type: 'approve', approvalId: 'PO-1' });
+    expect(await harness.awaitResult(task)).toEqual({ status: 'success' });
+    await vi.waitFor(() => expect(held('PO-1')?.resolved).toBe(true));
+    await worker.syncNow();
+    expect(worker.pushHealth?.missed).toBe(0);
   });
 
   it('says push is degraded while it is quiet and the sync keeps finding changes, in its report, metrics and logs', async () => {

@@ -251,8 +251,9 @@ export interface ConnectorOptions {
    * The push path's ingress, where a connector declares one (`push({...})` beside `lookup()`) and the worker syncs:
    * its own port and host (9465 on 127.0.0.1), its path, the address the source delivers to, the webhook secret,
    * its limits and push health (each documented, with its default, on `PushOptions`; see `docs/push.md`), or
-   * `false` for none. Opened as the worker starts.
-   * @default {}
+   * `false` for none. Off unless asked for, as the operations port is: no port opens that nobody configured. Opened
+   * as the worker starts.
+   * @default false
    */
   push?: PushOptions | false;
   /**
@@ -362,7 +363,7 @@ export const connectorOptionsSchema = z.strictObject({
     .union([z.literal(false), pushOptionsSchema], {
       error: 'false, or an object of the options of the push ingress',
     })
-    .prefault({}),
+    .default(false),
   metrics: metricsOptionsShape
     .pick({ registry: true, taskDurationBuckets: true })
     .check(registryIsFree)

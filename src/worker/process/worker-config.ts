@@ -122,7 +122,7 @@ export const WORKER_SETTINGS = {
   PUSH_PORT: {
     schema: portText(),
     help: 'port of the push ingress, where the source delivers its events (0: a free one)',
-    default: '`9465`, or `push.port` of the config file',
+    default: 'off, or `push.port` of the config file (`9465` when another `PUSH_` variable is set)',
     option: 'push.port',
   },
   PUSH_HOST: {

@@ -8,7 +8,6 @@
 
 export type { PushHealthReport } from './health.js';
 export {
-  checkPushOptions,
   PUSH_SECRET_OPTIONS,
   type PushOptions,
   pushOptionsSchema,

@@ -4,8 +4,6 @@
  * @module
  */
 import { z } from 'zod';
-import type { ConnectorSource } from '../../connector/index.js';
-import { ValidationError } from '../../errors.js';
 import { host, integer, port } from '../../internal/options.js';
 
 /** Options of the webhook's lifecycle, when the connector's push path declares one. */
@@ -47,7 +45,9 @@ export interface PushOptions {
   path?: string;
   /**
    * The ingress's address as the source reaches it (`https://connector.example.com/push`): what the webhook is
-   * registered for. Required when the push path declares `webhook`; unused otherwise.
+   * registered for, when the push path declares `webhook`. Without it, the ingress's own address
+   * (`http://127.0.0.1:9465/push`), which reaches it from the same machine only; listening on every interface
+   * (`0.0.0.0`), none: the webhook is then not registered, and a warning says so.
    * @default none
    */
   publicUrl?: string;
@@ -137,22 +137,3 @@ export type ResolvedPushOptions = z.output<typeof pushOptionsSchema>;
 
 /** The options that are secrets: never shown in a message. */
 export const PUSH_SECRET_OPTIONS: readonly string[] = ['secret'];
-
-/**
- * Checks the push options against the connector's push path: a webhook the kit registers needs the address the
- * source delivers to. A `ValidationError` of the connector options when it is missing.
- */
-export function checkPushOptions(
-  source: ConnectorSource<object>,
-  options: ResolvedPushOptions | false,
-): void {
-  if (options === false || source.push?.webhook === undefined || options.publicUrl !== undefined) return;
-  throw new ValidationError('connector options', [
-    {
-      code: 'custom',
-      path: ['push', 'publicUrl'],
-      message:
-        "Expected `push.publicUrl` (PUSH_PUBLIC_URL) to be set: the connector's push path registers a webhook, for the address the source delivers to",
-    },
-  ]);
-}

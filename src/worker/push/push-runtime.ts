@@ -19,7 +19,7 @@ import type { LookupQueue, SourceRetryParts, StateStore } from '../sync/index.js
 import { DeliveryIds } from './delivery-ids.js';
 import { PushHealth, type PushHealthReport } from './health.js';
 import { type IngressAnswer, PushIngress } from './ingress.js';
-import { checkPushOptions, type ResolvedPushOptions } from './options.js';
+import type { ResolvedPushOptions } from './options.js';
 import { WebhookKeeper, type WebhookReport } from './webhook.js';
 
 /** The push path as the worker reports it (`worker.pushHealth`): its health, its webhook, its queue. */
@@ -51,11 +51,14 @@ export interface PushRuntimeParts {
 
 // Delivery ids remembered at most, whatever the window: at 100 deliveries a second, half an hour of them.
 const DELIVERY_IDS_LIMIT = 200_000;
+// Addresses that are every interface: no address to give a source.
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 // A refusal or an overflow is logged once, then at most once a minute, with the count since: a flood of forged
 // requests must not flood the logs.
 const REPEATED_LOG_MS = 60_000;
 
 const ApprovalIds = z.array(ApprovalId).readonly();
+const NO_ADDRESS: WebhookReport = { state: 'no address', id: undefined, expiresAt: undefined };
 
 /** The push path of a worker that syncs: created with the worker, listening from {@link open} to {@link close}. */
 export class PushRuntime {
@@ -76,7 +79,7 @@ export class PushRuntime {
 
   /**
    * The push path of a worker with these options, where the connector declares one, the worker syncs and `push` is
-   * not `false`; `undefined` otherwise. A webhook without `push.publicUrl` is a `ValidationError`.
+   * not `false`; `undefined` otherwise.
    */
   static of(
     connector: Connector<object>,
@@ -90,8 +93,13 @@ export class PushRuntime {
   ): PushRuntime | undefined {
     const { push: options, sync, random, now } = settings;
     const declaration = connector.source.push;
-    if (options === false || !sync.enabled || declaration === undefined) return undefined;
-    checkPushOptions(connector.source, options);
+    if (!sync.enabled || declaration === undefined) return undefined;
+    if (options === false) {
+      componentLogger(parts.logger, 'push').info(
+        'the connector has a push path, but its ingress is off: set PUSH_PORT (push.port) to take its events',
+      );
+      return undefined;
+    }
     const classifyFailure = connector.classifyFailure?.bind(connector);
     const retry = { sourceRetry: sync.sourceRetry, classifyFailure, random };
     return new PushRuntime({ ...parts, declaration, options, retry, now });
@@ -127,7 +135,10 @@ export class PushRuntime {
 
   get report(): PushReport {
     const queued = this.#queue?.waiting ?? 0;
-    return { url: this.#url, ...this.health.report, webhook: this.#keeper?.report, queued };
+    const webhook =
+      this.#keeper?.report ??
+      (this.#parts.declaration.webhook === undefined || this.#queue === undefined ? undefined : NO_ADDRESS);
+    return { url: this.#url, ...this.health.report, webhook, queued };
   }
 
   /** Opens the ingress: it answers 503 until {@link begin}. A port in use is a `PortInUseError`. */
@@ -140,16 +151,26 @@ export class PushRuntime {
   /** Takes deliveries from now on, into the worker's queue of lookups, and keeps the webhook registered. */
   begin(queue: LookupQueue): void {
     this.#queue = queue;
+    // What the queue is asked to look up is known to the kit: the events' approvals, and those its tasks decided,
+    // which a source need not announce.
+    queue.observe((approvalIds) => this.health.announced(approvalIds));
     // Live with the ingress: a webhook the source will not register shows as missed changes, then degraded.
     this.health.live();
     const { declaration, options } = this.#parts;
-    if (declaration.webhook === undefined || options.publicUrl === undefined) return;
+    if (declaration.webhook === undefined) return;
+    const url = options.publicUrl ?? (WILDCARD_HOSTS.has(options.host) ? undefined : this.#url);
+    if (url === undefined) {
+      this.#logger.warn(
+        'the push webhook is not registered: set push.publicUrl (PUSH_PUBLIC_URL) to the address the source delivers to',
+      );
+      return;
+    }
     const { state, metrics, retry, now } = this.#parts;
     const store = { get: () => state.webhook, set: state.setWebhook.bind(state) };
     const { refreshBeforeMs, checkIntervalMs } = options.webhook;
     this.#keeper = new WebhookKeeper({
       lifecycle: declaration.webhook,
-      url: options.publicUrl,
+      url,
       context: this.#context,
       store,
       refreshBeforeMs,
@@ -242,9 +263,9 @@ export class PushRuntime {
       return;
     }
     metrics.delivery('accepted');
-    this.health.announced(approvalIds);
     this.#logger.debug({ deliveryId, approvals: approvalIds.length }, 'push delivery accepted');
     if (approvalIds.length === 0) return;
+    // The queue tells push health of the event's approvals, also of those it has no room for.
     const { overflow, served } = queue.request(approvalIds, options.delayMs);
     if (overflow.length > 0) {
       metrics.overflowed(overflow.length);

@@ -13,8 +13,11 @@ import { type SavedWebhook, SourceRetries, type SourceRetryParts } from '../sync
 
 /** The webhook as the worker reports it (`worker.pushHealth.webhook`). */
 export interface WebhookReport {
-  /** `registering` until the first round ends; then `registered`, or `failed` until a later round succeeds. */
-  state: 'registering' | 'registered' | 'failed';
+  /**
+   * `registering` until the first round ends; then `registered`, or `failed` until a later round succeeds; `no
+   * address` when there is none to register (`push.publicUrl` unset while the ingress listens on every interface).
+   */
+  state: 'registering' | 'registered' | 'failed' | 'no address';
   /** The source's id of the webhook, once registered. */
   id: string | undefined;
   /** When the source forgets it unless refreshed (ISO 8601), if it does. */

@@ -26,6 +26,7 @@ export class LookupQueue {
   readonly #capacity: number;
   readonly #run: (approvalIds: string[]) => Promise<unknown>;
   readonly #approvalIds = new Set<string>();
+  readonly #observers: ((approvalIds: readonly string[]) => void)[] = [];
   /** The requests the next run serves, or `undefined` when none waits. */
   #next: PromiseWithResolvers<boolean> | undefined;
   /** The shortest delay asked for by the requests waiting while a run goes on. */
@@ -55,7 +56,8 @@ export class LookupQueue {
    * Asks for a run within `delayMs`, for these approvals (none: a run all the same, which a source without
    * `lookup()` serves with a sync run). An approval already waiting is served by the same run.
    */
-  request(approvalIds: Iterable<string>, delayMs: number): LookupRequest {
+  request(approvalIds: readonly string[], delayMs: number): LookupRequest {
+    for (const observer of this.#observers) observer(approvalIds);
     if (this.#stopped) return { overflow: [...approvalIds], served: Promise.resolve(false) };
     const overflow: string[] = [];
     for (const id of approvalIds) {
@@ -67,6 +69,11 @@ export class LookupQueue {
     if (this.#running) this.#delayMs = Math.min(this.#delayMs ?? delayMs, delayMs);
     else this.#arm(delayMs);
     return { overflow, served: this.#next.promise };
+  }
+
+  /** Tells `observer` of the approvals of every request from now on, those left out as overflow included. */
+  observe(observer: (approvalIds: readonly string[]) => void): void {
+    this.#observers.push(observer);
   }
 
   /** Drops what was requested (its requests answer not served); no run starts from now on. */

@@ -61,9 +61,8 @@ export class RequestsDriver implements SourceDriver {
     scope: FailureScope = { operation: 'any', times: 'until-restored' },
   ): () => void {
     const { operation, times, delayMs } = scope;
-    // MyConnector has neither a `lookup` nor a `precheck`: they read nothing of the source that could fail.
-    if (operation === 'lookup' || operation === 'precheck')
-      throw new RangeError(`MyConnector makes no ${operation} call to fail`);
+    // MyConnector has no `precheck`: it reads nothing of the source that could fail.
+    if (operation === 'precheck') throw new RangeError('MyConnector makes no precheck call to fail');
     // Without a delay given, slower than any task's deadline.
     if (failure === 'slow') return this.requests.failWith({ operation, times, delayMs: delayMs ?? 60_000 });
     const status = { unavailable: 503, unauthorized: 401, refused: 409 }[failure as 'unavailable'];

@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto';
+
 /** An approval request as the source system holds it. */
 export interface Request {
   id: string;
@@ -14,8 +16,32 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** The source's calls, as a test makes them fail: reading what changed, and recording a decision. */
-export type Operation = 'changes' | 'action';
+/** The source's calls, as a test makes them fail: reading what changed, reading requests by id, a decision. */
+export type Operation = 'changes' | 'lookup' | 'action';
+
+/**
+ * What the source sends when requests change: the ids of the requests, nothing of their state (the connector reads
+ * that with `lookup()`). Your system's own webhook or business rule sends its events; `Requests.onChange` stands in.
+ */
+export interface RequestEvent {
+  /** The source's id of this event, the same on each retry of it: what the kit dedupes by. */
+  deliveryId: string;
+  requestIds: string[];
+}
+
+/** The headers of an event as the source sends it: its id, and the HMAC-SHA256 of its body under the secret. */
+export const DELIVERY_HEADER = 'x-request-delivery';
+export const SIGNATURE_HEADER = 'x-request-signature';
+
+/** An event as the source posts it to the connector's push ingress: a JSON body, signed. */
+export function signedEvent(
+  event: RequestEvent,
+  secret: string,
+): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({ requestIds: event.requestIds });
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return { body, headers: { [DELIVERY_HEADER]: event.deliveryId, [SIGNATURE_HEADER]: signature } };
+}
 
 /** For tests: how the source fails its calls, as the real system's client would. */
 export interface Failure {
@@ -30,16 +56,19 @@ export interface Failure {
 }
 
 /**
- * Stands in for the source system: replace it with a client of the system's API. The connector needs two things of
- * it: the requests changed since a point in time, and a way to record a decision. `save()`, `remove()` and
- * `failWith()` are for tests (the conformance driver in `src/conformance.ts`); `now` is the source's clock. It
- * reads everything in one call: a source that pages must read on past a short page, up to the one that says it is
- * the last.
+ * Stands in for the source system: replace it with a client of the system's API. The connector needs three things
+ * of it: the requests changed since a point in time, the requests of some ids, and a way to record a decision; and,
+ * for changes to show within seconds, the events the system sends when requests change (`onChange`). `save()`,
+ * `remove()` and `failWith()` are for tests (the conformance driver in `src/conformance.ts`); `now` is the source's
+ * clock. It reads everything in one call: a source that pages must read on past a short page, up to the one that
+ * says it is the last.
  */
 export class Requests {
   readonly #requests = new Map<string, Request>();
   readonly #failures = new Set<Failure & { left: number }>();
+  readonly #listeners: ((event: RequestEvent) => void)[] = [];
   readonly #now: () => Date;
+  #events = 0;
 
   constructor(requests: Iterable<Request> = [], now: () => Date = () => new Date()) {
     for (const request of requests) this.#requests.set(request.id, { ...request });
@@ -48,10 +77,17 @@ export class Requests {
 
   save(request: Request): void {
     this.#requests.set(request.id, { ...request });
+    this.#changed(request.id);
   }
 
   remove(id: string): void {
     this.#requests.delete(id);
+    this.#changed(id);
+  }
+
+  /** Calls `listener` with an event after each change: as the system would call out to the connector. */
+  onChange(listener: (event: RequestEvent) => void): void {
+    this.#listeners.push(listener);
   }
 
   all(): Request[] {
@@ -81,6 +117,15 @@ export class Requests {
     }
   }
 
+  /** The requests of these ids that the source holds: what the connector looks up. */
+  async *byIds(ids: readonly string[], { signal }: CallOptions = {}): AsyncIterable<Request> {
+    await this.#call('lookup', signal);
+    for (const id of ids) {
+      const request = this.#requests.get(id);
+      if (request !== undefined) yield { ...request };
+    }
+  }
+
   async decide(
     id: string,
     status: 'approved' | 'rejected',
@@ -95,6 +140,13 @@ export class Requests {
     if (request.status !== 'open')
       throw Object.assign(new Error(`${id} is already ${request.status}`), { status: 409 });
     this.#requests.set(id, { ...request, status, comment, updatedAt: this.#now() });
+    this.#changed(id);
+  }
+
+  #changed(id: string): void {
+    this.#events += 1;
+    const event = { deliveryId: `event-${this.#events}`, requestIds: [id] };
+    for (const listener of this.#listeners) listener(event);
   }
 
   /** Where each call starts, as a request over the network would: it meets the failure a test set for it, if any. */

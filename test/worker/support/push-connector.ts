@@ -44,7 +44,17 @@ export function signed(
 export class PushConnector extends Connector {
   readonly lookups: string[][] = [];
   readonly tasks = {
-    approve: task({ input: taskInputs.approve, run: async () => {} }),
+    // A decision changes the source, as a real one's does: the request is resolved there, a minute later.
+    approve: task({
+      input: taskInputs.approve,
+      run: async ({ approval }) => {
+        const record = this.system.records.get(approval.id);
+        if (record !== undefined) {
+          const later = new Date(Date.parse(record.lastModified) + 60_000).toISOString();
+          this.system.put(approval.id, later, { resolved: true });
+        }
+      },
+    }),
   };
   readonly source;
 
