@@ -136,7 +136,7 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
     .find(
       ({ approvals }) => approvals[0]?.finalDecision === 'pending' && approvals[0].approvers.length === 1,
     )!;
-  const [{ accountId: approver }] = other.approvals[0]!.approvers as [{ accountId: string }];
+  const approver = other.approvals[0]!.approvers[0]!.accountId;
   const decided = sourceApprovalId({
     issueId: other.id,
     approvalId: other.approvals[0]!.id,
