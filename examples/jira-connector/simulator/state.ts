@@ -108,7 +108,8 @@ export interface IssueChange {
   issue: Issue;
   /** The account that made the change. */
   actorId: string;
-  at: number;
+  /** When it was made; `undefined` for a deletion, which is now. */
+  at: number | undefined;
   items: ChangeItem[];
   /** The comment, when the change is one. */
   comment?: { id: string; body: string; authorId: string; public: boolean };
@@ -408,7 +409,7 @@ export class SiteState {
     typeName: string,
     actorId: string,
     items: ChangeItem[],
-    { at = this.#now(), comment }: { at?: number; comment?: IssueChange['comment'] } = {},
+    { at, comment }: { at?: number; comment?: IssueChange['comment'] } = {},
   ): void {
     if (this.onIssueChange === undefined) return;
     this.onIssueChange({
@@ -416,7 +417,8 @@ export class SiteState {
       typeName,
       issue: structuredClone(issue),
       actorId,
-      at,
+      // The change's own stamp: the clock is not read again (a test's clock may count its reads).
+      at: at ?? (webhookEvent === 'jira:issue_deleted' ? undefined : issue.updatedAt),
       items,
       ...(comment === undefined ? {} : { comment }),
     });

@@ -144,6 +144,42 @@ describe('the simulated Jira: admin webhooks', () => {
   });
 });
 
+describe('the simulated Jira: its clock', () => {
+  it('is read no more often for a change with webhooks listening: a test clock that counts its reads keeps its steps', async () => {
+    const reads = async (listening: boolean) => {
+      let count = 0;
+      const now = () => {
+        count += 1;
+        return START;
+      };
+      const counted = await JiraSimulator.start({ seed: 5, now, requests: 0 });
+      try {
+        const asSync = new JiraClient({ baseUrl: counted.url, ...counted.syncAccount });
+        if (listening) {
+          await asSync.registerAdminWebhook({
+            name: 'approvals',
+            url: sink.url,
+            events: EVENTS,
+            jql: counted.jql,
+          });
+        }
+        const before = count;
+        const [ada] = counted.approvers;
+        const created = counted.createRequest('10', { approvers: [ada!.accountId] });
+        counted.editRequest(created.issueKey, { summary: 'Edited' });
+        const request = counted.request(created.issueKey)!;
+        counted.decideInSource(created.issueKey, request.approvals[0]!.id, ada!.accountId, 'approved');
+        await counted.webhooksSettled();
+        return count - before;
+      } finally {
+        await counted.close();
+      }
+    };
+
+    expect(await reads(true)).toBe(await reads(false));
+  });
+});
+
 describe('the simulated Jira: deliveries that go wrong', () => {
   it("tries a delivery again after a 5xx, the same identifier with Jira's retry count, not after a 400", async () => {
     await site.close();
