@@ -3,8 +3,8 @@
  * system and an SAP system), the simulated Jira and SAP with their activity, both example connectors as workers
  * (the `connector dev` loop: one status line each on a terminal), and a demo approver that approves one approval of
  * each system through the service once the first ones are in. The Jira connector registers its webhook in the
- * simulated Jira, so that a decision taken there shows in the service within seconds: a line says how soon. Prints where to look, the console's link first; stops
- * everything on Ctrl+C or SIGTERM and exits 0.
+ * simulated Jira, so that a decision taken there shows in the service within seconds: a line says how soon. Prints
+ * where to look, the console's link first; stops everything on Ctrl+C or SIGTERM and exits 0.
  *
  *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
  *                                             [--activity-ms 15000] [--no-demo]
