@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TestHarness } from '../../src/testing/index.js';
