@@ -2,8 +2,9 @@
  * `npm start`: the whole picture on one machine. The reference backend (seeded with an organization holding a Jira
  * system and an SAP system), the simulated Jira and SAP with their activity, both example connectors as workers
  * (the `connector dev` loop: one status line each on a terminal), and a demo approver that approves one approval of
- * each system through the service once the first ones are in. Prints where to look, the console's link first; stops
- * everything on Ctrl+C or SIGTERM and exits 0.
+ * each system through the service once the first ones are in. The Jira connector registers its webhook in the
+ * simulated Jira, so that a decision taken there shows in the service within seconds: a line says how soon. Prints
+ * where to look, the console's link first; stops everything on Ctrl+C or SIGTERM and exits 0.
  *
  *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
  *                                             [--activity-ms 15000] [--no-demo]
@@ -24,12 +25,14 @@ import { portText } from '../../src/internal/options.js';
 import { onShutdownSignal } from '../../src/internal/signals.js';
 import { ensureConsolePage } from './console-page.js';
 import { demoApprove } from './demo-approver.js';
+import { reportPushed } from './pushed.js';
 import { type SimulatedSource, startSeed, startSources } from './sources.js';
 
 const USAGE = `Usage: npm start [-- options]
 
 Runs the reference backend, the simulated Jira and SAP systems with their activity, and both example connectors
-against them; a demo approver approves one approval of each system through the service.
+against them; a demo approver approves one approval of each system through the service. A decision taken in the
+simulated Jira itself shows in the console within seconds, pushed by its webhook: a line says how soon.
 
 Options:
   --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
@@ -119,7 +122,16 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const demo = new AbortController();
   const approving = options['--no-demo'] ? [] : approveDemos(session, sources, demo.signal);
+  const reports = session.connectors.map((connector, index) =>
+    reportPushed({
+      backend: session.backend,
+      systemId: connector.tenant.system.id,
+      source: sources[index]!,
+      print: (line) => session.print(line),
+    }),
+  );
   await signal;
+  for (const stop of reports) stop();
   demo.abort();
   await Promise.all(approving);
   await session.close();

@@ -27,6 +27,19 @@ export interface PendingApproval {
   approvedInSource(): boolean;
 }
 
+/** A decision taken in a source itself (not through the service), as its activity takes one. */
+export interface DecidedInSource {
+  /** The approval of the approver who decided, by its id in the service. */
+  approvalId: string;
+  /** How a person names what was decided: a request's key. */
+  name: string;
+  /** The approver, by name. */
+  approver: string;
+  decision: 'approved' | 'declined';
+  /** When it was taken (epoch milliseconds). */
+  at: number;
+}
+
 /** A simulated source, running, as the start uses it. */
 export interface SimulatedSource {
   /** The connector's name: its lines' label, its status line's. */
@@ -43,6 +56,11 @@ export interface SimulatedSource {
   banner(): string[];
   /** The approvals pending in it now, oldest first as the simulator lists them. */
   pending(): PendingApproval[];
+  /**
+   * Tells `listener` of each decision its activity takes in the source itself, until the returned function is
+   * called; `undefined` for a source that does not push its changes (its schedule brings them).
+   */
+  onDecidedInSource?(listener: (decision: DecidedInSource) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -100,7 +118,23 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
   const site = await JiraSimulator.start({ port: jiraPort, seed: 1 }).catch((error: unknown) => {
     throw PortInUseError.from(error, { port: jiraPort, host: '127.0.0.1', setting: '--jira-port' });
   });
-  const activity = activityMs > 0 ? setInterval(() => site.advance(), activityMs).unref() : undefined;
+  const listeners = new Set<(decision: DecidedInSource) => void>();
+  const step = () => {
+    for (const event of site.advance()) {
+      if (event.type !== 'decided' || event.via !== 'source') continue;
+      const issueId = site.request(event.issueKey)?.id;
+      const approver = site.approvers.find(({ accountId }) => accountId === event.accountId);
+      if (issueId === undefined || approver === undefined) continue;
+      const approvalId = sourceApprovalId({
+        issueId,
+        approvalId: event.approvalId,
+        accountId: event.accountId,
+      });
+      const decided = { approvalId, name: event.issueKey, approver: approver.displayName, at: Date.now() };
+      for (const listener of listeners) listener({ ...decided, decision: event.decision });
+    }
+  };
+  const activity = activityMs > 0 ? setInterval(step, activityMs).unref() : undefined;
   const system = JIRA_SEED.systems[0]!;
   return {
     name: 'jira',
@@ -112,6 +146,9 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
       // The connector keeps its approvers' user mappings by the emails Jira shows.
       APPROVAL_MANAGEMENT_TOKEN: START_MANAGEMENT_TOKEN,
       APPROVAL_SYSTEM_ID: system.id!,
+      // Changes pushed: the connector registers its webhook in the simulated Jira, for the worker's push ingress
+      // (the sync account administers the simulated site, as registering one needs).
+      JIRA_WEBHOOK: 'register',
     },
     banner: () => [
       `Simulated Jira Service Management at ${site.url} (${site.jql})`,
@@ -119,6 +156,7 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
       ...site.approvers.map(
         ({ displayName, email, apiToken }) => `    ${displayName.padEnd(18)} ${email.padEnd(24)} ${apiToken}`,
       ),
+      '  a decision taken there shows in the console within seconds: Jira delivers it to the connector',
     ],
     pending: () =>
       site.requests().flatMap((request) =>
@@ -149,8 +187,13 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
             }),
           ),
       ),
+    onDecidedInSource: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     close: async () => {
       clearInterval(activity);
+      listeners.clear();
       await site.close();
     },
   };

@@ -86,6 +86,12 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   const [, sapTask, sapApprover] = await printed(
     /^SAP: task (\d+) \(.*\) approved by (.+) in the simulated SAP \(task succeeded\)$/m,
   );
+  // A decision taken in the simulated Jira itself shows in the service within seconds, not at the next sync run (a
+  // minute): Jira delivered it to the webhook the connector registered, and the worker looked it up.
+  const [, pushedSeconds] = await printed(
+    /^Jira: \S+ (?:approved|declined) by .+ in the simulated Jira itself, resolved in the service ([\d.]+) s later$/m,
+  );
+  expect(Number(pushedSeconds)).toBeLessThan(10);
   // Where to look, the console's link first.
   const [, serviceUrl] = out.match(/^Reference backend listening on (\S+)$/m)!;
   expect(out.indexOf(`console:  ${serviceUrl}/console/#login=`)).toBeLessThan(
@@ -125,6 +131,19 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
       }),
     );
   }
+
+  // The Jira worker took Jira's deliveries, and keeps its webhook; the SAP worker has no push path.
+  const [, jiraOperations] = out.match(
+    /^Operations endpoints \(\/metrics, \/healthz, \/readyz\): jira (\S+),/m,
+  )!;
+  const metrics = await request(`${jiraOperations}/metrics`);
+  const text = await metrics.body.text();
+  expect(
+    Number(/approval_connector_push_deliveries_total\{outcome="accepted"\} (\d+)/.exec(text)?.[1]),
+  ).toBeGreaterThan(0);
+  expect(text).toMatch(
+    /approval_connector_push_webhook_calls_total\{call="register",outcome="success"\} 1\b/,
+  );
 
   // In the simulated Jira, as the approver: their decision on the request.
   const jira = account(jiraApprover!);

@@ -214,3 +214,33 @@ function avatarUrls(account: Account) {
     `https://avatar-management--avatars.server-location.prod.public.atl-paas.net/initials/${initials}-5.png?size=${size}&s=${size}`;
   return { '48x48': url(48), '24x24': url(24), '16x16': url(16), '32x32': url(32) };
 }
+
+/** A user as a webhook names them (UserDetails): the email only when the user shows it. */
+export function userDetailsBody(base: string, account: Account) {
+  return {
+    self: `${base}/rest/api/3/user?accountId=${account.accountId}`,
+    accountId: account.accountId,
+    accountType: 'atlassian',
+    ...(account.emailVisible ? { emailAddress: account.email } : {}),
+    avatarUrls: avatarUrls(account),
+    displayName: account.displayName,
+    active: true,
+    timeZone: account.timeZone,
+  };
+}
+
+/** The issue a webhook delivers (IssueBean): its key fields, its project, type, status and reporter. */
+export function webhookIssueBody(base: string, state: SiteState, issue: Issue) {
+  const type = state.requestTypes.find(({ id }) => id === issue.requestTypeId)!;
+  const bean = searchIssueBody(base, issue, SEARCHABLE_FIELDS, state.timeZone);
+  const reporter = state.account(issue.reporterId);
+  return {
+    ...bean,
+    fields: {
+      ...bean.fields,
+      project: { self: `${base}/rest/api/3/project/${issue.projectKey}`, key: issue.projectKey },
+      issuetype: { self: `${base}/rest/api/3/issuetype/${type.issueTypeId}`, id: type.issueTypeId },
+      ...(reporter === undefined ? {} : { reporter: userDetailsBody(base, reporter) }),
+    },
+  };
+}

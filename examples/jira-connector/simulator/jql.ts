@@ -1,6 +1,6 @@
 /**
  * The part of JQL the simulated Jira understands: clauses joined by `AND` (parentheses allowed) on `project`,
- * `id`/`issue`, `key` and `updated`, and `ORDER BY` on `updated`, `created`, `key` and `id`. Anything else is a
+ * `id`/`issue`, `key`, `status` and `updated`, and `ORDER BY` on `updated`, `created`, `key` and `id`. Anything else is a
  * `400` with Jira's error shape, as an unsupported query would be in a real site's search. An `id` or `key` that
  * names no issue the caller can see is a `400` too, when `issueExists` is given, as Jira's validation makes it.
  * @module
@@ -13,6 +13,7 @@ export interface QueryableIssue {
   key: string;
   projectKey: string;
   number: number;
+  status: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -134,6 +135,10 @@ export function parseJql(
       const wanted = new Set(values.map((text) => text.toUpperCase()));
       return (issue) => wanted.has(String(issue.id)) || wanted.has(issue.key);
     }
+    if (name === 'status') {
+      const names = new Set(values.map((text) => text.toLowerCase()));
+      return (issue) => names.has(issue.status.toLowerCase());
+    }
     throw new JqlError(`Field '${name}' does not exist or you do not have permission to view it.`);
   };
 
@@ -178,6 +183,36 @@ export function parseJql(
     1 as const,
   ];
   return { bounded, matches, sortKey, directions };
+}
+
+/** The fields and operators a dynamic webhook's JQL filter may use (the platform API's `WebhookDetails.jqlFilter`). */
+const DYNAMIC_FILTER_FIELDS = new Set(['issuekey', 'project', 'issuetype', 'status', 'assignee', 'reporter']);
+const DYNAMIC_FILTER_OPERATORS = new Set(['=', '!=', 'in', 'not']);
+const OPERATORS = new Set(['=', '!=', '>', '>=', '<', '<=', '~', '!~', 'in', 'not', 'is', 'was', 'changed']);
+
+/**
+ * What Jira would refuse of a dynamic webhook's JQL filter: a field or an operator outside the subset the platform
+ * API documents (fields `issueKey`, `project`, `issuetype`, `status`, `assignee`, `reporter`, `issue.property`,
+ * `cf[id]`; operators `=`, `!=`, `IN`, `NOT IN`), in the words of its documented example ("The clause watchCount is
+ * unsupported"); `undefined` when it is within it. `issue.property` and `cf[id]` are not simulated.
+ */
+export function dynamicFilterProblem(jql: string): string | undefined {
+  let tokens: Token[];
+  try {
+    tokens = tokenize(jql);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  for (let at = 0; at + 1 < tokens.length; at++) {
+    const [field, operator] = [tokens[at]!, tokens[at + 1]!];
+    if (field.kind !== 'word' || !OPERATORS.has(operator.text.toLowerCase())) continue;
+    if (!DYNAMIC_FILTER_FIELDS.has(field.text.toLowerCase()))
+      return `The clause ${field.text} is unsupported`;
+    if (!DYNAMIC_FILTER_OPERATORS.has(operator.text.toLowerCase())) {
+      return `The operator ${operator.text} is unsupported`;
+    }
+  }
+  return undefined;
 }
 
 /** Compares two sort keys under their directions. */

@@ -67,6 +67,8 @@ const lines = [
     (account, index) =>
       `  ${index === 0 ? 'sync    ' : 'approver'}  ${account.email.padEnd(24)} ${account.apiToken}  ${account.timeZone}`,
   ),
+  'Webhooks: the sync account is a Jira administrator, so the connector registers its admin webhook as it;',
+  `  the site's OAuth 2.0 app (dynamic webhooks) signs in with Bearer ${simulator.app.accessToken}`,
   "The connector's settings for this site (as in .env):",
   ...Object.entries(simulator.connectorEnv()).map(([name, value]) => `  ${name}=${value}`),
   activityMs > 0 ? `Activity every ${activityMs} ms. Ctrl+C stops it.` : 'No activity. Ctrl+C stops it.',

@@ -36,8 +36,17 @@ import {
   SiteState,
 } from './state.js';
 import { minuteStamp } from './time.js';
+import {
+  DEFAULT_WEBHOOK_BEHAVIOUR,
+  type SimulatedApp,
+  type SimulatedDelivery,
+  SimulatedWebhooks,
+  type WebhookBehaviour,
+  type WebhookCaller,
+} from './webhooks.js';
 
 export type { NewRequestChoices, SimulatorEvent } from './state.js';
+export type { SimulatedApp, SimulatedDelivery, WebhookBehaviour } from './webhooks.js';
 
 /** Options of {@link JiraSimulator.start}. */
 export interface JiraSimulatorOptions {
@@ -65,7 +74,7 @@ export interface JiraSimulatorOptions {
  * turns a behaviour off to show what a client would see on a site that lacked it. Change them at any time through
  * {@link JiraSimulator.behaviour}.
  */
-export interface JiraBehaviour {
+export interface JiraBehaviour extends WebhookBehaviour {
   /**
    * A JQL `id`/`issue`/`key` clause naming an issue that does not exist, or that the caller cannot see, makes the
    * whole search a `400` (Jira's JQL validation: "An issue with key … does not exist for field …"), rather than
@@ -117,6 +126,7 @@ const DEFAULT_BEHAVIOUR: JiraBehaviour = {
   pageTokens: 'offset',
   changesWhilePaging: 0,
   rateLimit: undefined,
+  ...DEFAULT_WEBHOOK_BEHAVIOUR,
 };
 
 /** An account of the simulated site and its API token. */
@@ -175,9 +185,12 @@ export interface SimulatedFault {
  * The calls of the site's API, as {@link JiraSimulator.disrupt} names them: `GET /rest/api/3/myself`, `GET
  * /rest/api/3/search/jql`, `GET /rest/api/3/issue/{issueIdOrKey}`, `GET /rest/servicedeskapi/request/{issueIdOrKey}`,
  * `GET …/request/{issueIdOrKey}/approval`, `GET …/approval/{approvalId}`, `POST …/approval/{approvalId}` (an
- * answer) and `POST …/request/{issueIdOrKey}/comment`.
+ * answer), `POST …/request/{issueIdOrKey}/comment`, and the webhook APIs: `/rest/webhooks/1.0/webhook[/{id}]` (the
+ * admin webhooks) and `/rest/api/3/webhook[/refresh]` (the dynamic ones).
  */
 export type JiraEndpoint =
+  | 'adminWebhooks'
+  | 'dynamicWebhooks'
   | 'myself'
   | 'search'
   | 'issue'
@@ -212,7 +225,7 @@ interface ActiveDisruption {
   held: Set<ServerResponse>;
 }
 
-type Caller = { kind: 'account'; account: Account } | { kind: 'anonymous' } | { kind: 'refused' };
+type Caller = WebhookCaller | { kind: 'refused' };
 type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -245,6 +258,7 @@ export class JiraSimulator {
   #waiting = 0;
   /** Draws {@link JiraBehaviour.shortPages}. */
   readonly #random: Random;
+  readonly #webhooks: SimulatedWebhooks;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -264,6 +278,7 @@ export class JiraSimulator {
     this.#now = now;
     this.#onAnswer = onAnswer;
     this.#random = new Random(seed ^ 0x5eed);
+    this.#webhooks = new SimulatedWebhooks({ base: url, state, now, behaviour: this.behaviour, seed });
   }
 
   /** Starts a simulated site on a loopback port. */
@@ -508,8 +523,27 @@ export class JiraSimulator {
     return [...this.#state.issues.values()].map((issue) => requestView(issue, this.#state.requestTypes));
   }
 
-  /** Stops the server; calls in flight are cut. Idempotent. */
+  /**
+   * The site's OAuth 2.0 app: its access token (`Authorization: Bearer`) is the one credential that may manage
+   * dynamic webhooks, as only Connect and OAuth 2.0 apps may in Jira. It may call nothing else here.
+   */
+  get app(): SimulatedApp {
+    return { ...this.#webhooks.app };
+  }
+
+  /** Every webhook delivery attempted, and every one dropped, oldest first. */
+  deliveries(): SimulatedDelivery[] {
+    return this.#webhooks.deliveries();
+  }
+
+  /** Resolves once no webhook delivery waits to be sent, is being sent, or waits for a retry. */
+  webhooksSettled(): Promise<void> {
+    return this.#webhooks.settled();
+  }
+
+  /** Stops the server; calls in flight are cut, and webhook deliveries not sent yet never are. Idempotent. */
   async close(): Promise<void> {
+    this.#webhooks.close();
     this.#closing ??= new Promise<void>((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();
@@ -599,6 +633,14 @@ export class JiraSimulator {
     const caller = this.#authenticate(request.headers.authorization);
     if (caller.kind === 'refused') return refusedCredentials();
     const method = request.method ?? 'GET';
+    const webhooks = this.#webhookCall(request, url, caller);
+    if (webhooks !== undefined) return await webhooks;
+    if (caller.kind === 'app') {
+      return {
+        status: 401,
+        body: platformError('The simulated site lets its app call the webhook API only.'),
+      };
+    }
     if (path === '/rest/api/3/myself') {
       if (method !== 'GET') return methodNotAllowed();
       if (caller.kind !== 'account') {
@@ -684,6 +726,29 @@ export class JiraSimulator {
       return this.#answerApproval(request, issue, approval.id, caller.account);
     }
     return { status: 404, body: platformError(`null for uri: ${url.href}`) };
+  }
+
+  /** A call of the webhook APIs, answered; `undefined` for any other call. */
+  #webhookCall(request: IncomingMessage, url: URL, caller: WebhookCaller): Promise<Answer> | undefined {
+    const method = request.method ?? 'GET';
+    const admin = /^\/rest\/webhooks\/1\.0\/webhook(?:\/([^/]+))?$/.exec(url.pathname);
+    const dynamic = /^\/rest\/api\/3\/webhook(\/refresh)?$/.exec(url.pathname);
+    if (admin === null && dynamic === null) return undefined;
+    return (async () => {
+      let body: unknown;
+      if (method === 'POST' || method === 'PUT' || (method === 'DELETE' && dynamic !== null)) {
+        if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return { status: 415 };
+        const text = await readBody(request);
+        if (text === undefined) return { status: 413 };
+        try {
+          body = JSON.parse(text);
+        } catch {
+          return { status: 400, body: platformError('The request body is not valid JSON.') };
+        }
+      }
+      if (admin !== null) return this.#webhooks.admin(method, admin[1], caller, body);
+      return this.#webhooks.dynamic(method, dynamic![1] !== undefined, caller, url.searchParams, body);
+    })();
   }
 
   #search(params: URLSearchParams, caller: Caller): Answer {
@@ -825,6 +890,9 @@ export class JiraSimulator {
     };
     this.#comments.push(comment);
     issue.updatedAt = this.#now();
+    this.#state.changed(issue, 'jira:issue_updated', 'issue_commented', caller.accountId, [], {
+      comment: { id: comment.id, body: comment.body, authorId: caller.accountId, public: isPublic },
+    });
     return {
       status: 201,
       body: commentBody(this.url, this.#state, issue, comment, this.#state.account(caller.accountId)!),
@@ -939,6 +1007,9 @@ export class JiraSimulator {
 
   #authenticate(header: string | undefined): Caller {
     if (header === undefined) return { kind: 'anonymous' };
+    const bearer = /^Bearer (\S+)$/i.exec(header.trim());
+    if (bearer !== null)
+      return bearer[1] === this.#webhooks.app.accessToken ? { kind: 'app' } : { kind: 'refused' };
     const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
     if (match === null) return { kind: 'refused' };
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
@@ -974,6 +1045,8 @@ function refusedCredentials(): Answer {
 
 /** Which of the API's calls this is; `undefined` for a path the site does not serve. */
 function endpointOf(method: string, path: string): JiraEndpoint | undefined {
+  if (/^\/rest\/webhooks\/1\.0\/webhook(\/[^/]+)?$/.test(path)) return 'adminWebhooks';
+  if (/^\/rest\/api\/3\/webhook(\/refresh)?$/.test(path)) return 'dynamicWebhooks';
   if (path === '/rest/api/3/myself') return 'myself';
   if (path === '/rest/api/3/search/jql') return 'search';
   if (/^\/rest\/api\/3\/issue\/[^/]+$/.test(path)) return 'issue';

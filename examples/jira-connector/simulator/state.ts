@@ -21,6 +21,8 @@ export interface Account {
   emailVisible: boolean;
   /** An expired or revoked API token no longer signs in. */
   tokenExpired: boolean;
+  /** A Jira administrator: may manage the site's admin webhooks. */
+  admin: boolean;
 }
 
 export interface RequestType {
@@ -85,6 +87,33 @@ export type SimulatorEvent =
       via: 'source' | 'api';
     }
   | { type: 'deleted'; issueKey: string };
+
+/** One line of an issue's change history, as Jira's changelog writes it (ChangeDetails). */
+export interface ChangeItem {
+  field: string;
+  fieldId: string;
+  fieldtype: 'jira' | 'custom';
+  from?: string;
+  fromString?: string;
+  to?: string;
+  toString?: string;
+}
+
+/** A change of an issue, as Jira tells its webhooks: what became of it, who did it, and what moved. */
+export interface IssueChange {
+  webhookEvent: 'jira:issue_created' | 'jira:issue_updated' | 'jira:issue_deleted';
+  /** Jira's finer name of the change: `issue_created`, `issue_updated`, `issue_generic`, `issue_commented`, … */
+  typeName: string;
+  /** The issue after the change (as it stood, for a deletion): a copy, which later changes leave alone. */
+  issue: Issue;
+  /** The account that made the change. */
+  actorId: string;
+  /** When it was made; `undefined` for a deletion, which is now. */
+  at: number | undefined;
+  items: ChangeItem[];
+  /** The comment, when the change is one. */
+  comment?: { id: string; body: string; authorId: string; public: boolean };
+}
 
 export const SERVICE_DESK_ID = '1';
 
@@ -209,6 +238,8 @@ export class SiteState {
   readonly #byKey = new Map<string, Issue>();
   /** Every answer given, in Jira or over the API, in order. */
   readonly decisions: (SimulatorEvent & { type: 'decided' })[] = [];
+  /** Told each change of an issue as it happens: where the site's webhooks start. */
+  onIssueChange: ((change: IssueChange) => void) | undefined;
   readonly #random: Random;
   readonly #now: () => number;
   #nextIssueId = 10001;
@@ -232,6 +263,8 @@ export class SiteState {
       role,
       emailVisible: person.emailVisible ?? true,
       tokenExpired: false,
+      // The sync account administers the site too, so that it may register the connector's admin webhook.
+      admin: role === 'agent',
     });
     this.accounts.push(account(PEOPLE.sync, 'agent', this.#random.string(24)));
     for (const [index, person] of PEOPLE.approvers.entries()) {
@@ -310,6 +343,7 @@ export class SiteState {
    */
   create(requestTypeId?: string, chosen: NewRequestChoices = {}): SimulatorEvent {
     const issue = this.#newIssue(this.#now(), requestTypeId, chosen);
+    this.changed(issue, 'jira:issue_created', 'issue_created', issue.reporterId, []);
     return { type: 'created', issueKey: issue.key, approvals: issue.approvals.length };
   }
 
@@ -317,16 +351,24 @@ export class SiteState {
   edit(issueKey: string, change: { summary?: string } = {}): SimulatorEvent {
     const issue = this.#existing(issueKey);
     if (change.summary !== undefined) {
+      const before = issue.summary;
       issue.summary = change.summary;
       issue.updatedAt = this.#now();
+      this.changed(issue, 'jira:issue_updated', 'issue_updated', issue.reporterId, [
+        textChange('summary', 'Summary', before, issue.summary),
+      ]);
       return { type: 'edited', issueKey: issue.key, fieldId: 'summary' };
     }
     const type = this.#requestType(issue.requestTypeId);
     const field = this.#random.pick(type.fields);
     const current = issue.fields.find(({ fieldId }) => fieldId === field.fieldId)!;
+    const before = current.value;
     const others = field.values.filter((value) => value !== current.value);
     current.value = others.length > 0 ? this.#random.pick(others) : current.value;
     issue.updatedAt = this.#now();
+    this.changed(issue, 'jira:issue_updated', 'issue_updated', issue.reporterId, [
+      textChange(field.fieldId, field.label, String(before), String(current.value)),
+    ]);
     return { type: 'edited', issueKey: issue.key, fieldId: field.fieldId };
   }
 
@@ -356,7 +398,30 @@ export class SiteState {
     const issue = this.#existing(issueKey);
     this.issues.delete(issue.id);
     this.#byKey.delete(issue.key);
+    this.changed(issue, 'jira:issue_deleted', 'issue_deleted', this.syncAccount.accountId, []);
     return { type: 'deleted', issueKey: issue.key };
+  }
+
+  /** Tells {@link onIssueChange} of a change of `issue`, with a copy of the issue as it is now. */
+  changed(
+    issue: Issue,
+    webhookEvent: IssueChange['webhookEvent'],
+    typeName: string,
+    actorId: string,
+    items: ChangeItem[],
+    { at, comment }: { at?: number; comment?: IssueChange['comment'] } = {},
+  ): void {
+    if (this.onIssueChange === undefined) return;
+    this.onIssueChange({
+      webhookEvent,
+      typeName,
+      issue: structuredClone(issue),
+      actorId,
+      // The change's own stamp: the clock is not read again (a test's clock may count its reads).
+      at: at ?? (webhookEvent === 'jira:issue_deleted' ? undefined : issue.updatedAt),
+      items,
+      ...(comment === undefined ? {} : { comment }),
+    });
   }
 
   isPendingFor(approval: Approval, accountId: string): boolean {
@@ -376,6 +441,7 @@ export class SiteState {
     { at, via }: { at: number; via: 'source' | 'api' },
   ): SimulatorEvent & { type: 'decided' } {
     approval.approvers.find((approver) => approver.accountId === accountId)!.decision = decision;
+    const statusBefore = issue.status;
     if (decision === 'declined') approval.finalDecision = 'declined';
     else if (
       approval.needs === 'one' ||
@@ -391,6 +457,10 @@ export class SiteState {
     }
     // An answer is recorded on the issue (its Approvals field and history), so the issue counts as updated.
     issue.updatedAt = at;
+    const items =
+      issue.status === statusBefore ? [] : [textChange('status', 'status', statusBefore, issue.status)];
+    const typeName = items.length > 0 ? 'issue_generic' : 'issue_updated';
+    this.changed(issue, 'jira:issue_updated', typeName, accountId, items, { at });
     const event = {
       type: 'decided' as const,
       issueKey: issue.key,
@@ -487,4 +557,15 @@ export class SiteState {
     if (issue === undefined) throw new RangeError(`no request ${issueKey}`);
     return issue;
   }
+}
+
+/** A change of a field shown as text: its value before and after. */
+function textChange(fieldId: string, field: string, before: string, after: string): ChangeItem {
+  return {
+    field,
+    fieldId,
+    fieldtype: fieldId.startsWith('customfield_') ? 'custom' : 'jira',
+    fromString: before,
+    toString: after,
+  };
 }

@@ -6,6 +6,9 @@
  *   reconciliation (`lookupApprovals`) so that an approval of a deleted request is resolved. After each sync run
  *   that read to its end, the approvers whose email Jira shows are mapped to the service's users, when the
  *   connector was given a management client.
+ * - **Push**: Jira's webhook deliveries (`jira:issue_created`, `…_updated`, `…_deleted`), verified by their
+ *   signature, name the approvals of their issue, which the kit reads again through `lookup` (`deliveries.ts`).
+ *   The connector registers its admin webhook itself when told to (`webhook: 'register'`, `webhook-lifecycle.ts`).
  * - **Tasks**: each runs with the approver's own Jira credentials, sealed in the task (`authRequired`). The
  *   precheck checks that the credentials are the approver's and that the approval still waits for their answer;
  *   the action posts the decision, then the approver's comment, if any, as a comment on the request. Failures are left to the kit's failure mapping, which classifies Jira's
@@ -20,9 +23,12 @@ import {
   Connector,
   type ConnectorFactory,
   type Credentials,
+  type IncrementalSource,
   incremental,
   type Logger,
   type PrecheckVerdict,
+  type PushDelivery,
+  push,
   type SourceApproval,
   task,
 } from 'approval-connector-kit';
@@ -38,11 +44,19 @@ import {
   parseSourceApprovalId,
   requestTypeSchemaId,
 } from './approvals.js';
+import {
+  approvalIdsOfEvent,
+  jiraDeliveryId,
+  KnownApprovals,
+  parseIssueEvent,
+  verifyJiraDelivery,
+} from './deliveries.js';
 import { checkRequestTypeId, readEnvironment } from './environment.js';
 import { JiraHttpError, orThrow } from './errors.js';
 import { checkEmail, JiraClient, type JiraCredentials, type JiraDecision } from './jira-client.js';
 import { checkedJql } from './jql.js';
 import type { JiraApproval } from './schemas.js';
+import { adminWebhookLifecycle } from './webhook-lifecycle.js';
 
 /** Options of {@link JiraConnector}. */
 export interface JiraConnectorOptions {
@@ -61,6 +75,16 @@ export interface JiraConnectorOptions {
    * @default none
    */
   userMappings?: { management: ManagementClient; systemId: string };
+  /**
+   * Who keeps the Jira webhook that pushes changes: `register`, the connector, as an admin webhook the sync account
+   * registers (it must be a Jira administrator), for the worker's push address (`push.publicUrl`, which the worker
+   * then requires); `manual`, not the connector: an administrator registers it by hand in Jira's settings, with the
+   * worker's push address, the events `jira:issue_created`, `jira:issue_updated`, `jira:issue_deleted`, the JQL and
+   * the worker's push secret, or no one does and the schedule alone brings changes. Either way the deliveries that
+   * come are verified with the worker's push secret.
+   * @default 'manual'
+   */
+  webhook?: 'register' | 'manual';
 }
 
 /** A task's approval, as the task types read it: the Jira approval and approver its id names. */
@@ -113,29 +137,42 @@ export class JiraConnector extends Connector {
     decline: this.#decisionTask('decline'),
   };
 
-  // Records of one request share its `updated`, and a `completedDate` may lift one: not in (lastModified, id) order.
-  readonly source = incremental({
-    ordered: false,
-    changes: ({ since }, { signal, logger }) => this.#changes(since, signal, logger),
-    lookup: (ids, { signal }) => lookupApprovals(this.#jira, ids, { signal }),
-  });
+  readonly source: IncrementalSource;
 
   readonly #jira: JiraClient;
   readonly #jql: string;
   readonly #userMappings: JiraConnectorOptions['userMappings'];
   /** Approvers mapped (or found mapped) by this process, with the email they were mapped by. */
   readonly #mapped = new Map<string, string>();
+  /** The approvals read of each request lately: what a webhook's event about it names besides Jira's list. */
+  readonly #known = new KnownApprovals();
 
   constructor(options: JiraConnectorOptions) {
     super();
-    const { jira, jql, requestTypes = [], userMappings } = options;
+    const { jira, jql, requestTypes = [], userMappings, webhook = 'manual' } = options;
     if (!(jira instanceof JiraClient)) throw new TypeError('jira must be a JiraClient');
+    if (webhook !== 'register' && webhook !== 'manual') {
+      throw new TypeError(`webhook must be "register" or "manual", got ${JSON.stringify(webhook)}`);
+    }
     this.#jira = jira;
     this.#jql = checkedJql(jql);
     this.uiTemplates = requestTypes.map((id) =>
       requestTypeTemplate(orThrow('requestTypes', checkRequestTypeId(id))),
     );
     this.#userMappings = userMappings;
+    // Records of one request share its `updated`, and a `completedDate` may lift one: not in (lastModified, id)
+    // order.
+    this.source = incremental({
+      ordered: false,
+      changes: ({ since }, { signal, logger }) => this.#changes(since, signal, logger),
+      lookup: (ids, { signal }) => this.#lookup(ids, signal),
+      push: push({
+        verify: (delivery, { secret }) => verifyJiraDelivery(delivery, secret),
+        approvalIds: (delivery, { signal, logger }) => this.#approvalIds(delivery, signal, logger),
+        deliveryId: jiraDeliveryId,
+        ...(webhook === 'register' ? { webhook: adminWebhookLifecycle(jira, this.#jql) } : {}),
+      }),
+    });
   }
 
   #decisionTask(decision: JiraDecision) {
@@ -188,9 +225,43 @@ export class JiraConnector extends Connector {
     const onApprovals = (approvals: readonly JiraApproval[]) => {
       for (const entry of approverMappingEntries(approvals)) approvers.set(entry.systemUserId, entry);
     };
-    yield* changedApprovals(this.#jira, this.#jql, since, { signal, onApprovals });
+    for await (const approval of changedApprovals(this.#jira, this.#jql, since, { signal, onApprovals })) {
+      this.#known.read([approval]);
+      yield approval;
+    }
     // Only once the read came to its end: a run the kit interrupts does not get here.
     await this.#mapUsers([...approvers.values()], signal, logger);
+  }
+
+  /** The current records of these approvals (`lookupApprovals`); those Jira no longer has are forgotten. */
+  async *#lookup(ids: readonly string[], signal: AbortSignal): AsyncIterable<SourceApproval> {
+    const found = new Set<string>();
+    for await (const approval of lookupApprovals(this.#jira, ids, { signal })) {
+      found.add(approval.id);
+      this.#known.read([approval]);
+      yield approval;
+    }
+    this.#known.gone(ids.filter((id) => !found.has(id)));
+  }
+
+  /**
+   * The approvals a verified webhook delivery concerns (see `deliveries.ts`). A body that is not an issue event's
+   * throws: the kit counts the delivery malformed and drops it. When Jira cannot be asked for the issue's
+   * approvals, those read of it before are named, and the next sync run brings the change.
+   */
+  async #approvalIds(delivery: PushDelivery, signal: AbortSignal, logger: Logger): Promise<string[]> {
+    const event = parseIssueEvent(delivery.body);
+    if (event === undefined) return [];
+    try {
+      return await approvalIdsOfEvent(event, this.#jira, this.#known, { signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      logger.warn(
+        { err: error, issueKey: event.issueKey, webhookEvent: event.webhookEvent },
+        "the approvals of a webhook's request could not be read from Jira; the next sync run brings the change",
+      );
+      return this.#known.of(event.issueId);
+    }
   }
 
   /**
@@ -334,16 +405,17 @@ export function requestTypeTemplate(requestTypeId: string): UiTemplateWrite {
 
 /**
  * Builds the connector from the worker's environment: `JIRA_BASE_URL`, `JIRA_EMAIL`, `JIRA_API_TOKEN`,
- * `JIRA_JQL`, and optionally `JIRA_REQUEST_TYPES` and the user mappings' `APPROVAL_MANAGEMENT_TOKEN` and
- * `APPROVAL_SYSTEM_ID`. A missing or invalid one is a `ValidationError` naming each (the worker's exit code 2).
+ * `JIRA_JQL`, and optionally `JIRA_REQUEST_TYPES`, `JIRA_WEBHOOK` and the user mappings' `APPROVAL_MANAGEMENT_TOKEN`
+ * and `APPROVAL_SYSTEM_ID`. A missing or invalid one is a `ValidationError` naming each (the worker's exit code 2).
  */
 const build: ConnectorFactory = ({ env }) => {
   const settings = readEnvironment(env);
-  const { baseUrl, email, apiToken, jql, requestTypes, userMappings } = settings;
+  const { baseUrl, email, apiToken, jql, requestTypes, userMappings, webhook } = settings;
   return new JiraConnector({
     jira: new JiraClient({ baseUrl, email, apiToken }),
     jql,
     requestTypes,
+    webhook,
     ...(userMappings === undefined
       ? {}
       : {

@@ -22,6 +22,8 @@ export interface JiraEnvironment {
   jql: string;
   /** `JIRA_REQUEST_TYPES`: ids of the request types to publish a UI template for; none when unset. */
   requestTypes: string[];
+  /** `JIRA_WEBHOOK`: who keeps the Jira webhook that pushes changes, `register` (the connector) or `manual` (not it). */
+  webhook: 'register' | 'manual';
   /**
    * Present when `APPROVAL_MANAGEMENT_TOKEN` is set: the service (`APPROVAL_SERVICE_URL`), a management token of
    * the organization and the system (`APPROVAL_SYSTEM_ID`) whose user mappings the connector keeps.
@@ -60,6 +62,14 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
   const requestTypes = checkRequestTypes(set('JIRA_REQUEST_TYPES'));
   if (!requestTypes.ok)
     issues.push({ path: ['JIRA_REQUEST_TYPES'], message: requestTypes.problem, code: 'custom' });
+  const webhook = set('JIRA_WEBHOOK') ?? 'manual';
+  if (webhook !== 'register' && webhook !== 'manual') {
+    issues.push({
+      path: ['JIRA_WEBHOOK'],
+      message: `must be "register" (the connector registers its webhook) or "manual" (it does not), got ${JSON.stringify(webhook)}`,
+      code: 'custom',
+    });
+  }
 
   let userMappings: JiraEnvironment['userMappings'];
   const managementToken = set('APPROVAL_MANAGEMENT_TOKEN');
@@ -95,6 +105,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     apiToken: apiToken!,
     jql: jql!,
     requestTypes: requestTypes.ok ? requestTypes.value : [],
+    webhook: webhook as 'register' | 'manual',
     ...(userMappings === undefined ? {} : { userMappings }),
   };
 }

@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   type Checked,
   JiraArgumentError,
@@ -38,6 +38,25 @@ import {
   JiraMyself,
   JiraSearchPage,
 } from './schemas.js';
+import {
+  ADMIN_WEBHOOKS_PATH,
+  type AdminWebhook,
+  type AdminWebhookInput,
+  adminWebhookBody,
+  adminWebhookOf,
+  checkedAdminWebhookId,
+  DYNAMIC_WEBHOOKS_PATH,
+  type DynamicWebhook,
+  type DynamicWebhookInput,
+  type DynamicWebhookResult,
+  dynamicWebhooksBody,
+  JiraAdminWebhook,
+  JiraAdminWebhooks,
+  JiraDynamicWebhookPage,
+  JiraRegisteredWebhooks,
+  JiraWebhooksExpiration,
+  webhookIdsBody,
+} from './webhooks.js';
 
 /** An Atlassian account's credentials for basic auth. */
 export interface JiraCredentials {
@@ -47,8 +66,21 @@ export interface JiraCredentials {
   apiToken: string;
 }
 
-/** Options of {@link JiraClient}. */
-export interface JiraClientOptions extends JiraCredentials {
+/**
+ * An OAuth 2.0 (3LO) app's access token, sent as `Authorization: Bearer`. Only Connect and OAuth 2.0 apps may make the
+ * dynamic webhook calls ({@link JiraClient.registerDynamicWebhooks} and the others); such an app calls through
+ * Atlassian's gateway, `https://api.atlassian.com/ex/jira/<cloud id>`. The token expires (an hour for 3LO): the app
+ * refreshes it and makes a new client.
+ */
+export interface JiraAccessToken {
+  accessToken: string;
+}
+
+/** Options of {@link JiraClient}: the site, who signs in (an account's API token, or an app's access token), limits. */
+export type JiraClientOptions = JiraClientSettings & (JiraCredentials | JiraAccessToken);
+
+/** What {@link JiraClientOptions} sets besides who signs in. */
+export interface JiraClientSettings {
   /** The site, such as `https://your-domain.atlassian.net`. A path after the host is kept as a prefix. */
   baseUrl: string;
   /**
@@ -105,6 +137,7 @@ const SEARCH_PAGE_SIZE = 100;
 const MAX_SEARCH_PAGE_SIZE = 5000;
 const APPROVALS_PAGE_SIZE = 50;
 const SEARCH_PATH = '/rest/api/3/search/jql';
+const DYNAMIC_WEBHOOKS_PAGE_SIZE = 100;
 
 /** A typed client of the Jira Cloud calls the connector needs. */
 export class JiraClient {
@@ -119,14 +152,15 @@ export class JiraClient {
   constructor(options: JiraClientOptions) {
     const {
       baseUrl,
-      email,
-      apiToken,
       timeoutMs = DEFAULT_TIMEOUT_MS,
       rateLimitRetries = DEFAULT_RATE_LIMIT_RETRIES,
       rateLimitWaitMs = DEFAULT_RATE_LIMIT_WAIT_MS,
     } = options ?? {};
     this.#base = orThrow('baseUrl', checkBaseUrl(baseUrl));
-    this.#authorization = basicAuthorization({ email, apiToken });
+    this.#authorization =
+      options !== undefined && options !== null && 'accessToken' in options
+        ? bearerAuthorization(options.accessToken)
+        : basicAuthorization(options ?? {});
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
       throw new JiraArgumentError(
         `timeoutMs must be a whole number of milliseconds from 1, got ${String(timeoutMs)}`,
@@ -353,6 +387,138 @@ export class JiraClient {
     return await this.#call('POST', path, {}, JiraComment, options.signal, comment);
   }
 
+  /**
+   * `POST /rest/webhooks/1.0/webhook`: registers an admin webhook, which only a Jira administrator may (others get
+   * `403`). It does not expire. With a `secret`, Jira signs each delivery (`X-Hub-Signature`). See `webhooks.ts`.
+   */
+  async registerAdminWebhook(input: AdminWebhookInput, options: CallOptions = {}): Promise<AdminWebhook> {
+    const body = adminWebhookBody(input);
+    const answer = await this.#call('POST', ADMIN_WEBHOOKS_PATH, {}, JiraAdminWebhook, options.signal, body);
+    return this.#adminWebhook(answer, 'POST', ADMIN_WEBHOOKS_PATH);
+  }
+
+  /** `GET /rest/webhooks/1.0/webhook`: every admin webhook of the site (an administrator's call). */
+  async listAdminWebhooks(options: CallOptions = {}): Promise<AdminWebhook[]> {
+    const answer = await this.#call('GET', ADMIN_WEBHOOKS_PATH, {}, JiraAdminWebhooks, options.signal);
+    return answer.map((webhook) => this.#adminWebhook(webhook, 'GET', ADMIN_WEBHOOKS_PATH));
+  }
+
+  /** `GET /rest/webhooks/1.0/webhook/{id}`: one admin webhook; `undefined` when Jira answers `404` (it is gone). */
+  async getAdminWebhook(webhookId: string, options: CallOptions = {}): Promise<AdminWebhook | undefined> {
+    const path = `${ADMIN_WEBHOOKS_PATH}/${checkedAdminWebhookId(webhookId)}`;
+    try {
+      const answer = await this.#call('GET', path, {}, JiraAdminWebhook, options.signal);
+      return this.#adminWebhook(answer, 'GET', path);
+    } catch (error) {
+      if (error instanceof JiraHttpError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * `PUT /rest/webhooks/1.0/webhook/{id}`: sets the admin webhook's name, URL, events, filter and secret again,
+   * as {@link registerAdminWebhook} takes them. Jira keeps the secret it has when none is sent.
+   */
+  async updateAdminWebhook(
+    webhookId: string,
+    input: AdminWebhookInput,
+    options: CallOptions = {},
+  ): Promise<AdminWebhook> {
+    const path = `${ADMIN_WEBHOOKS_PATH}/${checkedAdminWebhookId(webhookId)}`;
+    const answer = await this.#call(
+      'PUT',
+      path,
+      {},
+      JiraAdminWebhook,
+      options.signal,
+      adminWebhookBody(input),
+    );
+    return this.#adminWebhook(answer, 'PUT', path);
+  }
+
+  /** `DELETE /rest/webhooks/1.0/webhook/{id}`; `false` when Jira answers `404` (it was gone already). */
+  async deleteAdminWebhook(webhookId: string, options: CallOptions = {}): Promise<boolean> {
+    const path = `${ADMIN_WEBHOOKS_PATH}/${checkedAdminWebhookId(webhookId)}`;
+    try {
+      await this.#call('DELETE', path, {}, z.unknown(), options.signal);
+      return true;
+    } catch (error) {
+      if (error instanceof JiraHttpError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * `POST /rest/api/3/webhook`: registers dynamic webhooks, all delivering to `url` (one URL per app). Only Connect
+   * and OAuth 2.0 apps may (a client with an {@link JiraAccessToken}); an account's API token gets `403`. Each
+   * result says what Jira made of the webhook at the same place: its id, or the `errors` Jira answered inside its
+   * `200` (a JQL filter it does not support, say). They expire 30 days on: {@link refreshDynamicWebhooks}.
+   */
+  async registerDynamicWebhooks(
+    url: string,
+    webhooks: readonly DynamicWebhookInput[],
+    options: CallOptions = {},
+  ): Promise<DynamicWebhookResult[]> {
+    const body = dynamicWebhooksBody(url, webhooks);
+    const answer = await this.#call(
+      'POST',
+      DYNAMIC_WEBHOOKS_PATH,
+      {},
+      JiraRegisteredWebhooks,
+      options.signal,
+      body,
+    );
+    return answer.webhookRegistrationResult.map(({ createdWebhookId, errors }) =>
+      createdWebhookId === undefined
+        ? { ok: false, errors: errors ?? ['Jira registered no webhook and said nothing of why'] }
+        : { ok: true, id: createdWebhookId },
+    );
+  }
+
+  /** `GET /rest/api/3/webhook`, every page: the dynamic webhooks the calling app registered. */
+  async *listDynamicWebhooks(options: CallOptions = {}): AsyncIterable<DynamicWebhook> {
+    let startAt = 0;
+    for (;;) {
+      const params = { startAt: String(startAt), maxResults: String(DYNAMIC_WEBHOOKS_PAGE_SIZE) };
+      const page = await this.#call(
+        'GET',
+        DYNAMIC_WEBHOOKS_PATH,
+        params,
+        JiraDynamicWebhookPage,
+        options.signal,
+      );
+      for (const { id, events, jqlFilter, url, expirationDate } of page.values) {
+        yield { id, events, jqlFilter, url, expiresAt: expirationDate };
+      }
+      if (page.isLast !== false || page.values.length === 0) return;
+      startAt += page.values.length;
+    }
+  }
+
+  /**
+   * `PUT /rest/api/3/webhook/refresh`: extends the life of these dynamic webhooks, which expire 30 days after they
+   * were registered or last refreshed. Returns when they now expire. Jira ignores an id it does not know, or of
+   * another app: {@link listDynamicWebhooks} tells which are still there.
+   */
+  async refreshDynamicWebhooks(webhookIds: readonly number[], options: CallOptions = {}): Promise<Date> {
+    const body = webhookIdsBody(webhookIds);
+    const path = `${DYNAMIC_WEBHOOKS_PATH}/refresh`;
+    const answer = await this.#call('PUT', path, {}, JiraWebhooksExpiration, options.signal, body);
+    return answer.expirationDate;
+  }
+
+  /** `DELETE /rest/api/3/webhook`: removes these dynamic webhooks of the calling app (others' ids are ignored). */
+  async deleteDynamicWebhooks(webhookIds: readonly number[], options: CallOptions = {}): Promise<void> {
+    const body = webhookIdsBody(webhookIds);
+    await this.#call('DELETE', DYNAMIC_WEBHOOKS_PATH, {}, z.unknown(), options.signal, body);
+  }
+
+  #adminWebhook(webhook: z.infer<typeof JiraAdminWebhook>, method: string, path: string): AdminWebhook {
+    const read = adminWebhookOf(webhook);
+    if (read === undefined) throw new JiraResponseError({ method, path }, 'a webhook whose self names no id');
+    return read;
+  }
+
   async #accountTimeZone(signal: AbortSignal | undefined): Promise<string | undefined> {
     this.#timeZone ??= this.myself({ signal }).then(
       (account) => account.timeZone ?? null,
@@ -369,7 +535,7 @@ export class JiraClient {
    * within `rateLimitRetries` and `rateLimitWaitMs` (measured on the monotonic clock).
    */
   async #call<Schema extends z.ZodType>(
-    method: 'GET' | 'POST',
+    method: HttpMethod,
     path: string,
     params: Record<string, string | readonly string[] | undefined>,
     schema: Schema,
@@ -389,7 +555,7 @@ export class JiraClient {
   }
 
   async #send<Schema extends z.ZodType>(
-    method: 'GET' | 'POST',
+    method: HttpMethod,
     path: string,
     params: Record<string, string | readonly string[] | undefined>,
     schema: Schema,
@@ -439,23 +605,37 @@ export class JiraClient {
     if (status < 200 || status > 299) {
       throw new JiraHttpError(target, status, errorMessagesOf(text), parseRetryAfter(retryAfter, Date.now()));
     }
+    // `202 Accepted` and `204 No Content` carry no body, which the schema of such a call expects.
+    if (text === '' && (status === 202 || status === 204)) return schemaOf(schema, undefined, status, target);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
       throw new JiraResponseError(target, `${status} with a body that is not JSON`);
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue === undefined || issue.path.length === 0 ? 'the body' : issue.path.join('.');
-      throw new JiraResponseError(
-        target,
-        `${status} with an unexpected body: ${where}: ${issue?.message ?? ''}`,
-      );
-    }
-    return parsed.data;
+    return schemaOf(schema, json, status, target);
   }
+}
+
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** The answer's body as `schema` reads it, or a {@link JiraResponseError} saying where it is not what it should be. */
+function schemaOf<Schema extends z.ZodType>(
+  schema: Schema,
+  json: unknown,
+  status: number,
+  target: { method: string; path: string },
+): z.output<Schema> {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? 'the body' : issue.path.join('.');
+    throw new JiraResponseError(
+      target,
+      `${status} with an unexpected body: ${where}: ${issue?.message ?? ''}`,
+    );
+  }
+  return parsed.data;
 }
 
 /** How long Jira asked to wait before a read is sent again: a `429`'s, or a `503`'s with `Retry-After`. */
@@ -607,6 +787,17 @@ export function checkApiToken(apiToken: unknown): Checked<string> {
     };
   }
   return { ok: true, value: apiToken };
+}
+
+function bearerAuthorization(accessToken: unknown): string {
+  if (typeof accessToken !== 'string' || !/^[\x21-\x7e]+$/.test(accessToken)) {
+    throw new JiraArgumentError(
+      `accessToken must be a non-empty token of printable characters without spaces, got ${
+        typeof accessToken === 'string' ? 'another string' : typeof accessToken
+      }`,
+    );
+  }
+  return `Bearer ${accessToken}`;
 }
 
 function basicAuthorization({ email, apiToken }: Partial<JiraCredentials>): string {

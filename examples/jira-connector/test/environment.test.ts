@@ -43,7 +43,14 @@ describe('readEnvironment', () => {
       apiToken: 'ATATT-sync-token',
       jql: 'project = ITSM',
       requestTypes: ['10', '11'],
+      webhook: 'manual',
     });
+  });
+
+  it('registers the webhook with JIRA_WEBHOOK=register, leaves it to an administrator otherwise, and refuses another value', () => {
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: 'register' }).webhook).toBe('register');
+    expect(readEnvironment({ ...JIRA, JIRA_WEBHOOK: '' }).webhook).toBe('manual');
+    expect(paths(refusal({ ...JIRA, JIRA_WEBHOOK: 'dynamic' }))).toEqual(['JIRA_WEBHOOK']);
   });
 
   it('reports every missing variable at once, an empty one counting as unset', () => {

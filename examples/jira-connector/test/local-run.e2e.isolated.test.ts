@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +15,9 @@ import build from '../src/connector.js';
 
 // The connector on one machine, as the README runs it: the simulated Jira (`npm run simulator`), the reference
 // backend seeded with simulator/service-seed.json (`npm run service`), and the worker the default export builds,
-// configured by .env.example as copied (its user mappings' token and system are the seed's), but for the service's
-// URL and the connector's token, which the seeded service prints.
+// configured by .env.example as copied (its user mappings' token and system are the seed's; its push ingress, to
+// which the connector registers its webhook in the simulated Jira), but for the service's URL and the connector's
+// token, which the seeded service prints, and the ports, free ones here.
 const seedFile = fileURLToPath(new URL('../simulator/service-seed.json', import.meta.url));
 const seed = parseSeed(JSON.parse(readFileSync(seedFile, 'utf8')));
 const organization = seed.organizations[0]!;
@@ -41,6 +43,15 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** A console API answer, as the console page reads it after signing in with the admin token. */
 async function consoleGet<T>(path: string): Promise<T> {
   const session = await fetch(`${backend.url}/console/api/session`, {
@@ -57,6 +68,7 @@ async function consoleGet<T>(path: string): Promise<T> {
 
 it('syncs the simulated Jira, maps its approvers, and carries out there a task created in the service', async () => {
   const signals = new EventEmitter();
+  const pushPort = await freePort();
   const exitCode = runWorker(build, {
     env: {
       ...example,
@@ -64,6 +76,8 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
       APPROVAL_CONNECTOR_TOKEN: system.connectorTokens[0],
       JIRA_BASE_URL: simulator.url,
       OPERATIONS_PORT: '',
+      PUSH_PORT: String(pushPort),
+      PUSH_PUBLIC_URL: `http://127.0.0.1:${pushPort}/push`,
       CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
       LOG_LEVEL: 'silent',
     },
@@ -113,6 +127,32 @@ it('syncs the simulated Jira, maps its approvers, and carries out there a task c
   });
   expect(simulator.decisions({ via: 'api' })).toMatchObject([
     { issueKey: request.key, approvalId: approval.id, accountId, decision: 'approved' },
+  ]);
+
+  // A decision taken in Jira itself shows within seconds, long before the next sync run (a minute after the first):
+  // Jira delivers it to the webhook the connector registered.
+  const other = simulator
+    .requests()
+    .find(
+      ({ approvals }) => approvals[0]?.finalDecision === 'pending' && approvals[0].approvers.length === 1,
+    )!;
+  const approver = other.approvals[0]!.approvers[0]!.accountId;
+  const decided = sourceApprovalId({
+    issueId: other.id,
+    approvalId: other.approvals[0]!.id,
+    accountId: approver,
+  });
+  simulator.decideInSource(other.key, other.approvals[0]!.id, approver, 'declined');
+  await vi.waitFor(
+    () => expect(backend.listApprovals(system.id!).find(({ id }) => id === decided)?.resolved).toBe(true),
+    { timeout: 10_000 },
+  );
+  // The answer the task gave in Jira was delivered too: each change of a request is.
+  expect(
+    simulator.deliveries().map(({ issueKey, outcome, webhook }) => [issueKey, outcome, webhook.kind]),
+  ).toEqual([
+    [request.key, 'delivered', 'admin'],
+    [other.key, 'delivered', 'admin'],
   ]);
   signals.emit('SIGTERM', 'SIGTERM');
   expect(await exitCode).toBe(0);

@@ -35,13 +35,13 @@ export class MockJira {
    * (sent as HTML unless it is a JSON object) or a value sent as JSON.
    */
   answer(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     pathname: string,
     status: number,
     body: unknown,
     headers: Record<string, string> = {},
   ): void {
-    const data = typeof body === 'string' ? body : JSON.stringify(body);
+    const data = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     const type =
       typeof body === 'string' && !body.startsWith('{') ? 'text/html;charset=UTF-8' : 'application/json';
     nock(BASE)

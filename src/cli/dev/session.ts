@@ -4,10 +4,9 @@
  * line per connector kept below them.
  * @module
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { parseEnv } from 'node:util';
+import { dirname, resolve } from 'node:path';
 import pino, { type LevelWithSilent } from 'pino';
 import { z } from 'zod';
 import type { ReferenceBackend, SeedInput } from '../../backend/index.js';
@@ -29,6 +28,7 @@ import { type LogFormat, LogPrinter } from './logs.js';
 import { DevOutput, type DevStream } from './output.js';
 import { hasBuildScript } from './rebuild.js';
 import { type ConnectorStatus, renderStatusLine } from './status.js';
+import { workerEnvironment } from './worker-env.js';
 
 /** A connector of the local loop: a project folder whose build gives a connector module. */
 export interface DevConnector {
@@ -128,6 +128,11 @@ export interface DevSessionConnector {
   tenant: ConnectorTenant;
   /** The worker's operations endpoints (`/healthz`, `/readyz`, `/metrics`), the same port across restarts. */
   operationsUrl: string;
+  /**
+   * The worker's push ingress, where a source on this machine delivers (`PUSH_PUBLIC_URL`), the same port across
+   * restarts: open when its connector declares a push path.
+   */
+  pushUrl: string;
 }
 
 /** A running local loop. */
@@ -231,6 +236,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         module: spec.module,
         tenant: tenants[index]!,
         operationsUrl: `http://127.0.0.1:${await freePort()}`,
+        pushUrl: `http://127.0.0.1:${await freePort()}/push`,
       })),
     );
   } catch (error) {
@@ -330,40 +336,6 @@ function startLoops(
   return { boards, loops, unwatch };
 }
 
-/**
- * The worker's environment: the loop's, what the project's `.env` adds (a variable already set wins, as with
- * `node --env-file`), the connector's own variables, then the service, the token and the operations port of the loop.
- */
-function workerEnvironment(
-  connector: DevSessionConnector,
-  own: Readonly<Record<string, string>>,
-  serviceUrl: string,
-  env: Readonly<Record<string, string>>,
-): NodeJS.ProcessEnv {
-  const dotenv = join(connector.project, '.env');
-  const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
-    ? parseEnv(readFileSync(dotenv, 'utf8'))
-    : {};
-  const merged = { ...fromFile, ...env, ...own };
-  // User mappings asked for (a management token set, as the Jira template's .env does for `npm run service`) go to
-  // the loop's own organization and system: another service's token and system mean nothing to this backend.
-  const managementToken = connector.tenant.organization?.managementToken;
-  const mappings =
-    merged.APPROVAL_MANAGEMENT_TOKEN && managementToken !== undefined
-      ? { APPROVAL_MANAGEMENT_TOKEN: managementToken, APPROVAL_SYSTEM_ID: connector.tenant.system.id }
-      : {};
-  return {
-    ...merged,
-    ...mappings,
-    APPROVAL_SERVICE_URL: serviceUrl,
-    APPROVAL_CONNECTOR_TOKEN: connector.tenant.connectorToken,
-    OPERATIONS_PORT: new URL(connector.operationsUrl).port,
-    OPERATIONS_HOST: '127.0.0.1',
-    // The loop reads the worker's lines, and prints them itself.
-    LOG_FORMAT: 'json',
-  };
-}
-
 function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
@@ -379,7 +351,7 @@ function banner(
 ): string {
   const consoleLink = backend.createConsoleLink();
   const lines = ['', ...backendBanner(backend, { ...backendOptions, consoleLink })];
-  for (const { name, project, module, tenant, operationsUrl } of connectors) {
+  for (const { name, project, module, tenant, operationsUrl, pushUrl } of connectors) {
     const { system, organization, approvers } = tenant;
     lines.push(
       '',
@@ -398,12 +370,16 @@ function banner(
         `  approvers:         ${approvers.map(({ systemUserId, name: person }) => `${systemUserId} (${person})`).join(', ')}`,
       );
     }
-    if (connectors.length === 1)
+    if (connectors.length === 1) {
       lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
+      lines.push(`  push ingress:      ${pushUrl} (with a push path)`);
+    }
   }
   if (connectors.length > 1) {
     const urls = connectors.map(({ name, operationsUrl }) => `${name} ${operationsUrl}`).join(', ');
     lines.push(`Operations endpoints (/metrics, /healthz, /readyz): ${urls}`);
+    const pushUrls = connectors.map(({ name, pushUrl }) => `${name} ${pushUrl}`).join(', ');
+    lines.push(`Push ingresses (of a connector with a push path): ${pushUrls}`);
   }
   if (notes.length > 0) lines.push('', ...notes);
   // The banner's last lines say again what the first ones say of where to go: on a screen shorter than the banner
@@ -419,7 +395,7 @@ function banner(
   return lines.join('\n');
 }
 
-/** A port free now on 127.0.0.1, kept for a worker's operations endpoints across its restarts. */
+/** A port free now on 127.0.0.1, kept for a worker's operations endpoints (or push ingress) across its restarts. */
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();

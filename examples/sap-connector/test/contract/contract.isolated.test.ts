@@ -28,6 +28,11 @@ interface Metadata {
     string,
     { httpMethod: string; returnType: string; parameters: { name: string; type: string }[] }
   >;
+  /** SAP Gateway's subscription and notification flow, as the service declares it. */
+  subscriptions: {
+    entitySets: Record<string, string>;
+    entityTypes: Record<string, { key: string[]; properties: Property[] }>;
+  };
 }
 
 interface Exchange {
@@ -382,6 +387,30 @@ describe("the SAP client and simulator against SAP's $metadata of TASKPROCESSING
     expect(
       problemsOf({ ...decision, query: new URLSearchParams({ SAP__Origin: 'LOCAL' }) }).join(),
     ).toContain('not an OData string literal');
+  });
+
+  it("declares SAP Gateway's subscriptions, whose notification names no task: why the example stays on the schedule", () => {
+    const { entitySets, entityTypes } = metadata.subscriptions;
+    const task = metadata.entityTypes.Task!;
+    const notification = entityTypes.Notification!.properties.map(({ name }) => name);
+
+    expect(entitySets).toEqual({
+      SubscriptionCollection: 'TASKPROCESSING.Subscription',
+      NotificationCollection: 'TASKPROCESSING.Notification',
+    });
+    expect(notification).toEqual([
+      'SAP__Origin',
+      'ID',
+      'collection',
+      'title',
+      'updated',
+      'changeType',
+      'entriesOfInterest',
+      'recipient',
+    ]);
+    // Its SAP__Origin is the notification's own (half of its key): nothing names the task that changed.
+    expect(entityTypes.Notification!.key).toEqual(['SAP__Origin', 'ID']);
+    expect(notification).not.toContain(task.key[1]);
   });
 
   it('keeps where $metadata comes from', () => {
