@@ -371,8 +371,8 @@ function banner(
       );
     }
     if (connectors.length === 1) {
-      lines.push(`  operations:        ${operationsUrl}/metrics, /healthz, /readyz`);
-      lines.push(`  push ingress:      ${pushUrl} (with a push path)`);
+      // One line for both, so that the banner of one connector still fits a screen of 24 lines with the status line.
+      lines.push(`  operations:        ${operationsUrl}, push ${pushUrl}`);
     }
   }
   if (connectors.length > 1) {

@@ -95,7 +95,7 @@ export function startDev(project: string, args: readonly string[] = [], env: Rec
       connectorToken: field(/connector token: +(\S+)/),
       managementToken: field(/management token: +(\S+)/),
       systemId: field(/system: +\S+ \(([^)]+)\)/),
-      operationsUrl: field(/operations: +(http:\/\/[^/\s]+)/),
+      operationsUrl: field(/operations: +(http:\/\/[^/\s,]+)/),
     };
   };
   const handle: DevProcess = {
