@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TestHarness } from '../../src/testing/index.js';
@@ -129,7 +130,7 @@ describe('a delivery that cannot be trusted or read', () => {
     };
     const chunked = await request(url, {
       method: 'POST',
-      body: chunks(),
+      body: Readable.from(chunks()),
       headers: large.headers,
       reset: true,
     });
