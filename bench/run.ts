@@ -9,18 +9,22 @@
  * grossly, not a measurement); `--only=<group,...>` runs some of the groups (see {@link GROUPS}).
  *
  * A full run (neither flag) also writes `bench/RESULTS.md`: the table with the date, the commit, the machine and the
- * Node version it was measured with. docs/benchmarks.md quotes figures from that file only.
+ * Node version it was measured with. The `push` group's rows are a section of their own in that file, with their own
+ * date and commit: a run of that group alone (`--only=push`, without `--quick`) rewrites that section and leaves the
+ * rest. docs/benchmarks.md quotes figures from that file only.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, type as osType, release, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { connectorOptionsSchema } from '../src/worker/core/connector-options.js';
 import { benchBackend } from './backend.js';
 import { benchClient } from './client-keepalive.js';
 import { benchIdleWorker } from './idle-worker.js';
 import { benchMemory } from './memory-flatness.js';
 import { benchPeakRss } from './peak-rss.js';
+import { benchPushLatency } from './push-latency.js';
 import { collectGarbage } from './support/heap.js';
 import { runSync } from './support/sync.js';
 import { type Row, renderMarkdownTable, renderTable } from './support/table.js';
@@ -42,6 +46,7 @@ const GROUPS = [
   'idle',
   'workers',
   'tracing',
+  'push',
 ] as const;
 type Group = (typeof GROUPS)[number];
 
@@ -200,22 +205,51 @@ async function main(): Promise<void> {
     );
   }
 
+  const pushRows: Row[] = [];
+  if (runs('push')) {
+    const { schedule } = connectorOptionsSchema.shape.sync.parse({});
+    pushRows.push(
+      ...(await benchPushLatency({
+        scenarios: [
+          { rate: 1, changes: quick ? 3 : 120 },
+          { rate: 10, changes: quick ? 20 : 600 },
+          { rate: 100, changes: quick ? 200 : 6_000 },
+        ],
+        // The kit's default schedule (a minute), which is what a source without push waits for.
+        scheduleMs: quick ? 1_000 : Number(schedule),
+        requests: 1_000,
+      })),
+    );
+  }
+
   console.log();
-  console.log(renderTable(rows));
+  console.log(renderTable([...rows, ...pushRows]));
   console.log();
   const seconds = (performance.now() - started) / 1000;
   console.log(`Done in ${seconds.toFixed(0)} s.`);
-  if (!quick && flags.only === undefined) {
-    writeResults(rows, { startedAt, seconds, loadBefore, gc });
+  if (quick) return;
+  const run = { startedAt, seconds, loadBefore, gc };
+  if (flags.only === undefined) {
+    writeResults(rows, pushRows, run);
     console.log('Wrote bench/RESULTS.md.');
+  } else if (only.size === 1 && runs('push')) {
+    writePushSection(pushRows, run);
+    console.log('Wrote the push section of bench/RESULTS.md.');
   }
 }
 
-/** Writes the run to `bench/RESULTS.md`, with what a reader needs to judge it: when, which code, on what. */
-function writeResults(
-  rows: readonly Row[],
-  run: { startedAt: Date; seconds: number; loadBefore: number; gc: boolean },
-): void {
+interface RunFacts {
+  startedAt: Date;
+  seconds: number;
+  loadBefore: number;
+  gc: boolean;
+}
+
+const RESULTS = new URL('./RESULTS.md', import.meta.url);
+const PUSH_HEADING = '## Push latency';
+
+/** What a reader needs to judge a run: when, which code, on what, and how busy the machine was. */
+function runFacts(run: RunFacts): string {
   const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
   const commit = git('rev-parse', '--short=12', 'HEAD');
   // The files changed since the commit, which the run measured too.
@@ -227,12 +261,7 @@ function writeResults(
   // The load at the end counts the benchmark's own last processes (four workers and a backend), so only the load
   // before it started says whether other work shared the machine.
   const shared = run.loadBefore > availableParallelism();
-  const text = `# Benchmark results
-
-Written by \`npm run bench\` (a full run); docs/benchmarks.md says what each row measures. Ratios are taken within this
-one run; raw rates depend on the machine and on what else it was doing.
-
-- Date: ${run.startedAt.toISOString().slice(0, 10)} (started ${run.startedAt.toISOString()}, took ${run.seconds.toFixed(0)} s)
+  return `- Date: ${run.startedAt.toISOString().slice(0, 10)} (started ${run.startedAt.toISOString()}, took ${run.seconds.toFixed(0)} s)
 - Commit: ${commit}${dirty.length > 0 ? ` with uncommitted changes to ${dirty.join(', ')}` : ''}
 - Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}
 - Node: ${process.version}, --expose-gc ${run.gc ? 'on' : 'off'}
@@ -241,11 +270,42 @@ one run; raw rates depend on the machine and on what else it was doing.
       ? `
 - The machine was shared: other work had its load above its ${availableParallelism()} cores when the run started, so the raw rates are low and the ratios noisier than on a quiet machine`
       : ''
-  }
+  }`;
+}
+
+/** The push group's section of `bench/RESULTS.md`: its own facts, since it may be measured apart. */
+function pushSection(rows: readonly Row[], run: RunFacts): string {
+  return `${PUSH_HEADING}
+
+Written by \`npm run bench\` (a full run) or \`npm run bench -- --only=push\`, which rewrites this section alone.
+
+${runFacts(run)}
 
 ${renderMarkdownTable(rows)}
 `;
-  writeFileSync(new URL('./RESULTS.md', import.meta.url), text);
+}
+
+/** Writes the run to `bench/RESULTS.md`. */
+function writeResults(rows: readonly Row[], pushRows: readonly Row[], run: RunFacts): void {
+  const text = `# Benchmark results
+
+Written by \`npm run bench\` (a full run); docs/benchmarks.md says what each row measures. Ratios are taken within this
+one run; raw rates depend on the machine and on what else it was doing.
+
+${runFacts(run)}
+
+${renderMarkdownTable(rows)}
+
+${pushSection(pushRows, run)}`;
+  writeFileSync(RESULTS, text);
+}
+
+/** Rewrites the push section of `bench/RESULTS.md`, and leaves the rest as the last full run wrote it. */
+function writePushSection(rows: readonly Row[], run: RunFacts): void {
+  const text = readFileSync(RESULTS, 'utf8');
+  const at = text.indexOf(`\n${PUSH_HEADING}\n`);
+  const before = `${(at === -1 ? text : text.slice(0, at)).trimEnd()}\n`;
+  writeFileSync(RESULTS, `${before}\n${pushSection(rows, run)}`);
 }
 
 main().catch((error: unknown) => {

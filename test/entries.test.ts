@@ -306,6 +306,8 @@ describe('the names of each entry', () => {
       'type FailureScope',
       'formatReport',
       'type NewSourceRequest',
+      'type PushDriver',
+      'type PushTarget',
       'type RestoreSource',
       'runConformance',
       'SOURCE_OPERATIONS',

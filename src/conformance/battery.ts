@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import { type ReferenceBackendOptions, startReferenceBackend } from '../backend/index.js';
 import { type Check, CheckEnvironment, type Declared, declarationsOf } from './check.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
+import { pushChecks } from './push-checks.js';
 import { registrationChecks } from './registration-checks.js';
 import {
   CheckErrored,
@@ -42,7 +43,7 @@ export interface ConformanceOptions {
 }
 
 /** Every check of the battery, in the order they run and are reported. */
-export const CHECKS: readonly Check[] = [...registrationChecks, ...syncChecks, ...taskChecks];
+export const CHECKS: readonly Check[] = [...registrationChecks, ...syncChecks, ...pushChecks, ...taskChecks];
 
 /** The names of the battery's checks. */
 export const CHECK_NAMES: readonly string[] = CHECKS.map((check) => check.name);

@@ -42,6 +42,9 @@ export interface Declared {
   ordered: boolean;
   taskTypes: string[];
   lookup: boolean;
+  /** Whether the source declares a push path, and whether that path registers its webhook itself. */
+  push: boolean;
+  webhook: boolean;
   authRequired: boolean;
   uiTemplates: readonly UiTemplateWrite[];
 }
@@ -54,6 +57,8 @@ export function declarationsOf(connector: Connector<object>): Declared {
     ordered: orderedIn(source),
     taskTypes: Object.keys(connector.tasks),
     lookup: source.lookup !== undefined,
+    push: source.push !== undefined,
+    webhook: source.push?.webhook !== undefined,
     authRequired: connector.authRequired,
     uiTemplates: connector.uiTemplates,
   };
@@ -166,3 +171,6 @@ export async function expectRun(
     throw new ConformanceFailure(`${what} to succeed`, `it failed: ${messageOf(error)}`);
   }
 }
+
+/** Gives the machine's clock a tick, so that what happens next is stamped later than what happened before. */
+export const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2));

@@ -90,6 +90,48 @@ export interface FailureScope {
 /** Undoes what {@link SourceDriver.fail} did: the source answers normally again. */
 export type RestoreSource = () => void | Promise<void>;
 
+/** Where {@link PushDriver.deliverTo} sends the source's deliveries, and what it signs them with. */
+export interface PushTarget {
+  /** The address the source is to post its deliveries to: the battery's, which holds them for the check. */
+  url: string;
+  /** The webhook secret the source is to sign them with: the worker is given the same one (`push.secret`). */
+  secret: string;
+}
+
+/**
+ * The source's push, for the push checks (`push.*`): the driver makes its test double deliver events as the source
+ * does, over HTTP, byte for byte, signed. The battery stands between the source and the worker: it receives every
+ * delivery, answers it at once, and passes it on to the worker's push ingress as a check needs: once, three times,
+ * out of order, never, or forged.
+ *
+ * @example
+ * <!-- example: fragment, because it sketches a driver over a source of the reader's own -->
+ * ```ts
+ * const driver: SourceDriver = {
+ *   // ...create, change, resolve, holds, as above
+ *   push: {
+ *     deliverTo: ({ url, secret }) => source.webhooks.send({ url, secret }),
+ *     sent: () => source.webhooks.idle(),
+ *   },
+ * };
+ * ```
+ */
+export interface PushDriver {
+  /**
+   * Makes the source deliver an event for every change made from now on (a request created, changed, resolved,
+   * deleted) to `target.url`, as a `POST` with the body and headers the source sends, signed with `target.secret`
+   * as the source signs. Called once per driver, before the worker starts. A connector that registers its webhook
+   * itself (`push({ webhook })`) registers it for the same address (the worker's `push.publicUrl`), with the same
+   * secret: a source that learns both that way may do nothing here.
+   */
+  deliverTo(target: PushTarget): void | Promise<void>;
+  /**
+   * Resolves once the source has sent every delivery of the changes made so far, and had each answered: the
+   * battery then knows which deliveries a change made.
+   */
+  sent(): void | Promise<void>;
+}
+
 /**
  * The author's handle on their test double of the source system, for the conformance battery. The battery creates
  * a fresh driver (and source) for each check and each generated run, changes the source through it, and compares
@@ -184,6 +226,11 @@ export interface SourceDriver {
    * reconciliation checks turn it on: a connector that takes a short page for the last one must fail them.
    */
   shortPages?(enabled: boolean): void;
+  /**
+   * Makes the source deliver its events, as it does to a connector's push path: the push checks (`push.*`) need it,
+   * for a connector that declares one. Without it they are skipped.
+   */
+  push?: PushDriver;
   /**
    * Releases what the driver holds, such as a simulator's server: called once the battery is done with the driver
    * (at the end of each check and generated run), after the workers reading its source have stopped.

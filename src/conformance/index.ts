@@ -36,6 +36,8 @@ export {
   type ExpectedApproval,
   type FailureScope,
   type NewSourceRequest,
+  type PushDriver,
+  type PushTarget,
   type RestoreSource,
   SOURCE_OPERATIONS,
   type SourceDriver,

@@ -84,6 +84,8 @@ export class Stage<D extends SourceDriver = SourceDriver> {
   readonly created = new Set<string>();
   readonly #closing: Promise<unknown>[] = [];
   readonly #wires: Wire[] = [];
+  /** What a check opened for this stage besides its workers and wires: closed after the driver. */
+  readonly #owned: { close(): Promise<void> }[] = [];
   readonly #workers: StagedWorker[] = [];
   #approverTurn = 0;
   /** The latest `lastModified` of a request deleted from the source, in milliseconds. */
@@ -173,6 +175,8 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     const overrides = settings.options ?? {};
     const options = this.harness.connectorOptions({
       poller: { enabled: false },
+      // Only a push check delivers anything; for the others a push path is an ingress nobody calls.
+      push: false,
       ...(settings.crash === undefined ? {} : { shutdown: QUICK_SHUTDOWN }),
       ...overrides,
       sync: { sourceRetry: QUICK_SOURCE_RETRY, ...overrides.sync },
@@ -253,12 +257,19 @@ export class Stage<D extends SourceDriver = SourceDriver> {
     }
   }
 
+  /** Closes `resource` with the stage, after its workers, its wires and the driver. */
+  own<R extends { close(): Promise<void> }>(resource: R): R {
+    this.#owned.push(resource);
+    return resource;
+  }
+
   /** Stops every worker still running (a stop is idempotent), then closes the wires. */
   async close(): Promise<void> {
     await Promise.all(this.#workers.map((staged) => staged.worker.stop().catch(() => {})));
     await Promise.all(this.#closing);
     await Promise.all(this.#wires.map((wire) => wire.close()));
     await this.driver.close?.();
+    await Promise.all(this.#owned.map((resource) => resource.close()));
   }
 }
 

@@ -36,8 +36,8 @@ function driverError(member: string, error: unknown): unknown {
   return isVerdict(error) ? error : new CheckErrored(`the driver's ${member}() threw: ${messageOf(error)}`);
 }
 
-/** Calls `call`, turning what it throws, or rejects with, into the driver's error. */
-function labelled(member: string, call: () => unknown): unknown {
+/** Calls `call`, turning what it throws, or rejects with, into the driver's error, named `member`. */
+export function labelled(member: string, call: () => unknown): unknown {
   let result: unknown;
   try {
     result = call();

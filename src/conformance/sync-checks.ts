@@ -2,7 +2,7 @@
  * The sync checks: what the service holds after sync runs, crashes and restarts, against what the source holds.
  * @module
  */
-import { type Check, type CheckEnvironment, expectRun, requires } from './check.js';
+import { type Check, type CheckEnvironment, expectRun, requires, tick } from './check.js';
 import { CursorWatch } from './cursor-watch.js';
 import { failedRunCheck } from './failed-run.js';
 import { sigkillCheck } from './process-check.js';
@@ -73,9 +73,6 @@ async function resolvedAndDeletedAfterASync(environment: CheckEnvironment, stage
   if (stage.driver.delete === undefined) return;
   for (const index of [1, middle + 1, size - 2]) await stage.delete(ids[index] ?? '');
 }
-
-/** Gives the machine's clock a tick, so that what happens next is stamped later than what happened before. */
-const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
 
 export const syncChecks: Check[] = [
   {

@@ -53,6 +53,25 @@ it('runs every check for a driver that can do everything a check needs, and says
   ]);
 }, 60_000);
 
+it('skips the push checks, saying why, for a connector without a push path or a driver that cannot deliver', async () => {
+  const withoutPush = await runConformance(incrementalSubjectWith({ push: false }), {
+    seed: 1,
+    only: ['push.'],
+  });
+  const subject = incrementalSubject();
+  const cannotDeliver = await runConformance(
+    { ...subject, driver: async () => Object.assign(await subject.driver(), { push: undefined }) },
+    { seed: 1, only: ['push.'] },
+  );
+  const names = ['push.duplicates', 'push.out-of-order', 'push.missed', 'push.forged', 'push.gone'];
+  expect(withoutPush.checks.map(({ name, status, happened }) => [name, status, happened])).toEqual(
+    names.map((name) => [name, 'skip', 'the source declares no push path']),
+  );
+  expect(cannotDeliver.checks.map(({ name, status, happened }) => [name, status, happened])).toEqual(
+    names.map((name) => [name, 'skip', 'the driver has no push: it cannot make the source deliver events']),
+  );
+});
+
 it('names each result by a name of CHECK_NAMES, with the task type apart', async () => {
   const report = await runConformance(authSubject(), {
     seed: 4,

@@ -2,11 +2,12 @@ import type {
   ConformanceSubject,
   ExpectedApproval,
   FailureScope,
+  PushDriver,
   SourceDriver,
   SourceFailure,
 } from 'approval-connector-kit/conformance';
 import { MyConnector } from './connector.js';
-import { Requests } from './source.js';
+import { Requests, signedEvent } from './source.js';
 
 /**
  * Drives the example source for the kit's conformance battery (`test/conformance.test.ts`, `connector verify`): it
@@ -50,6 +51,33 @@ export class RequestsDriver implements SourceDriver {
   delete(id: string): void {
     this.requests.remove(id);
   }
+
+  // The source's events, for the push checks: from `deliverTo` on, each change is posted, signed, where the battery
+  // says, one after the other, as the system posts them to the worker's push ingress.
+  #sending: Promise<void> = Promise.resolve();
+  #unsent: unknown;
+
+  readonly push: PushDriver = {
+    deliverTo: ({ url, secret }) =>
+      this.requests.onChange((event) => {
+        const { body, headers } = signedEvent(event, secret);
+        const post = async () => {
+          const answer = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body,
+          });
+          await answer.arrayBuffer();
+        };
+        this.#sending = this.#sending.then(post).catch((error: unknown) => {
+          this.#unsent ??= error;
+        });
+      }),
+    sent: async () => {
+      await this.#sending;
+      if (this.#unsent !== undefined) throw this.#unsent;
+    },
+  };
 
   // The failures the example source can show: each error with the HTTP status a real client's error would carry,
   // and `slow`, a call that answers late unless the connector gives it up.

@@ -113,6 +113,77 @@ export const SYNC_CASES: BrokenCase[] = [
   },
 ];
 
+export const PUSH_CASES: BrokenCase[] = [
+  {
+    bug: 'verify-reserialized-body',
+    subject: () => incrementalSubject('verify-reserialized-body'),
+    check: 'push.duplicates',
+    happened: /^its ingress answered 401: verify\(\) refused a delivery the source signed/,
+  },
+  {
+    bug: 'delivery-id-per-request',
+    subject: () => incrementalSubject('delivery-id-per-request'),
+    check: 'push.duplicates',
+    happened: /" has resolved false, the source true/,
+  },
+  {
+    bug: 'ids-filtered-by-payload',
+    subject: () => incrementalSubject('ids-filtered-by-payload'),
+    check: 'push.duplicates',
+    happened: /" has resolved false, the source true/,
+  },
+  {
+    bug: 'payload-state',
+    subject: () => incrementalSubject('payload-state'),
+    check: 'push.out-of-order',
+    happened: /" has resolved false, the source true/,
+  },
+  {
+    bug: 'every-id-on-each-event',
+    subject: () => incrementalSubject('every-id-on-each-event'),
+    check: 'push.missed',
+    happened: /^it counted none: an event had named the request whose delivery was dropped/,
+  },
+  {
+    bug: 'approval-ids-mismatch',
+    subject: () => incrementalSubject('approval-ids-mismatch'),
+    check: 'push.missed',
+    happened: /^it counted 2: the change whose delivery came was counted too/,
+  },
+  {
+    bug: 'verify-always-true',
+    subject: () => incrementalSubject('verify-always-true'),
+    check: 'push.forged',
+    happened: /^unsigned \(the body without any of its headers\): answered 202; tampered .*: answered 202;/,
+  },
+  {
+    bug: 'unsigned-accepted',
+    subject: () => incrementalSubject('unsigned-accepted'),
+    check: 'push.forged',
+    happened:
+      /^unsigned \(the body without any of its headers\): answered 202; 2 of 3 were counted refused; the service changed/,
+  },
+  {
+    bug: 'verify-ignores-body',
+    subject: () => incrementalSubject('verify-ignores-body'),
+    check: 'push.forged',
+    happened:
+      /^tampered \(a byte added to the body after it was signed\): answered 202; swapped .*: answered 20[02];/,
+  },
+  {
+    bug: 'throws-on-unknown-event',
+    subject: () => incrementalSubject('throws-on-unknown-event'),
+    check: 'push.gone',
+    happened: /was deleted from the source, and is still open/,
+  },
+  {
+    bug: 'lookup-drops-batch-on-missing',
+    subject: () => incrementalSubject('lookup-drops-batch-on-missing'),
+    check: 'push.gone',
+    happened: /" has resolved true, the source false/,
+  },
+];
+
 export const TASK_CASES: BrokenCase[] = [
   {
     bug: 'failure-swallowed',

@@ -2,20 +2,28 @@ import {
   type ChangeWindow,
   Connector,
   incremental,
+  type PushDeclaration,
+  type PushDelivery,
+  push,
+  type Secret,
   type SourceApproval,
   type SourceContext,
   snapshot,
   type TaskContext,
   task,
+  verifyHmacSignature,
 } from 'approval-connector-kit';
 import type { ConformanceSubject } from 'approval-connector-kit/conformance';
 import { z } from 'zod';
 import {
+  DELIVERY_HEADER,
   FakeDriver,
   type FakeDriverOptions,
+  type FakeEvent,
   type FakePage,
   type FakeRequest,
   type FakeSource,
+  SIGNATURE_HEADER,
 } from './source.js';
 
 /**
@@ -44,7 +52,19 @@ export type Bug =
   | 'acts-then-fails'
   | 'credentials-kept-in-state'
   | 'signal-ignored'
-  | 'acts-after-deadline';
+  | 'acts-after-deadline'
+  // The push path: what it takes, and what it names.
+  | 'verify-always-true'
+  | 'verify-ignores-body'
+  | 'unsigned-accepted'
+  | 'verify-reserialized-body'
+  | 'delivery-id-per-request'
+  | 'ids-filtered-by-payload'
+  | 'payload-state'
+  | 'every-id-on-each-event'
+  | 'approval-ids-mismatch'
+  | 'throws-on-unknown-event'
+  | 'lookup-drops-batch-on-missing';
 
 export const PAGE_SIZE = 3;
 
@@ -156,7 +176,105 @@ async function* lookup(
   }
 }
 
-/** An incremental connector over a {@link FakeSource}: paged, ordered, with `lookup()`; `bugs` break it. */
+/** Whether the delivery carries the fake source's signature of its body under `secret`; `bugs` break it. */
+function verifyDelivery(delivery: PushDelivery, secret: Secret | undefined, bugs: ReadonlySet<Bug>): boolean {
+  const signature = delivery.headers[SIGNATURE_HEADER];
+  // The bug: a check that accepts anything.
+  if (bugs.has('verify-always-true')) return true;
+  // The bug: an unsigned delivery taken for one from a source set up without a secret.
+  if (bugs.has('unsigned-accepted') && signature === undefined) return true;
+  // The bug: a signature of the right form taken for a genuine one.
+  if (bugs.has('verify-ignores-body')) return /^sha256=[0-9a-f]{64}$/.test(signature ?? '');
+  if (secret === undefined) return false;
+  // The bug: the signature checked over the body as parsed and written again, not over the bytes that came.
+  const body = bugs.has('verify-reserialized-body')
+    ? JSON.stringify(JSON.parse(delivery.body.toString('utf8')))
+    : delivery.body;
+  return verifyHmacSignature({ secret, body, signature, prefix: 'sha256=' });
+}
+
+function eventOf(delivery: PushDelivery): FakeEvent {
+  return JSON.parse(delivery.body.toString('utf8')) as FakeEvent;
+}
+
+/**
+ * The push path of the fake connectors, over the fake source's webhook: deliveries verified by their signature, each
+ * naming the request it concerns, deduped by their id. One per connector instance: what it remembers lives as long
+ * as the process.
+ */
+class FakePushPath {
+  /** For the bug: every request read or named so far. */
+  readonly #known = new Set<string>();
+  /** For the bug: the request as the latest delivery about it said. */
+  readonly #payloads = new Map<string, FakeRequest>();
+
+  constructor(
+    private readonly fake: FakeSource,
+    private readonly bugs: ReadonlySet<Bug>,
+  ) {}
+
+  declaration(): PushDeclaration {
+    return push({
+      verify: (delivery, { secret }) => verifyDelivery(delivery, secret, this.bugs),
+      approvalIds: (delivery) => this.#approvalIds(eventOf(delivery)),
+      // The bug: deduped by the request, so a second event about it is taken for a retry of the first.
+      deliveryId: (delivery) =>
+        this.bugs.has('delivery-id-per-request')
+          ? eventOf(delivery).request.id
+          : delivery.headers[DELIVERY_HEADER],
+    });
+  }
+
+  /** Tells the push path of a request the connector read. */
+  read(id: string): void {
+    if (this.bugs.has('every-id-on-each-event')) this.#known.add(id);
+  }
+
+  #approvalIds({ event, request }: FakeEvent): string[] {
+    // The bug: an event it was not written for is an error, and the delivery is dropped.
+    if (this.bugs.has('throws-on-unknown-event') && event !== 'created' && event !== 'updated') {
+      throw new Error(`Unknown event ${event}`);
+    }
+    // The bug: a request the payload shows decided is taken to need nothing more.
+    if (this.bugs.has('ids-filtered-by-payload') && request.status !== 'open') return [];
+    if (this.bugs.has('payload-state')) this.#payloads.set(request.id, request);
+    // The bug: the source's key in another form than the approval's id.
+    if (this.bugs.has('approval-ids-mismatch')) return [request.id.toLowerCase()];
+    // The bug: every request it knows, whatever the event.
+    if (this.bugs.has('every-id-on-each-event')) {
+      this.#known.add(request.id);
+      return [...this.#known];
+    }
+    return [request.id];
+  }
+
+  /** The lookup beside the push path; `bugs` break it. */
+  async *lookup(ids: readonly string[]): AsyncIterable<SourceApproval> {
+    // The bug: the source refuses a batch with an id it does not have, and the refusal is taken for none found.
+    if (this.bugs.has('lookup-drops-batch-on-missing') && ids.some((id) => !this.fake.requests.has(id)))
+      return;
+    for await (const approval of lookup(this.fake, ids, this.bugs)) {
+      this.read(approval.id);
+      const payload = this.#payloads.get(approval.id);
+      this.#payloads.delete(approval.id);
+      // The bug: what the delivery said of the request, rather than what the source says now.
+      yield payload === undefined ? approval : approvalOf(payload, this.bugs);
+    }
+  }
+}
+
+/** How a fake connector differs from the usual one. */
+export interface FakeConnectorOptions {
+  /** Whether its source declares it reads in `(lastModified, id)` order. @default true */
+  ordered?: boolean;
+  /** Whether its source declares a push path. @default true */
+  push?: boolean;
+}
+
+/**
+ * An incremental connector over a {@link FakeSource}: paged, ordered, with `lookup()` and a push path; `bugs` break
+ * it.
+ */
 export class FakeIncrementalConnector extends Connector {
   readonly tasks;
   readonly source;
@@ -167,18 +285,21 @@ export class FakeIncrementalConnector extends Connector {
   #mark: { at: number; id: string } | undefined;
   /** For the bug: the titles read, by the time of their change. */
   readonly #titles = new Map<number, string>();
+  readonly #push: FakePushPath;
 
   constructor(
     private readonly fake: FakeSource,
     private readonly bugs: ReadonlySet<Bug> = new Set(),
-    ordered = true,
+    options: FakeConnectorOptions = {},
   ) {
     super();
     this.tasks = taskTypes(fake, bugs);
+    this.#push = new FakePushPath(fake, bugs);
     this.source = incremental({
-      ordered,
+      ordered: options.ordered ?? true,
       changes: (window: ChangeWindow, context: SourceContext) => this.#changes(window, context),
-      lookup: (ids: readonly string[]) => lookup(this.fake, ids, this.bugs),
+      lookup: (ids: readonly string[]) => this.#push.lookup(ids),
+      ...(options.push === false ? {} : { push: this.#push.declaration() }),
     });
   }
 
@@ -199,7 +320,10 @@ export class FakeIncrementalConnector extends Connector {
       // The bug: the same mark, in memory: it outlives a run that failed before the service had the page.
       if (last !== undefined && this.bugs.has('mark-in-memory'))
         this.#mark = { at: last.updatedAt, id: last.id };
-      for (const request of records) yield approvalOf(request, this.bugs, this.#title(request));
+      for (const request of records) {
+        this.#push.read(request.id);
+        yield approvalOf(request, this.bugs, this.#title(request));
+      }
       if (!more || last === undefined) return;
       after = this.bugs.has('ties-dropped-at-page-boundary')
         ? { at: last.updatedAt, id: '\uffff' }
@@ -217,12 +341,13 @@ export class FakeIncrementalConnector extends Connector {
   }
 }
 
-/** A snapshot connector over a {@link FakeSource}: it lists what is open, page by page. */
+/** A snapshot connector over a {@link FakeSource}: it lists what is open, page by page, with a push path. */
 export class FakeSnapshotConnector extends Connector {
   readonly tasks;
   readonly source;
   /** For the bug: every request it ever listed. */
   readonly #remembered = new Map<string, FakeRequest>();
+  readonly #push: FakePushPath;
 
   constructor(
     private readonly fake: FakeSource,
@@ -230,9 +355,11 @@ export class FakeSnapshotConnector extends Connector {
   ) {
     super();
     this.tasks = taskTypes(fake, bugs);
+    this.#push = new FakePushPath(fake, bugs);
     this.source = snapshot({
       snapshot: () => this.#open(),
-      lookup: (ids: readonly string[]) => lookup(this.fake, ids, this.bugs),
+      lookup: (ids: readonly string[]) => this.#push.lookup(ids),
+      push: this.#push.declaration(),
     });
   }
 
@@ -253,7 +380,10 @@ export class FakeSnapshotConnector extends Connector {
     for (const request of open) this.#remembered.set(request.id, request);
     // The bug: a cache that lists what it once saw, as if it were still there.
     const listed = this.bugs.has('cache-never-forgets') ? [...this.#remembered.values()] : open;
-    for (const request of listed) yield approvalOf(request, this.bugs);
+    for (const request of listed) {
+      this.#push.read(request.id);
+      yield approvalOf(request, this.bugs);
+    }
   }
 }
 
@@ -279,15 +409,23 @@ export function incrementalSubject(...bugs: Bug[]): ConformanceSubject<FakeDrive
 /**
  * The incremental connector with a driver that differs: one whose `holds()` does not say when a request changed is
  * the hard case for a cursor; one that cannot make the source hang leaves only its slow answers to the deadline.
+ * `push: false` leaves its push path out.
  */
 export function incrementalSubjectWith(
-  options: FakeDriverOptions & { unordered?: boolean },
+  options: FakeDriverOptions & { unordered?: boolean; push?: false },
   ...bugs: Bug[]
 ): ConformanceSubject<FakeDriver> {
+  const traits = [options.unordered ? 'unordered' : '', options.push === false ? 'without push' : '']
+    .filter(Boolean)
+    .join(', ');
   return {
-    name: named(`FakeIncrementalConnector${options.unordered ? ' (unordered)' : ''}`, bugs),
+    name: named(`FakeIncrementalConnector${traits === '' ? '' : ` (${traits})`}`, bugs),
     driver: () => Object.assign(new FakeDriver(options), { pageSize: PAGE_SIZE }),
-    connector: (driver) => new FakeIncrementalConnector(driver.source, new Set(bugs), !options.unordered),
+    connector: (driver) =>
+      new FakeIncrementalConnector(driver.source, new Set(bugs), {
+        ordered: !options.unordered,
+        ...(options.push === false ? { push: false } : {}),
+      }),
   };
 }
 

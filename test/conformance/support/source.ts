@@ -1,10 +1,14 @@
+import { createHmac, randomUUID } from 'node:crypto';
 import type {
   ExpectedApproval,
   FailureScope,
+  PushDriver,
+  PushTarget,
   SourceDriver,
   SourceFailure,
   SourceOperation,
 } from 'approval-connector-kit/conformance';
+import { request } from 'undici';
 
 /** A request as the fake source holds it. */
 export interface FakeRequest {
@@ -68,6 +72,57 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** What the fake source delivers for a change: what happened, and the request as it is after the change. */
+export interface FakeEvent {
+  event: 'created' | 'updated' | 'deleted';
+  request: FakeRequest;
+}
+
+/** The header of the fake source's deliveries that carries their signature: `sha256=<HMAC of the body, in hex>`. */
+export const SIGNATURE_HEADER = 'x-fake-signature';
+/** The header that carries a delivery's id, the same on each of its retries. */
+export const DELIVERY_HEADER = 'x-fake-delivery';
+
+/**
+ * The fake source's webhook: once told where, it posts each event as JSON (indented, as some sources write it),
+ * signed with the secret it was given, one delivery after the other.
+ */
+export class FakeWebhook {
+  #target: PushTarget | undefined;
+  #sending: Promise<void> = Promise.resolve();
+  #failure: unknown;
+
+  deliverTo(target: PushTarget): void {
+    this.#target = target;
+  }
+
+  send(event: FakeEvent): void {
+    const target = this.#target;
+    if (target === undefined) return;
+    const body = JSON.stringify(event, null, 2);
+    const signature = createHmac('sha256', target.secret).update(body).digest('hex');
+    const headers = {
+      'content-type': 'application/json',
+      [DELIVERY_HEADER]: randomUUID(),
+      [SIGNATURE_HEADER]: `sha256=${signature}`,
+    };
+    this.#sending = this.#sending
+      .then(async () => {
+        const answer = await request(target.url, { method: 'POST', headers, body });
+        await answer.body.dump();
+      })
+      .catch((error: unknown) => {
+        this.#failure ??= error;
+      });
+  }
+
+  /** Resolves once every event so far has been delivered; rejects when one could not be. */
+  async sent(): Promise<void> {
+    await this.#sending;
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+}
+
 /**
  * A source system for the battery's own tests: requests stamped by a clock of its own (a second a change, or the
  * clock the battery sets, held still inside `sameInstant`), pages that may come shorter than asked, a decision call
@@ -76,6 +131,7 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 export class FakeSource {
   readonly requests = new Map<string, FakeRequest>();
   readonly actions = new Map<string, number>();
+  readonly webhook = new FakeWebhook();
   readonly #keys = new Set<string>();
   #own = Date.parse('2026-01-01T00:00:00.000Z');
   #clock: (() => number) | undefined;
@@ -108,13 +164,25 @@ export class FakeSource {
 
   add(approver: string, title: string): string {
     const id = `REQ-${String(this.#next++).padStart(4, '0')}`;
-    this.requests.set(id, { id, approver, title, status: 'open', updatedAt: this.tick() });
+    const request: FakeRequest = { id, approver, title, status: 'open', updatedAt: this.tick() };
+    this.requests.set(id, request);
+    this.webhook.send({ event: 'created', request: copy(request) });
     return id;
   }
 
   update(id: string, change: Partial<FakeRequest>): void {
     const request = this.requests.get(id);
-    if (request !== undefined) this.requests.set(id, { ...request, ...change, updatedAt: this.tick() });
+    if (request === undefined) return;
+    const updated = { ...request, ...change, updatedAt: this.tick() };
+    this.requests.set(id, updated);
+    this.webhook.send({ event: 'updated', request: copy(updated) });
+  }
+
+  remove(id: string): void {
+    const request = this.requests.get(id);
+    if (request === undefined) return;
+    this.requests.delete(id);
+    this.webhook.send({ event: 'deleted', request: copy(request) });
   }
 
   /** Makes calls of `scope.operation` fail; the function returned restores the source. */
@@ -263,8 +331,13 @@ export class FakeDriver implements SourceDriver {
   }
 
   delete(id: string): void {
-    this.source.requests.delete(id);
+    this.source.remove(id);
   }
+
+  readonly push: PushDriver = {
+    deliverTo: (target) => this.source.webhook.deliverTo(target),
+    sent: () => this.source.webhook.sent(),
+  };
 
   sameInstant<T>(changes: () => Promise<T>): Promise<T> {
     return this.source.atOneInstant(changes);
