@@ -14,6 +14,7 @@ import {
   Secret,
   type StateAccess,
 } from '../../connector/index.js';
+import type { SavedPushHealth } from '../../internal/saved-push-health.js';
 import { componentLogger, type PinoLogger, type PushMetrics } from '../operations/index.js';
 import type { LookupQueue, SourceRetryParts, StateStore } from '../sync/index.js';
 import { DeliveryIds } from './delivery-ids.js';
@@ -119,6 +120,7 @@ export class PushRuntime {
       logger: this.#logger,
       now: parts.now,
       onDegraded: () => this.#keeper?.check(),
+      save: (health, writeNow) => this.#saveHealth(health, writeNow),
     });
     this.#ingress = new PushIngress({
       ...options,
@@ -195,6 +197,20 @@ export class PushRuntime {
     await this.#keeper?.stop(deadline);
     await closed;
     this.#url = undefined;
+  }
+
+  /** Keeps push health in connector state, for the console; a failed write is written with the next one. */
+  #saveHealth(health: SavedPushHealth, writeNow: boolean): void {
+    const { state, signal } = this.#parts;
+    state.setPushHealth(health);
+    if (!writeNow) return;
+    state.flush(signal).catch((error: unknown) => {
+      if (signal.aborted) return;
+      this.#logger.warn(
+        { err: error },
+        'saving push health in connector state failed; saved with the next write',
+      );
+    });
   }
 
   async #receive(delivery: PushDelivery): Promise<IngressAnswer> {
