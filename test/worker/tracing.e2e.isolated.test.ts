@@ -133,6 +133,20 @@ describe('a sync run, traced', () => {
   });
 });
 
+describe('a worker’s polls for tasks', () => {
+  it('are not traced: no client span per poll, only the backend’s own server spans', async () => {
+    // The poller leases with a copy of Get task (a looser answer schema), which the client did not recognise as Get
+    // task: every poll, a task or none, was a trace of its own.
+    const worker = await harness.start(new TracedConnector(), { poller: { idleMinMs: 5, idleMaxMs: 20 } });
+    exporter.reset();
+    const served = () => finished(exporter).filter((span) => span.name === 'GET /v2/connector/tasks');
+    await vi.waitFor(() => expect(served().length).toBeGreaterThanOrEqual(3));
+    await worker.stop();
+    expect(served().map((span) => span.kind)).not.toContain(SpanKind.CLIENT);
+    expect(served().every((span) => span.kind === SpanKind.SERVER && span.parentId === undefined)).toBe(true);
+  });
+});
+
 describe('a task, traced', () => {
   it('is one trace: lease, handler (the handler’s own call under it), report and the service’s span; the backend remembers it', async () => {
     const logs = captureLogs();
