@@ -1,4 +1,4 @@
-import { errorTypeOf, startSpan, withContext } from '../../internal/tracing.js';
+import { errorTypeOf, startSpan, type TraceSpan, withContext } from '../../internal/tracing.js';
 import type { ConnectorMetrics, SyncMode } from '../operations/index.js';
 import type { SyncHealth } from './health.js';
 import type { LookupLinks } from './lookup-queue.js';
@@ -30,15 +30,7 @@ export async function recordedRun(
   const { logger, signal } = context;
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
-  const span = startSpan(`sync ${mode}`, {
-    root: true,
-    links: links?.contexts,
-    attributes: {
-      'approval_connector.sync.mode': mode,
-      'approval_connector.lookup.deliveries':
-        links === undefined || links.count === 0 ? undefined : links.count,
-    },
-  });
+  const span = runSpan(mode, links);
   try {
     const report = await withContext(span.context, () => read({ ...context, trace: span.context }));
     span.set({
@@ -78,4 +70,17 @@ export async function recordedRun(
   } finally {
     span.end();
   }
+}
+
+/** The span of a run: a trace of its own; a lookup's links to the push deliveries it serves, and how many. */
+function runSpan(mode: SyncMode, links: LookupLinks | undefined): TraceSpan {
+  const deliveries = links === undefined || links.count === 0 ? undefined : links.count;
+  return startSpan(`sync ${mode}`, {
+    root: true,
+    links: links?.contexts,
+    attributes: {
+      'approval_connector.sync.mode': mode,
+      'approval_connector.lookup.deliveries': deliveries,
+    },
+  });
 }
