@@ -186,6 +186,11 @@ describe('push health in connector state', () => {
     expect(saved).toMatchObject({ state: 'degraded', missed: 5_000 });
     expect(Object.keys(saved ?? {}).sort()).toEqual(['missed', 'missedSinceLastDelivery', 'since', 'state']);
     expect(JSON.stringify(saved)).not.toContain('PO-');
+    // With every field, the most it ever weighs: under 200 bytes.
+    watched.delivered();
+    const whole = saves.at(-1)?.health;
+    expect(whole).toHaveProperty('lastDeliveryAt');
+    expect(JSON.stringify({ ...whole, missed: Number.MAX_SAFE_INTEGER }).length).toBeLessThan(200);
   });
 });
 
