@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { Connector, incremental, type SourceApproval, task } from '../../src/connector/index.js';
 import type { TestHarness } from '../../src/testing/index.js';
-import { MemoryKeyStore } from '../../src/worker/index.js';
+import { ConnectorWorker, MemoryKeyStore } from '../../src/worker/index.js';
 import { at, openHarness } from './support/harness.js';
 import { captureLogs } from './support/logs.js';
 import type { MemorySource } from './support/memory-source.js';
@@ -305,6 +305,7 @@ describe('a push delivery, traced', () => {
           'url.path': '/push',
           'url.scheme': 'http',
           'server.port': Number(new URL(url).port),
+          'network.protocol.version': '1.1',
         },
       });
     }
@@ -377,5 +378,67 @@ describe('a push delivery, traced', () => {
     }
     expect(everything).not.toContain('not json');
     expect(everything).not.toContain(WEBHOOK_SECRET);
+  });
+
+  it('tells on its span what the ingress answered unread, and what a full queue left; it follows no traceparent', async () => {
+    // Registration keeps failing at first: the worker is not running yet, and answers 503.
+    harness.faults.inject({
+      method: 'PATCH',
+      path: '/v2/connector',
+      fault: { type: 'status', status: 503 },
+      times: 1_000,
+    });
+    const worker = new ConnectorWorker(
+      new PushConnector(source),
+      harness.connectorOptions({ push: { secret: WEBHOOK_SECRET, maxBodyBytes: 64, queueSize: 1 } }),
+    );
+    const starting = worker.start();
+    await vi.waitFor(() => expect(worker.pushHealth?.url).toBeDefined());
+    const url = worker.pushHealth?.url as string;
+    expect(await deliver(url, signed({ ids: ['PO-1'] }, 'D-1'))).toBe(503);
+    harness.faults.clear();
+    await starting;
+
+    const callers = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const { body, headers } = signed({ ids: ['PO-1', 'PO-2'] }, 'D-2');
+    expect(await deliver(url, { body, headers: { ...headers, traceparent: callers } })).toBe(202);
+    await worker.pushSettled();
+    const large = signed({ ids: Array.from({ length: 20 }, (_, n) => `PO-${n}`) }, 'D-3');
+    expect(await deliver(url, large)).toBe(413);
+    // Not deliveries: another path, another method.
+    const other = await request(`${url}/else`, { method: 'POST', body: '{}', reset: true });
+    await other.body.dump();
+    const got = await request(url, { method: 'GET', reset: true });
+    await got.body.dump();
+    expect([other.statusCode, got.statusCode]).toEqual([404, 405]);
+    await worker.stop();
+
+    const deliveries = finished(exporter).filter((span) => span.name === 'push delivery');
+    expect(deliveries.map(({ status, attributes }) => ({ status, attributes }))).toMatchObject([
+      {
+        status: SpanStatusCode.ERROR,
+        attributes: {
+          'approval_connector.push.outcome': 'not_running',
+          'http.response.status_code': 503,
+          'error.type': '503',
+        },
+      },
+      {
+        status: SpanStatusCode.UNSET,
+        attributes: {
+          'approval_connector.push.outcome': 'accepted',
+          'approval_connector.push.approvals': 2,
+          'approval_connector.push.overflow': 1,
+        },
+      },
+      {
+        status: SpanStatusCode.UNSET,
+        attributes: { 'approval_connector.push.outcome': 'too_large', 'http.response.status_code': 413 },
+      },
+    ]);
+    expect(deliveries[2]?.attributes).not.toHaveProperty('http.request.body.size');
+    // The caller's traceparent is not followed: a trace of the kit's own.
+    expect(deliveries[1]).toMatchObject({ parentId: undefined });
+    expect(deliveries[1]?.traceId).not.toBe(callers.split('-')[1]);
   });
 });

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TestHarness } from '../../../src/testing/index.js';
 import type { ConnectorWorker } from '../../../src/worker/index.js';
 import { at, openHarness, T0 } from '../../worker/support/harness.js';
+import { captureLogs } from '../../worker/support/logs.js';
 import type { MemorySource } from '../../worker/support/memory-source.js';
 import { PushConnector, signed, WEBHOOK_SECRET } from '../../worker/support/push-connector.js';
 import { call } from '../helpers.js';
@@ -99,6 +100,49 @@ describe("push health in the console's connector health", () => {
       `/systems/${other.harness.tenant.system.id}`,
     );
     expect(answer.body.health).not.toHaveProperty('push');
+  });
+
+  it('shows push health that failed to save once the next write saves it, and a restarted worker’s own', async () => {
+    const { lines, destination } = captureLogs();
+    const worker = await harness.start(new PushConnector(source), {
+      push: { secret: WEBHOOK_SECRET, missedGraceMs: 200, degradedAfterMissed: 1 },
+      service: harness.serviceOptions({ retry: { retries: 0 } }),
+      logger: { level: 'warn', destination },
+      now: () => clock,
+    });
+    await worker.syncNow();
+    await unannounced(worker, ['PO-2']);
+    // The run has saved its cursor; its missed change is judged after the grace, and that write fails.
+    harness.faults.inject({
+      method: 'PUT',
+      path: '/v2/connector/state',
+      times: 1,
+      fault: { type: 'status', status: 503 },
+    });
+    await vi.waitFor(() =>
+      expect(lines.map((line) => line.msg)).toContain(
+        'saving push health in connector state failed; saved with the next write',
+      ),
+    );
+    expect(worker.pushHealth?.state).toBe('degraded');
+    expect((await shownHealth()).push).toMatchObject({ state: 'healthy' });
+    // A run that changes nothing else writes it.
+    await worker.syncNow();
+    expect((await shownHealth()).push).toMatchObject({ state: 'degraded', missed: 1 });
+
+    await worker.stop();
+    clock += MINUTE;
+    const restarted = await harness.start(new PushConnector(source), {
+      push: { secret: WEBHOOK_SECRET },
+      now: () => clock,
+    });
+    await restarted.syncNow();
+    expect((await shownHealth()).push).toEqual({
+      state: 'healthy',
+      since: new Date(clock).toISOString(),
+      missed: 0,
+      missedSinceLastDelivery: 0,
+    });
   });
 
   it('shows nothing of a state that does not read as push health, and never more than push health', async () => {
