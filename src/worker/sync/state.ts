@@ -136,12 +136,7 @@ export class StateStore<AppState extends object> {
     await this.flush(signal);
   }
 
-  /** The push path's health as last set, if any: see `internal/saved-push-health.ts`. */
-  get pushHealth(): SavedPushHealth | undefined {
-    return this.#kit.push?.health;
-  }
-
-  /** Sets the push path's health; it is written with the next {@link flush}. */
+  /** Sets the push path's health (see `internal/saved-push-health.ts`); it is written with the next {@link flush}. */
   setPushHealth(health: SavedPushHealth): void {
     this.#kit = { ...this.#kit, push: { ...this.#kit.push, health } };
     this.#dirty = true;
