@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TaskResultStatus } from '../../src/api/index.js';
 import { createTestHarness } from '../../src/testing/index.js';
+import { PUSH_OUTCOMES } from '../../src/worker/operations/push-metrics.js';
 import { MemoryConnector, MemorySource } from '../worker/support/memory-source.js';
 import { evaluate, groupingLabelsOf, parseSamples, selectorsOf } from './support/promql.js';
 
@@ -64,6 +65,8 @@ describe('the alert rules', () => {
       'ApprovalConnectorTaskResultsLost',
       'ApprovalConnectorKeyExpiring', // a key close to expiry
       'ApprovalConnectorNotLeasing', // no lease for a long time while tasks wait
+      'ApprovalConnectorPushDegraded', // push quiet while the sync finds changes
+      'ApprovalConnectorPushDeliveriesRefused', // forged signatures
     ]);
     for (const each of rules) {
       expect(['critical', 'warning'], each.alert).toContain(each.labels.severity);
@@ -94,6 +97,7 @@ describe('the alert rules', () => {
     const { jobLabel, selector } = file('pod-monitor.yaml').spec;
     const values: Record<string, readonly string[]> = {
       status: TaskResultStatus.options,
+      outcome: PUSH_OUTCOMES,
       job: [selector.matchLabels[jobLabel]],
     };
     for (const { alert, expr } of rules) {

@@ -6,6 +6,7 @@ import type { TestHarness } from '../../src/testing/index.js';
 import type { ConnectorWorker } from '../../src/worker/index.js';
 import { at, openHarness } from '../worker/support/harness.js';
 import { MemoryConnector, type MemorySource } from '../worker/support/memory-source.js';
+import { PushConnector, signed, WEBHOOK_SECRET } from '../worker/support/push-connector.js';
 import { evaluate, parseSamples } from './support/promql.js';
 
 // A stalled worker, for real against the reference backend: what its /readyz answers, what it exports on /metrics,
@@ -27,13 +28,13 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 }
 
 /** The worker's /readyz answer, parsed, with its status code as `code`. */
-async function readiness(worker: ConnectorWorker<MemoryConnector>) {
+async function readiness(worker: ConnectorWorker<MemoryConnector | PushConnector>) {
   const { status, body } = await get(`${worker.operationsUrl}/readyz`);
   return { code: status, ...JSON.parse(body) };
 }
 
 /** Whether the alert rule fires on what the worker's /metrics answers now: the series its expression keeps. */
-async function fires(worker: ConnectorWorker<MemoryConnector>, alert: string) {
+async function fires(worker: ConnectorWorker<MemoryConnector | PushConnector>, alert: string) {
   const { body } = await get(`${worker.operationsUrl}/metrics`);
   return evaluate(exprOf(alert), parseSamples(body));
 }
@@ -145,5 +146,39 @@ describe('a stalled poller', () => {
     expect(await harness.awaitResult(waiting)).toEqual({ status: 'success' });
     expect(await fires(worker, 'ApprovalConnectorNotLeasing')).toEqual([]);
     expect((await readiness(worker)).checks.poller).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('a degraded push', () => {
+  beforeEach(async () => {
+    ({ harness, source } = await openHarness({ approvals: ['PO-1'] }));
+  });
+
+  it('shows in /readyz and in the metrics, and fires ApprovalConnectorPushDegraded, then clears with a delivery', async () => {
+    const worker = await harness.start(new PushConnector(source), {
+      operations: { port: 0 },
+      push: { secret: WEBHOOK_SECRET, missedGraceMs: 0, degradedAfterMissed: 2 },
+    });
+    await worker.syncNow();
+    // Changes in the source that no event announces: the sync finds each.
+    source.put('PO-2', at(30));
+    await worker.syncNow();
+    expect(await fires(worker, 'ApprovalConnectorPushDegraded')).toEqual([]);
+    source.put('PO-3', at(40));
+    await worker.syncNow();
+
+    expect((await readiness(worker)).checks.push).toMatchObject({
+      status: 'degraded',
+      missed: 2,
+      missedSinceLastDelivery: 2,
+    });
+    expect(await fires(worker, 'ApprovalConnectorPushDegraded')).toEqual([
+      { name: 'approval_connector_push_degraded', labels: {}, value: 1 },
+    ]);
+
+    // The next verified delivery ends it.
+    expect(await harness.deliver(worker, signed({ ids: ['PO-3'] }))).toBe(202);
+    expect(await fires(worker, 'ApprovalConnectorPushDegraded')).toEqual([]);
+    expect((await readiness(worker)).checks.push).toMatchObject({ status: 'healthy' });
   });
 });

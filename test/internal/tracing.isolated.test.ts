@@ -6,7 +6,9 @@ import { NETWORK_TEXT_LIMIT } from '../../src/internal/bounded.js';
 import {
   errorTypeOf,
   inSpan,
+  NOOP_SPAN,
   parseTraceparent,
+  SPAN_LINK_LIMIT,
   startSpan,
   traceHeaders,
   tracingAvailable,
@@ -59,6 +61,20 @@ describe('the kit’s spans, with an SDK registered', () => {
     const spans = finished(exporter);
     expect(one(spans, 'own trace').parentId).toBeUndefined();
     expect(one(spans, 'own trace').traceId).not.toBe(one(spans, 'outer').traceId);
+  });
+
+  it('links a span to the spans given, each of its own trace, leaving out what carries no span, at most 128', () => {
+    const requests = Array.from({ length: SPAN_LINK_LIMIT + 2 }, () => startSpan('request', { root: true }));
+    for (const request of requests) request.end();
+    startSpan('batch', {
+      root: true,
+      links: [undefined, NOOP_SPAN.context, ...requests.map((r) => r.context)],
+    }).end();
+    const spans = exporter.getFinishedSpans();
+    const requested = spans.filter((span) => span.name === 'request').map((span) => span.spanContext());
+    const batch = spans.find((span) => span.name === 'batch');
+    expect(batch?.links.map((link) => link.context)).toEqual(requested.slice(0, SPAN_LINK_LIMIT));
+    expect(batch?.spanContext().traceId).not.toBe(requested[0]?.traceId);
   });
 });
 

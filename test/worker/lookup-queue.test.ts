@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LookupQueue } from '../../src/worker/sync/lookup-queue.js';
+import { SPAN_LINK_LIMIT, type TraceContext } from '../../src/internal/tracing.js';
+import { type LookupLinks, LookupQueue } from '../../src/worker/sync/lookup-queue.js';
 
 /** A queue as the runs after tasks use it: each request of one approval, `delayMs` away. */
 function afterTasks(delayMs: number, run: (approvalIds: string[]) => Promise<unknown>) {
@@ -162,5 +163,25 @@ describe('the lookup queue, as a push path shares it', () => {
     queue.stop();
     await expect(dropped.served).resolves.toBe(false);
     expect(queue.request(['PO-3'], 10).overflow).toEqual(['PO-3']);
+  });
+
+  it('hands each run the traces of the requests it serves, to link to; not those of requests it has no room for', async () => {
+    const given: LookupLinks[] = [];
+    const queue = new LookupQueue({ capacity: 2, run: async (_ids, links) => given.push(links) });
+    const trace = (name: string) => ({ name }) as unknown as TraceContext;
+    queue.request(['PO-1'], 100, trace('D-1'));
+    queue.request(['PO-1'], 100, trace('D-2'));
+    queue.request(['PO-2'], 100);
+    queue.request(['PO-3'], 100, trace('D-3'));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(given).toEqual([{ contexts: [trace('D-1'), trace('D-2')], count: 2 }]);
+
+    for (let n = 0; n < SPAN_LINK_LIMIT + 5; n += 1) queue.request(['PO-9'], 100, trace(`E-${n}`));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(given[1]?.count).toBe(SPAN_LINK_LIMIT + 5);
+    expect(given[1]?.contexts).toHaveLength(SPAN_LINK_LIMIT);
+    queue.request(['PO-1'], 100);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(given[2]).toEqual({ contexts: [], count: 0 });
   });
 });

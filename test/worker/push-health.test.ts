@@ -1,13 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type SavedPushHealth, savedPushHealthOf } from '../../src/internal/saved-push-health.js';
 import { ConnectorMetrics, createLogger } from '../../src/worker/operations/index.js';
 import { PushHealth } from '../../src/worker/push/health.js';
 
 const GRACE = 60_000;
+const T0 = Date.UTC(2026, 4, 1, 10);
 let degradedCalls: number;
+/** What push health asked to keep in connector state, in order, and whether to write it at once. */
+let saves: { health: SavedPushHealth; writeNow: boolean }[];
 
 beforeEach(() => {
-  vi.useFakeTimers({ now: Date.UTC(2026, 4, 1, 10) });
+  vi.useFakeTimers({ now: T0 });
   degradedCalls = 0;
+  saves = [];
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -23,8 +28,11 @@ function health(graceMs = GRACE) {
     onDegraded: () => {
       degradedCalls += 1;
     },
+    save: (saved, writeNow) => saves.push({ health: saved, writeNow }),
   });
 }
+
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A sync run that finds these approvals changed (each last modified now), and ends. */
 function syncRun(watched: PushHealth, ids: string[], mode: 'incremental' | 'reconcile' = 'incremental') {
@@ -102,5 +110,107 @@ describe('push health', () => {
     watched.stop();
     await vi.advanceTimersByTimeAsync(GRACE);
     expect(watched.report.missed).toBe(0);
+  });
+});
+
+describe('push health in connector state', () => {
+  it('is written as push goes live, turns degraded and recovers; counts and deliveries wait for the next write', async () => {
+    const watched = health(0);
+    syncRun(watched, ['PO-0']);
+    expect(saves).toEqual([]);
+    watched.live();
+    expect(saves).toEqual([
+      {
+        health: { state: 'healthy', since: iso(T0), missed: 0, missedSinceLastDelivery: 0 },
+        writeNow: true,
+      },
+    ]);
+    syncRun(watched, []);
+    await vi.advanceTimersByTimeAsync(60_000);
+    syncRun(watched, ['PO-1']);
+    expect(saves.at(-1)).toEqual({
+      health: { state: 'healthy', since: iso(T0), missed: 1, missedSinceLastDelivery: 1 },
+      writeNow: false,
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    syncRun(watched, ['PO-2']);
+    expect(saves.at(-1)).toEqual({
+      health: { state: 'degraded', since: iso(T0 + 120_000), missed: 2, missedSinceLastDelivery: 2 },
+      writeNow: true,
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    watched.delivered();
+    const recovered = { since: iso(T0 + 125_000), lastDeliveryAt: iso(T0 + 125_000) };
+    expect(saves.at(-1)).toEqual({
+      health: { state: 'healthy', ...recovered, missed: 2, missedSinceLastDelivery: 0 },
+      writeNow: true,
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    watched.delivered();
+    expect(saves.at(-1)).toEqual({
+      health: {
+        state: 'healthy',
+        since: recovered.since,
+        lastDeliveryAt: iso(T0 + 126_000),
+        missed: 2,
+        missedSinceLastDelivery: 0,
+      },
+      writeNow: false,
+    });
+    expect(saves.filter((save) => save.writeNow)).toHaveLength(3);
+  });
+
+  it('says stopped once stopped, with the state the worker saves as it stops; nothing before push was live', async () => {
+    const never = health(0);
+    never.stop();
+    expect(saves).toEqual([]);
+    const watched = health(0);
+    watched.live();
+    await vi.advanceTimersByTimeAsync(30_000);
+    watched.stop();
+    expect(saves.at(-1)).toEqual({
+      health: { state: 'stopped', since: iso(T0 + 30_000), missed: 0, missedSinceLastDelivery: 0 },
+      writeNow: false,
+    });
+  });
+
+  it('is bounded: a state, two instants and two counts, never an approval id, whatever the sync finds', () => {
+    const watched = health(0);
+    watched.live();
+    syncRun(watched, []);
+    syncRun(
+      watched,
+      Array.from({ length: 5_000 }, (_, n) => `PO-${n}`),
+    );
+    const saved = saves.at(-1)?.health;
+    expect(saved).toMatchObject({ state: 'degraded', missed: 5_000 });
+    expect(Object.keys(saved ?? {}).sort()).toEqual(['missed', 'missedSinceLastDelivery', 'since', 'state']);
+    expect(JSON.stringify(saved)).not.toContain('PO-');
+    // With every field, the most it ever weighs: under 200 bytes.
+    watched.delivered();
+    const whole = saves.at(-1)?.health;
+    expect(whole).toHaveProperty('lastDeliveryAt');
+    expect(JSON.stringify({ ...whole, missed: Number.MAX_SAFE_INTEGER }).length).toBeLessThan(200);
+  });
+});
+
+describe('savedPushHealthOf', () => {
+  const saved = { state: 'degraded', since: iso(T0), missed: 3, missedSinceLastDelivery: 3 };
+
+  it('reads push health where the worker keeps it, and drops what is not push health', () => {
+    expect(savedPushHealthOf({ kit: { push: { health: { ...saved, approvalIds: ['PO-1'] } } } })).toEqual(
+      saved,
+    );
+  });
+
+  it.each([
+    ['no state', undefined],
+    ['a state without push', { kit: { version: 1, sync: {} } }],
+    ['an unknown state', { kit: { push: { health: { ...saved, state: 'on fire' } } } }],
+    ['a count that is no count', { kit: { push: { health: { ...saved, missed: -1 } } } }],
+    ['an instant that is no instant', { kit: { push: { health: { ...saved, since: 'yesterday' } } } }],
+    ['a list', { kit: [saved] }],
+  ])('reads nothing from %s', (_what, state) => {
+    expect(savedPushHealthOf(state)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RetryEvent } from '../../src/client/index.js';
 import { ValidationError } from '../../src/errors.js';
 import type { TestHarness } from '../../src/testing/index.js';
@@ -104,6 +104,33 @@ describe('the retries of a connector’s client', () => {
       'putApprovals 2',
       'putState 1',
     ]);
+  });
+
+  it('of a poll for tasks are counted as getTask, not as endpoint "undefined"', async () => {
+    // The poller leases with Get task under a looser answer schema: a copy of the endpoint, which the retries did not
+    // recognise by identity.
+    const heard: RetryEvent[] = [];
+    harness.faults.inject({
+      method: 'GET',
+      path: '/v2/connector/tasks',
+      times: 1,
+      fault: { type: 'status', status: 503 },
+    });
+    const worker = await harness.start(new MemoryConnector(source), {
+      operations: { port: 0 },
+      poller: { idleMinMs: 5, idleMaxMs: 20 },
+      service: harness.serviceOptions({
+        retry: { retries: 2, baseDelayMs: 1 },
+        onRetry: (event) => void heard.push(event),
+      }),
+    });
+    await vi.waitFor(() => expect(heard).toHaveLength(1));
+    expect(heard[0]).toMatchObject({ endpoint: 'getTask', method: 'GET', path: '/v2/connector/tasks' });
+    const metrics = await scrape(worker.operationsUrl as string);
+    expect(metrics).toMatch(
+      /^approval_connector_client_retries_total\{endpoint="getTask",reason="server_error"\} 1$/m,
+    );
+    expect(metrics).not.toContain('endpoint="undefined"');
   });
 
   it('refuses a service.onRetry that is not a function when the worker is built', () => {

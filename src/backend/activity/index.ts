@@ -1,11 +1,13 @@
 /**
  * What the backend saw of each system's connector, for the console's health view: its last poll for tasks, its
  * last push of approvals, its last saved state (the end of a sync run), and its recent failures by status. Kept in
- * memory, since the backend started; the service's API does not show it.
+ * memory, since the backend started; the service's API does not show it. Beside it, the connector's push health, as
+ * its worker last saved it in connector state.
  * @module
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { type SavedPushHealth, savedPushHealthOf } from '../../internal/saved-push-health.js';
 import { bearerToken } from '../http/auth.js';
 import type { Store } from '../store/index.js';
 
@@ -32,6 +34,11 @@ export interface ConnectorHealth {
   failuresByStatus: Record<string, number>;
   /** The last {@link RECENT_FAILURES} failed requests, newest first. */
   recentFailures: ConnectorCall[];
+  /**
+   * Push health, as the connector's worker last saved it in its state (`kit.push.health`): whether the source's
+   * events announce what the sync finds. Absent without a push path, or before the worker saved any.
+   */
+  push?: SavedPushHealth;
 }
 
 /** How many failed requests are kept per system. */
@@ -95,16 +102,16 @@ export class ConnectorActivity {
     for (const listener of this.#listeners) listener(systemId);
   }
 
-  /** What the backend saw of the system's connector since it started. */
+  /** What the backend saw of the system's connector since it started, and its push health as last saved. */
   health(systemId: string): ConnectorHealth {
     const health = this.#health.get(systemId);
-    return health === undefined
-      ? { failuresByStatus: {}, recentFailures: [] }
-      : {
-          ...health,
-          failuresByStatus: { ...health.failuresByStatus },
-          recentFailures: [...health.recentFailures],
-        };
+    const push = savedPushHealthOf(this.store.states.get(systemId).state);
+    return {
+      ...health,
+      failuresByStatus: { ...health?.failuresByStatus },
+      recentFailures: [...(health?.recentFailures ?? [])],
+      ...(push === undefined ? {} : { push }),
+    };
   }
 
   /** Calls `listener` with the system after each request of its connector, until the returned function is called. */

@@ -13,7 +13,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  */
 export type PushOutcome = 'accepted' | 'duplicate' | 'refused' | 'malformed' | 'too_large' | 'not_running';
 
-const PUSH_OUTCOMES: readonly PushOutcome[] = [
+/** Every outcome of a request to the push ingress, as `push_deliveries_total{outcome}` labels it. */
+export const PUSH_OUTCOMES: readonly PushOutcome[] = [
   'accepted',
   'duplicate',
   'refused',

@@ -1,9 +1,11 @@
 /**
  * Push health: whether the events of the source announce what the sync finds changed. A change a sync run or a
  * reconciliation found that no event named is a missed event, counted; push is degraded while it is quiet and the
- * sync keeps finding changes it never announced. See `docs/push.md`, "Push health".
+ * sync keeps finding changes it never announced. Kept in connector state too, for the console. See `docs/push.md`,
+ * "Push health".
  * @module
  */
+import type { SavedPushHealth } from '../../internal/saved-push-health.js';
 import type { PinoLogger, PushMetrics, SyncMode } from '../operations/index.js';
 import type { RunObserver } from '../sync/index.js';
 
@@ -32,6 +34,11 @@ export interface PushHealthParts {
   now: () => number;
   /** Called as push turns degraded: the webhook is checked at once. */
   onDegraded: () => void;
+  /**
+   * Keeps push health in connector state as it changes: `writeNow` as its state changes (push live, degraded,
+   * recovered), otherwise with the state's next write (a count, the last delivery).
+   */
+  save: (health: SavedPushHealth, writeNow: boolean) => void;
 }
 
 // Events remembered by approval at most: at 100 a second, a quarter of an hour of them.
@@ -58,6 +65,8 @@ export class PushHealth implements RunObserver {
   #missedSinceDelivery = 0;
   #lastDeliveryAt: number | undefined;
   #degraded = false;
+  /** Since when push is in its state, on the wall clock: live, degraded or recovered. */
+  #since = 0;
 
   constructor(parts: PushHealthParts) {
     this.#parts = parts;
@@ -68,16 +77,23 @@ export class PushHealth implements RunObserver {
     if (this.#liveAt !== undefined) return;
     this.#liveAt = this.#parts.now();
     this.#liveSince = performance.now();
+    this.#since = this.#liveAt;
+    this.#save(true);
   }
 
   /** A verified delivery came: push is not quiet. */
   delivered(): void {
     this.#lastDeliveryAt = this.#parts.now();
     this.#missedSinceDelivery = 0;
-    if (!this.#degraded) return;
+    if (!this.#degraded) {
+      this.#save(false);
+      return;
+    }
     this.#degraded = false;
+    this.#since = this.#lastDeliveryAt;
     this.#parts.metrics.degraded(false);
     this.#parts.logger.info('push recovered: a verified delivery came');
+    this.#save(true);
   }
 
   /** An event named these approvals. */
@@ -129,10 +145,31 @@ export class PushHealth implements RunObserver {
     };
   }
 
-  /** Drops the judgements waiting for their grace. */
+  /**
+   * Drops the judgements waiting for their grace, and, once push was live, keeps it `stopped` in connector state:
+   * written with the state the worker saves as it stops.
+   */
   stop(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    if (this.#liveAt === undefined) return;
+    this.#since = this.#parts.now();
+    this.#parts.save(this.#saved('stopped'), false);
+  }
+
+  #save(writeNow: boolean): void {
+    this.#parts.save(this.#saved(this.#degraded ? 'degraded' : 'healthy'), writeNow);
+  }
+
+  #saved(state: SavedPushHealth['state']): SavedPushHealth {
+    const { lastDeliveryAt } = this.report;
+    return {
+      state,
+      since: new Date(this.#since).toISOString(),
+      missed: this.#missed,
+      missedSinceLastDelivery: this.#missedSinceDelivery,
+      ...(lastDeliveryAt === undefined ? {} : { lastDeliveryAt }),
+    };
   }
 
   #wasAnnounced(approvalId: string, since: number): boolean {
@@ -169,13 +206,18 @@ export class PushHealth implements RunObserver {
       { missed: missed.length, approvalIds: missed.slice(0, LOGGED_IDS) },
       'the sync found changes no push event announced',
     );
-    if (this.#degraded || this.#missedSinceDelivery < degradedAfterMissed) return;
+    if (this.#degraded || this.#missedSinceDelivery < degradedAfterMissed) {
+      this.#save(false);
+      return;
+    }
     this.#degraded = true;
+    this.#since = this.#parts.now();
     metrics.degraded(true);
     logger.warn(
       { missedSinceLastDelivery: this.#missedSinceDelivery, lastDeliveryAt: this.report.lastDeliveryAt },
       'push degraded: no verified delivery while the sync keeps finding changes; the schedule carries them',
     );
+    this.#save(true);
     this.#parts.onDegraded();
   }
 }

@@ -1,19 +1,23 @@
 /**
  * The push ingress: the HTTP endpoint a source delivers its events to, on a port of its own. It reads a delivery's
  * raw body up to a limit and hands it over as bytes; what to answer is the receiver's. It knows nothing else of the
- * connector. See `docs/push.md`.
+ * connector. Each delivery is a span, `push delivery`, which the receiver tells what became of it. See
+ * `docs/push.md` and `docs/tracing.md`.
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PushDelivery } from '../../connector/index.js';
 import { PortInUseError } from '../../errors.js';
+import { errorTypeOf, startSpan, type TraceSpan } from '../../internal/tracing.js';
 import type { PinoLogger } from '../operations/index.js';
 
 /** What the ingress answers a delivery: a status code, and a word of it for the body. */
 export interface IngressAnswer {
   status: number;
   outcome: string;
+  /** The work after the answer that the delivery's span still covers (its approvals read and queued). */
+  settled?: Promise<void>;
 }
 
 /** What a {@link PushIngress} needs. */
@@ -22,10 +26,13 @@ export interface PushIngressOptions {
   host: string;
   path: string;
   maxBodyBytes: number;
-  /** Answers a delivery of the right path and method, its body read whole. Never rejects. */
-  receive: (delivery: PushDelivery) => Promise<IngressAnswer>;
-  /** Told of a request too large to read. */
-  tooLarge: () => void;
+  /**
+   * Answers a delivery of the right path and method, its body read whole, and tells its span what became of it.
+   * Never rejects.
+   */
+  receive: (delivery: PushDelivery, span: TraceSpan) => Promise<IngressAnswer>;
+  /** Told of a request too large to read, with its span. */
+  tooLarge: (span: TraceSpan) => void;
   logger: PinoLogger;
 }
 
@@ -97,15 +104,64 @@ export class PushIngress {
       send(response, { status: 405, outcome: 'method not allowed' }, { allow: 'POST' });
       return;
     }
+    const span = this.#deliverySpan(request);
+    let settled: Promise<void> | undefined;
+    try {
+      const answer = await this.#deliver(request, response, span);
+      settled = answer.settled;
+      span.set({ 'http.response.status_code': answer.status });
+      // A server span is failed by a 5xx only (OpenTelemetry's HTTP conventions): a refusal is the ingress working.
+      if (answer.status >= 500) span.fail(String(answer.status));
+    } catch (error) {
+      span.set({ 'http.response.status_code': 500 });
+      span.fail(errorTypeOf(error));
+      throw error;
+    } finally {
+      if (settled === undefined) span.end();
+      else void settled.finally(() => span.end());
+    }
+  }
+
+  /** Reads a delivery and answers it; what it answered. */
+  async #deliver(
+    request: IncomingMessage,
+    response: ServerResponse,
+    span: TraceSpan,
+  ): Promise<IngressAnswer> {
     const body = await readBody(request, this.#options.maxBodyBytes);
     if (body === undefined) {
-      this.#options.tooLarge();
+      this.#options.tooLarge(span);
       // The rest of the body is not read: the connection closes once the answer is out.
       response.once('finish', () => request.destroy());
-      send(response, { status: 413, outcome: 'too large' }, { connection: 'close' });
-      return;
+      const answer = { status: 413, outcome: 'too large' };
+      send(response, answer, { connection: 'close' });
+      return answer;
     }
-    send(response, await this.#options.receive({ body, headers: headersOf(request) }));
+    span.set({ 'http.request.body.size': body.length });
+    const answer = await this.#options.receive({ body, headers: headersOf(request) }, span);
+    send(response, answer);
+    return answer;
+  }
+
+  /**
+   * The span of a delivery: a trace of its own (a `traceparent` the request carries is not followed: the ingress
+   * faces networks it does not trust), of kind server, with the HTTP server span's attributes; never its body or
+   * headers.
+   */
+  #deliverySpan(request: IncomingMessage): TraceSpan {
+    const { path } = this.#options;
+    return startSpan('push delivery', {
+      kind: 'server',
+      root: true,
+      attributes: {
+        'http.request.method': 'POST',
+        'http.route': path,
+        'url.path': path,
+        'url.scheme': 'http',
+        'server.port': request.socket.localPort,
+        'network.protocol.version': request.httpVersion,
+      },
+    });
   }
 }
 

@@ -14,8 +14,10 @@ import {
   Secret,
   type StateAccess,
 } from '../../connector/index.js';
-import { componentLogger, type PinoLogger, type PushMetrics } from '../operations/index.js';
-import type { LookupQueue, SourceRetryParts, StateStore } from '../sync/index.js';
+import type { SavedPushHealth } from '../../internal/saved-push-health.js';
+import type { SpanAttributes, TraceSpan } from '../../internal/tracing.js';
+import { componentLogger, type PinoLogger, type PushMetrics, type PushOutcome } from '../operations/index.js';
+import type { LookupQueue, LookupRequest, SourceRetryParts, StateStore } from '../sync/index.js';
 import { DeliveryIds } from './delivery-ids.js';
 import { PushHealth, type PushHealthReport } from './health.js';
 import { type IngressAnswer, PushIngress } from './ingress.js';
@@ -119,11 +121,12 @@ export class PushRuntime {
       logger: this.#logger,
       now: parts.now,
       onDegraded: () => this.#keeper?.check(),
+      save: (health, writeNow) => this.#saveHealth(health, writeNow),
     });
     this.#ingress = new PushIngress({
       ...options,
-      receive: (delivery) => this.#receive(delivery),
-      tooLarge: () => metrics.delivery('too_large'),
+      receive: (delivery, span) => this.#receive(delivery, span),
+      tooLarge: (span) => this.#outcome(span, 'too_large'),
       logger: this.#logger,
     });
   }
@@ -197,15 +200,28 @@ export class PushRuntime {
     this.#url = undefined;
   }
 
-  async #receive(delivery: PushDelivery): Promise<IngressAnswer> {
-    const { metrics } = this.#parts;
+  /** Keeps push health in connector state, for the console; a failed write is written with the next one. */
+  #saveHealth(health: SavedPushHealth, writeNow: boolean): void {
+    const { state, signal } = this.#parts;
+    state.setPushHealth(health);
+    if (!writeNow) return;
+    state.flush(signal).catch((error: unknown) => {
+      if (signal.aborted) return;
+      this.#logger.warn(
+        { err: error },
+        'saving push health in connector state failed; saved with the next write',
+      );
+    });
+  }
+
+  async #receive(delivery: PushDelivery, span: TraceSpan): Promise<IngressAnswer> {
     const queue = this.#queue;
     if (queue === undefined || !this.#parts.running()) {
-      metrics.delivery('not_running');
+      this.#outcome(span, 'not_running');
       return { status: 503, outcome: 'not running' };
     }
     if (!(await this.#verified(delivery))) {
-      metrics.delivery('refused');
+      this.#outcome(span, 'refused');
       this.#refusals.log((count) =>
         this.#logger.warn({ refused: count }, 'push deliveries refused: their signature did not verify'),
       );
@@ -213,15 +229,28 @@ export class PushRuntime {
     }
     this.health.delivered();
     const deliveryId = this.#deliveryId(delivery);
+    span.set({ 'approval_connector.push.delivery_id': deliveryId });
     if (deliveryId !== undefined && this.#ids.seenBefore(deliveryId)) {
-      metrics.delivery('duplicate');
+      this.#outcome(span, 'duplicate');
       this.#logger.debug({ deliveryId }, 'push delivery seen before: dropped');
       return { status: 200, outcome: 'duplicate' };
     }
-    const taken = this.#take(queue, delivery, deliveryId, performance.now());
+    const receivedAt = performance.now();
+    const queued = this.#queued(queue, delivery, deliveryId, span);
+    const taken = queued.then(async (request) => {
+      if (request !== undefined && (await request.served)) {
+        this.#parts.metrics.lag((performance.now() - receivedAt) / 1000);
+      }
+    });
     this.#pending.add(taken);
     void taken.finally(() => this.#pending.delete(taken));
-    return { status: 202, outcome: 'accepted' };
+    return { status: 202, outcome: 'accepted', settled: queued.then(() => {}) };
+  }
+
+  /** Counts what became of a request to the ingress, and says it on its span. */
+  #outcome(span: TraceSpan, outcome: PushOutcome, attributes: SpanAttributes = {}): void {
+    this.#parts.metrics.delivery(outcome);
+    span.set({ 'approval_connector.push.outcome': outcome, ...attributes });
   }
 
   /** Whether the author's `verify()` said `true`; a throw is a refusal. */
@@ -242,45 +271,46 @@ export class PushRuntime {
     }
   }
 
-  /** After the answer: the approvals the delivery names, announced, then looked up. Never rejects. */
-  async #take(
+  /**
+   * After the answer: the approvals the delivery names, announced, then queued for a lookup, which links to the
+   * delivery's span. Resolves with the queue's request, `undefined` when nothing was queued; never rejects.
+   */
+  async #queued(
     queue: LookupQueue,
     delivery: PushDelivery,
     deliveryId: string | undefined,
-    receivedAt: number,
-  ): Promise<void> {
-    const { metrics, options } = this.#parts;
+    span: TraceSpan,
+  ): Promise<LookupRequest | undefined> {
     let approvalIds: readonly string[];
     try {
       approvalIds = ApprovalIds.parse(await this.#parts.declaration.approvalIds(delivery, this.#context));
     } catch (error) {
-      metrics.delivery('malformed');
+      this.#outcome(span, 'malformed');
       // Neither the error's message nor the body: a parser's message quotes the text it could not read.
       this.#logger.warn(
         { deliveryId, error: (error as Error | undefined)?.name },
         'a verified push delivery named no approvals that could be read: dropped',
       );
-      return;
+      return undefined;
     }
-    metrics.delivery('accepted');
+    this.#outcome(span, 'accepted', { 'approval_connector.push.approvals': approvalIds.length });
     this.#logger.debug({ deliveryId, approvals: approvalIds.length }, 'push delivery accepted');
-    if (approvalIds.length === 0) return;
+    if (approvalIds.length === 0) return undefined;
     // The queue tells push health of the event's approvals, also of those it has no room for.
-    const { overflow, served } = queue.request(approvalIds, options.delayMs);
-    if (overflow.length > 0) {
-      metrics.overflowed(overflow.length);
-      this.#overflows.log(
-        (count) =>
-          this.#logger.warn(
-            { overflow: count },
-            'the lookup queue is full: approvals left to the scheduled sync',
-          ),
-        overflow.length,
-      );
-    }
-    if (overflow.length < approvalIds.length && (await served)) {
-      metrics.lag((performance.now() - receivedAt) / 1000);
-    }
+    const request = queue.request(approvalIds, this.#parts.options.delayMs, span.context);
+    const { overflow } = request;
+    if (overflow.length === 0) return request;
+    span.set({ 'approval_connector.push.overflow': overflow.length });
+    this.#parts.metrics.overflowed(overflow.length);
+    this.#overflows.log(
+      (count) =>
+        this.#logger.warn(
+          { overflow: count },
+          'the lookup queue is full: approvals left to the scheduled sync',
+        ),
+      overflow.length,
+    );
+    return overflow.length < approvalIds.length ? request : undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Task } from '../../api/index.js';
+import { SPAN_LINK_LIMIT, type TraceContext } from '../../internal/tracing.js';
 
 /** What a {@link LookupQueue} answers a request. */
 export interface LookupRequest {
@@ -9,6 +10,14 @@ export interface LookupRequest {
    * stopped first. Never rejects.
    */
   served: Promise<boolean>;
+}
+
+/** The traces of the requests one run serves: each a link of the run's span (push deliveries carry one). */
+export interface LookupLinks {
+  /** The requests' trace contexts, at most {@link SPAN_LINK_LIMIT}: those a span links to. */
+  contexts: readonly TraceContext[];
+  /** The requests served that carried a trace, also those past the limit. */
+  count: number;
 }
 
 /**
@@ -24,8 +33,11 @@ export class LookupQueue {
   /** The approvals a queue holds at most without a push path, which sets its own (`push.queueSize`). */
   static readonly DEFAULT_CAPACITY = 10_000;
   readonly #capacity: number;
-  readonly #run: (approvalIds: string[]) => Promise<unknown>;
+  readonly #run: (approvalIds: string[], links: LookupLinks) => Promise<unknown>;
   readonly #approvalIds = new Set<string>();
+  /** The traces of the requests the next run serves. */
+  #links: TraceContext[] = [];
+  #linked = 0;
   readonly #observers: ((approvalIds: readonly string[]) => void)[] = [];
   /** The requests the next run serves, or `undefined` when none waits. */
   #next: PromiseWithResolvers<boolean> | undefined;
@@ -39,10 +51,14 @@ export class LookupQueue {
 
   /**
    * @param options.capacity approvals that may wait at once
-   * @param options.run reads the approvals given (every one requested since the last run); it handles its own
-   *   failures, and a rejection only marks the requests it served as not served
+   * @param options.run reads the approvals given (every one requested since the last run), the traces of the
+   *   requests it serves beside them; it handles its own failures, and a rejection only marks the requests it served
+   *   as not served
    */
-  constructor(options: { capacity: number; run: (approvalIds: string[]) => Promise<unknown> }) {
+  constructor(options: {
+    capacity: number;
+    run: (approvalIds: string[], links: LookupLinks) => Promise<unknown>;
+  }) {
     this.#capacity = options.capacity;
     this.#run = options.run;
   }
@@ -54,9 +70,10 @@ export class LookupQueue {
 
   /**
    * Asks for a run within `delayMs`, for these approvals (none: a run all the same, which a source without
-   * `lookup()` serves with a sync run). An approval already waiting is served by the same run.
+   * `lookup()` serves with a sync run). An approval already waiting is served by the same run. `link`, the trace of
+   * what asked (a push delivery's span), is linked from the run that serves it, unless none of its approvals fit.
    */
-  request(approvalIds: readonly string[], delayMs: number): LookupRequest {
+  request(approvalIds: readonly string[], delayMs: number, link?: TraceContext): LookupRequest {
     for (const observer of this.#observers) observer(approvalIds);
     if (this.#stopped) return { overflow: [...approvalIds], served: Promise.resolve(false) };
     const overflow: string[] = [];
@@ -64,6 +81,10 @@ export class LookupQueue {
       if (this.#approvalIds.has(id)) continue;
       if (this.#approvalIds.size >= this.#capacity) overflow.push(id);
       else this.#approvalIds.add(id);
+    }
+    if (link !== undefined && (approvalIds.length === 0 || overflow.length < approvalIds.length)) {
+      this.#linked += 1;
+      if (this.#links.length < SPAN_LINK_LIMIT) this.#links.push(link);
     }
     this.#next ??= Promise.withResolvers<boolean>();
     if (this.#running) this.#delayMs = Math.min(this.#delayMs ?? delayMs, delayMs);
@@ -82,6 +103,8 @@ export class LookupQueue {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#approvalIds.clear();
+    this.#links = [];
+    this.#linked = 0;
     this.#next?.resolve(false);
     this.#next = undefined;
   }
@@ -100,11 +123,14 @@ export class LookupQueue {
     this.#timer = undefined;
     this.#dueAt = Number.POSITIVE_INFINITY;
     const approvalIds = [...this.#approvalIds];
+    const links: LookupLinks = { contexts: this.#links, count: this.#linked };
     const served = this.#next;
     this.#approvalIds.clear();
+    this.#links = [];
+    this.#linked = 0;
     this.#next = undefined;
     this.#running = true;
-    void this.#run(approvalIds)
+    void this.#run(approvalIds, links)
       .then(
         () => served?.resolve(true),
         () => served?.resolve(false),

@@ -1,6 +1,7 @@
-import { errorTypeOf, startSpan, withContext } from '../../internal/tracing.js';
+import { errorTypeOf, startSpan, type TraceSpan, withContext } from '../../internal/tracing.js';
 import type { ConnectorMetrics, SyncMode } from '../operations/index.js';
 import type { SyncHealth } from './health.js';
+import type { LookupLinks } from './lookup-queue.js';
 import type { RunContext, RunReport } from './runs.js';
 import type { StateStore } from './state.js';
 
@@ -16,21 +17,20 @@ export interface RunRecords {
  * metrics and the sync's health, the cursor it left, and one log line, `sync run finished` with the report,
  * `sync run failed`, or `sync run interrupted by the stop` when the worker's stop cut it short (an outcome of its
  * own, `interrupted`, which is no failure of the sync). Each run is a trace of its own, its span `sync {mode}` the
- * parent of the run's reads of the source, pushes and cursor saves.
+ * parent of the run's reads of the source, pushes and cursor saves; a lookup's span links to the spans of the push
+ * deliveries it serves (`links`), each of a trace of its own.
  */
 export async function recordedRun(
   mode: SyncMode,
   read: (context: RunContext) => Promise<RunReport>,
   context: RunContext,
   { metrics, state, health }: RunRecords,
+  links?: LookupLinks,
 ): Promise<RunReport> {
   const { logger, signal } = context;
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
-  const span = startSpan(`sync ${mode}`, {
-    root: true,
-    attributes: { 'approval_connector.sync.mode': mode },
-  });
+  const span = runSpan(mode, links);
   try {
     const report = await withContext(span.context, () => read({ ...context, trace: span.context }));
     span.set({
@@ -70,4 +70,17 @@ export async function recordedRun(
   } finally {
     span.end();
   }
+}
+
+/** The span of a run: a trace of its own; a lookup's links to the push deliveries it serves, and how many. */
+function runSpan(mode: SyncMode, links: LookupLinks | undefined): TraceSpan {
+  const deliveries = links === undefined || links.count === 0 ? undefined : links.count;
+  return startSpan(`sync ${mode}`, {
+    root: true,
+    links: links?.contexts,
+    attributes: {
+      'approval_connector.sync.mode': mode,
+      'approval_connector.lookup.deliveries': deliveries,
+    },
+  });
 }

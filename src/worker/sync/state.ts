@@ -2,13 +2,15 @@
  * Connector state as the service holds it, and the one module that knows its layout: the kit's part under `kit`,
  * the author's beside it under `app` (`docs/connector.md`, "State"), the sync cursor at `kit.sync.cursor`. Whatever
  * reads a saved cursor (the worker as it starts, the conformance kit, the tests) reads it with
- * {@link savedCursorOf}, so that each reads the cursor a worker resumes from.
+ * {@link savedCursorOf}, so that each reads the cursor a worker resumes from. The one part read elsewhere is push
+ * health, `kit.push.health`, which the reference backend's console reads through `internal/saved-push-health.ts`.
  * @module
  */
 import { z } from 'zod';
 import type { IntegrationClient } from '../../client/index.js';
 import { SyncCursor } from '../../connector/internal.js';
 import { OneAtATime } from '../../internal/one-at-a-time.js';
+import { SavedPushHealth } from '../../internal/saved-push-health.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
 
 /** The key of connector state that holds the kit's part. */
@@ -41,8 +43,14 @@ const KitState = z.looseObject({
       lastRunAt: z.string().optional(),
     })
     .default({}),
-  // A saved webhook that no longer reads as one is dropped (and registered again), not a reason to start afresh.
-  push: z.looseObject({ webhook: SavedWebhook.optional().catch(undefined) }).optional(),
+  // A saved webhook that no longer reads as one is dropped (and registered again), not a reason to start afresh;
+  // push health is the worker's own report, rewritten as its push path goes live.
+  push: z
+    .looseObject({
+      webhook: SavedWebhook.optional().catch(undefined),
+      health: SavedPushHealth.optional().catch(undefined),
+    })
+    .optional(),
 });
 type KitState = z.infer<typeof KitState>;
 
@@ -126,6 +134,12 @@ export class StateStore<AppState extends object> {
     this.#kit = { ...this.#kit, push: webhook === undefined ? push : { ...push, webhook } };
     this.#dirty = true;
     await this.flush(signal);
+  }
+
+  /** Sets the push path's health (see `internal/saved-push-health.ts`); it is written with the next {@link flush}. */
+  setPushHealth(health: SavedPushHealth): void {
+    this.#kit = { ...this.#kit, push: { ...this.#kit.push, health } };
+    this.#dirty = true;
   }
 
   /** Whether something changed since the last write began: the next {@link flush} writes. */

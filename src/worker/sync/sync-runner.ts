@@ -10,7 +10,7 @@ import {
   type SyncMode,
 } from '../operations/index.js';
 import { SyncHealth } from './health.js';
-import { LookupQueue } from './lookup-queue.js';
+import { type LookupLinks, LookupQueue } from './lookup-queue.js';
 import type { PushLimits } from './pusher.js';
 import { recordedRun } from './recorded.js';
 import {
@@ -147,10 +147,10 @@ export class SyncRunner {
     if (hasLookup(source)) {
       return new LookupQueue({
         capacity,
-        run: async (approvalIds) => {
+        run: async (approvalIds, links) => {
           if (approvalIds.length === 0) return;
           await this.#exclusive(() =>
-            this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize })),
+            this.#run('lookup', (context) => runLookup(context, source, approvalIds, { chunkSize }), links),
           );
         },
       });
@@ -158,7 +158,12 @@ export class SyncRunner {
     return enabled ? new LookupQueue({ capacity, run: () => this.sync(false) }) : undefined;
   }
 
-  async #run(mode: SyncMode, read: (context: RunContext) => Promise<RunReport>): Promise<RunReport> {
+  /** Runs one read of the source, recorded; a lookup's span links to the push deliveries it serves. */
+  async #run(
+    mode: SyncMode,
+    read: (context: RunContext) => Promise<RunReport>,
+    links?: LookupLinks,
+  ): Promise<RunReport> {
     const { client, state, appState, settings, metrics, signal, random, now } = this.#parts;
     const logger = componentLogger(this.#parts.logger, 'sync', { mode });
     const { connector } = this.#parts;
@@ -179,7 +184,8 @@ export class SyncRunner {
     };
     let succeeded = false;
     try {
-      const report = await recordedRun(mode, read, context, { metrics, state, health: this.health });
+      const records = { metrics, state, health: this.health };
+      const report = await recordedRun(mode, read, context, records, links);
       succeeded = true;
       return report;
     } finally {

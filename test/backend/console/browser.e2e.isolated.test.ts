@@ -443,6 +443,45 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(errors).toEqual([]);
   });
 
+  it('shows the push health the connector’s worker saved in its state, live, as it turns degraded', async () => {
+    const rc = await connector();
+    const { page, errors } = await signedIn(rc);
+    await page.goto(`${rc.backend.url}/console/#/systems/${rc.systemId}/connector`);
+    await page.locator('[data-health="poll"]').waitFor();
+    // A connector without a push path saves none: the panel has no line for it.
+    expect(await page.locator('[data-health="push-health"]').count()).toBe(0);
+
+    // What a worker with a push path writes (docs/push.md), through the service's API, as it writes it.
+    const save = (health: Record<string, unknown>) =>
+      call(rc.backend, 'PUT', '/v2/connector/state', {
+        token: rc.token,
+        body: { state: { kit: { version: 1, sync: {}, push: { health } } } },
+      });
+    await save({
+      state: 'healthy',
+      since: '2026-05-01T10:00:00.000Z',
+      missed: 0,
+      missedSinceLastDelivery: 0,
+    });
+    const line = page.locator('[data-health="push-health"]');
+    await line.getByText('push healthy').waitFor();
+    expect(await line.textContent()).toContain('0 missed · no delivery since the worker started');
+    await save({
+      state: 'degraded',
+      since: '2026-05-01T10:42:00.000Z',
+      missed: 3,
+      missedSinceLastDelivery: 3,
+      lastDeliveryAt: '2026-05-01T09:58:04.120Z',
+    });
+    await line.getByText('push degraded').waitFor();
+    expect(await line.textContent()).toMatch(
+      /^push degraded since .+, 3 missed \(3 since the last delivery\) · last delivery .+$/,
+    );
+    expect(await line.locator('time').first().getAttribute('datetime')).toBe('2026-05-01T10:42:00.000Z');
+    await screenshots(page, 'push-health');
+    expect(errors).toEqual([]);
+  });
+
   it('shows a task that failed as failed, counts it, and filters on it through the address', async () => {
     const backend = await startReferenceBackend();
     try {

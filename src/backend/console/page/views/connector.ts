@@ -79,7 +79,10 @@ function keysStillAccepted(keys: SystemView['connector']['keys']): HTMLElement[]
   ];
 }
 
-/** What the backend saw of the connector's requests: its last poll, push and sync, and its failures by status. */
+/**
+ * What the backend saw of the connector's requests: its last poll, push and sync, and its failures by status; and
+ * its push health as its worker saved it.
+ */
 function healthOf({ health, connector, now }: SystemView): Child {
   const failures = Object.entries(health.failuresByStatus);
   return [
@@ -88,7 +91,7 @@ function healthOf({ health, connector, now }: SystemView): Child {
       'p',
       { class: 'muted small' },
       'What the backend saw of this connector’s requests since it started: a sync run pushes approvals, then saves ',
-      'the connector’s state.',
+      'the connector’s state. Push from the source is as the connector’s worker last saved it in that state.',
     ),
     h(
       'dl',
@@ -99,6 +102,12 @@ function healthOf({ health, connector, now }: SystemView): Child {
       h('dd', { 'data-health': 'push' }, lastCall(health.lastPush, 'push')),
       h('dt', {}, 'Last sync run (state saved)'),
       h('dd', { 'data-health': 'sync' }, lastCall(health.lastSync, 'sync run')),
+      health.push === undefined
+        ? null
+        : [
+            h('dt', {}, 'Push from the source'),
+            h('dd', { 'data-health': 'push-health' }, pushHealth(health.push)),
+          ],
       h('dt', {}, 'Failed requests'),
       h(
         'dd',
@@ -124,6 +133,26 @@ function healthOf({ health, connector, now }: SystemView): Child {
       ),
     ),
     recentFailures(health.recentFailures),
+  ];
+}
+
+const PUSH_TONES = { healthy: 'good', degraded: 'bad', stopped: 'neutral' } as const;
+
+/** Push health as the worker saved it: "push degraded since …, 3 missed", with the last delivery. */
+function pushHealth(push: NonNullable<SystemView['health']['push']>): Child {
+  return [
+    badge(`push ${push.state}`, PUSH_TONES[push.state]),
+    ' since ',
+    time(push.since),
+    `, ${push.missed} missed`,
+    push.state === 'degraded' ? ` (${push.missedSinceLastDelivery} since the last delivery)` : '',
+    h(
+      'span',
+      { class: 'muted' },
+      push.lastDeliveryAt === undefined
+        ? ' · no delivery since the worker started'
+        : [' · last delivery ', time(push.lastDeliveryAt)],
+    ),
   ];
 }
 
