@@ -104,6 +104,11 @@ export class JiraDriver implements SourceDriver {
     'slow',
   ];
   readonly pageSize = PAGE_SIZE;
+  /**
+   * The site delivers to the webhook the connector registers (it is built with `webhook: 'register'`), at the address
+   * and with the secret the battery gives the worker: nothing to do but wait for the site's deliveries.
+   */
+  readonly push = { deliverTo: () => {}, sent: () => this.simulator.webhooksSettled() };
   readonly approvers: readonly string[];
   readonly #made = new Map<string, Made>();
   readonly #clock: SiteClock;
@@ -129,6 +134,7 @@ export class JiraDriver implements SourceDriver {
       jira: new JiraClient({ baseUrl: this.simulator.url, email, apiToken }),
       jql: this.simulator.jql,
       requestTypes: [HARDWARE],
+      webhook: 'register',
     });
   }
 
