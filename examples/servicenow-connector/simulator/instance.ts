@@ -220,7 +220,7 @@ export class SimulatedInstance {
         short_description: choices.title ?? this.#pick(CHANGES),
         description: 'Planned work, rolled out by the infrastructure team.',
         type: this.#pick(['normal', 'normal', 'emergency']),
-        risk: String(this.#int(2, 4)),
+        risk: String(this.#int(1, 3)),
         impact: String(this.#int(1, 3)),
         priority: String(this.#int(2, 4)),
         category: this.#pick(['Network', 'Software', 'Hardware']),
