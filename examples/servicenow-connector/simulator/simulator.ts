@@ -159,7 +159,8 @@ export class ServiceNowSimulator {
   #bucket: { tokens: number; at: number } | undefined;
   #rateLimited = 0;
   #timer: NodeJS.Timeout | undefined;
-  #offline = false;
+  /** Whether {@link close} was called: the port is not opened again. */
+  #closed = false;
   #url = '';
   /** The switches; tests change them as they go. */
   readonly behaviour: ServiceNowBehaviour;
@@ -204,8 +205,7 @@ export class ServiceNowSimulator {
       throw new TypeError(`Expected \`activityIntervalMs\` to be a positive integer, got \`${interval}\``);
     }
     const simulator = new ServiceNowSimulator(options);
-    simulator.#server.listen(port, '127.0.0.1');
-    await once(simulator.#server, 'listening');
+    await simulator.#listen(port);
     simulator.#url = `http://127.0.0.1:${(simulator.#server.address() as AddressInfo).port}`;
     if (interval !== undefined) simulator.#timer = setInterval(() => simulator.advance(), interval).unref();
     return simulator;
@@ -353,14 +353,13 @@ export class ServiceNowSimulator {
    */
   async goOffline(): Promise<() => Promise<void>> {
     if (!this.#server.listening) throw new Error('the simulator is not listening');
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#offline = true;
+    await this.#unlisten();
+    const port = Number(new URL(this.#url).port);
+    let back = false;
     return async () => {
-      if (!this.#offline) return;
-      this.#offline = false;
-      this.#server.listen(Number(new URL(this.#url).port), '127.0.0.1');
-      await once(this.#server, 'listening');
+      if (back || this.#closed) return;
+      back = true;
+      await this.#listen(port);
     };
   }
 
@@ -391,11 +390,22 @@ export class ServiceNowSimulator {
   /** Stops the activity and the server; idempotent. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    this.#offline = false;
+    this.#closed = true;
     await this.#callout.settled();
-    if (!this.#server.listening) return;
+    if (this.#server.listening) await this.#unlisten();
+  }
+
+  async #listen(port: number): Promise<void> {
+    this.#server.listen(port, '127.0.0.1');
+    await once(this.#server, 'listening');
+  }
+
+  /** Closes the port, cutting the connections open on it. */
+  async #unlisten(): Promise<void> {
+    const closed = once(this.#server, 'close');
+    this.#server.close();
     this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await closed;
   }
 
   #setUserFlag(userName: string, lockedOut: 'true' | 'false'): void {

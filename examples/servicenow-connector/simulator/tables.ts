@@ -173,22 +173,8 @@ export const TASK_TABLES = ['change_request', 'sc_request', 'sc_req_item'] as co
 /** A date-time value (UTC, `yyyy-MM-dd HH:mm:ss`) as the wall clock of `timeZone`, in the same format. */
 export function wallClock(value: string, timeZone: string): string {
   const ms = Date.parse(`${value.replace(' ', 'T')}Z`);
-  if (value === '' || Number.isNaN(ms)) return '';
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-      .formatToParts(ms)
-      .map(({ type, value: part }) => [type, part]),
-  );
-  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+  // Sweden's locale writes a date-time as ISO 8601 does, with a space: the Table API's own format.
+  return value === '' || Number.isNaN(ms) ? '' : new Date(ms).toLocaleString('sv-SE', { timeZone });
 }
 
 /** An amount as a user reads it: `1299.00` is `$1,299.00`. */

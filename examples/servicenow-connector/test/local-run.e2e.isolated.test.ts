@@ -22,30 +22,36 @@ const example = parseEnv(readFileSync(new URL('../.env.example', import.meta.url
 let simulator: ServiceNowSimulator;
 let backend: ReferenceBackend;
 let folder: string;
+/** The console's session cookie, once signed in with the admin token. */
+let session: string | undefined;
 
 beforeEach(async () => {
-  simulator = await ServiceNowSimulator.start({ seed: 1 });
-  backend = await startReferenceBackend({ seed: seedFile });
+  [simulator, backend] = await Promise.all([
+    ServiceNowSimulator.start({ seed: 1 }),
+    startReferenceBackend({ seed: seedFile }),
+  ]);
   folder = mkdtempSync(join(tmpdir(), 'servicenow-connector-'));
+  session = undefined;
 });
 
 afterEach(async () => {
-  await backend.close();
-  await simulator.close();
+  await Promise.all([backend.close(), simulator.close()]);
   rmSync(folder, { recursive: true, force: true });
 });
 
-/** A console API answer, as the console page reads it after signing in with the admin token. */
-async function consoleGet<T>(path: string): Promise<T> {
-  const session = await fetch(`${backend.url}/console/api/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: backend.adminToken }),
-  });
-  expect(session.status).toBe(200);
-  const cookie = session.headers.get('set-cookie')!.split(';', 1)[0]!;
-  const answer = await fetch(`${backend.url}/console/api${path}`, { headers: { cookie } });
-  expect(answer.status).toBe(200);
+/** What the console's page reads of `path` (its API), signed in as the console signs in. */
+async function shownByConsole<T>(path: string): Promise<T> {
+  if (session === undefined) {
+    const signIn = await fetch(new URL('/console/api/session', backend.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: backend.adminToken }),
+    });
+    expect(signIn.ok).toBe(true);
+    session = (signIn.headers.get('set-cookie') ?? '').replace(/;.*$/s, '');
+  }
+  const answer = await fetch(new URL(`/console/api${path}`, backend.url), { headers: { cookie: session } });
+  expect(answer.ok, path).toBe(true);
   return (await answer.json()) as T;
 }
 
@@ -71,7 +77,7 @@ it("syncs a change request's approval, maps the approvers by email, and approves
   // The console shows each approver by the name of the organization's user the connector mapped them to.
   await vi.waitFor(
     async () => {
-      const shown = await consoleGet<{
+      const shown = await shownByConsole<{
         approvals: { approver: string; approverUser?: { firstName: string; lastName: string } }[];
       }>(`/systems/${system.id}/approvals?limit=100`);
       expect(shown.approvals).toHaveLength(approvals.length);
@@ -118,7 +124,7 @@ it("syncs a change request's approval, maps the approvers by email, and approves
 });
 
 it("offers the simulator's approvers' sign-ins in the console, one click away on an action", async () => {
-  const { demoSignIns } = await consoleGet<{ demoSignIns: unknown[] }>(`/systems/${system.id}`);
+  const { demoSignIns } = await shownByConsole<{ demoSignIns: unknown[] }>(`/systems/${system.id}`);
   expect(demoSignIns).toEqual(
     simulator.approvers.map(({ sysId, username, password }) => ({ approver: sysId, username, password })),
   );

@@ -60,48 +60,39 @@ const CHANGE_FIELDS = [
   'description',
 ];
 
-/** The instance's clock: the driver's own, a second further at each change; or the battery's; or held still. */
-class InstanceClock {
-  #own = START;
-  #set: (() => number) | undefined;
-  #held: number | undefined;
+/**
+ * How the instance shows each failure the driver provokes: a `503`; a `429` with `Retry-After: 0` (ServiceNow's says
+ * in whole seconds how long to wait, and 0 keeps the battery from waiting out seconds at each read the client sends
+ * again); a call cut; the sign-in refused (`401`: a password changed, a user locked out); an ACL's `403`; no answer;
+ * an answer after the battery's delay.
+ */
+const FAULTS: Partial<Record<SourceFailure, (delayMs: number | undefined) => Fault>> = {
+  unavailable: () => ({ status: 503 }),
+  rateLimited: () => ({ status: 429, retryAfterSeconds: 0 }),
+  unreachable: () => 'cut',
+  unauthorized: () => 'unauthorized',
+  forbidden: () => 'forbidden',
+  hang: () => 'hang',
+  slow: (delayMs) => ({ delayMs: delayMs ?? SLOW_MS }),
+};
 
-  readonly now = (): number => this.#held ?? (this.#set === undefined ? this.#own : Math.floor(this.#set()));
-
-  set(now: () => number): void {
-    this.#set = now;
-  }
-
-  tick(): void {
-    if (this.#held === undefined && this.#set === undefined) this.#own += 1000;
-  }
-
-  async hold<T>(changes: () => Promise<T>): Promise<T> {
-    this.tick();
-    this.#held = this.now();
-    try {
-      return await changes();
-    } finally {
-      this.#held = undefined;
-    }
-  }
+/** Where the instance's clock is: the driver's own time, or the battery's clock once it sets one. */
+interface InstanceClock {
+  own: number;
+  battery: (() => number) | undefined;
 }
 
 /** Drives a simulated instance of its own; {@link close} stops it. */
 export class ServiceNowDriver implements SourceDriver {
   readonly simulator: ServiceNowSimulator;
   /** Every failure the simulated instance can show a client, as an instance shows it. */
-  readonly failures: readonly SourceFailure[] = [
-    'unavailable',
-    'rateLimited',
-    'unreachable',
-    'unauthorized',
-    'forbidden',
-    'hang',
-    'slow',
-  ];
+  readonly failures = Object.keys(FAULTS) as SourceFailure[];
   readonly pageSize = PAGE_SIZE;
   readonly approvers: readonly string[];
+  /**
+   * The instance's clock: the driver's own, a second further at each change, or the battery's once it sets one.
+   * `sameInstant` holds it still through the instance's own `collisions` switch.
+   */
   readonly #clock: InstanceClock;
 
   private constructor(simulator: ServiceNowSimulator, clock: InstanceClock) {
@@ -112,8 +103,9 @@ export class ServiceNowDriver implements SourceDriver {
 
   /** A driver and its simulated instance, with no approvals yet. */
   static async start(): Promise<ServiceNowDriver> {
-    const clock = new InstanceClock();
-    return new ServiceNowDriver(await ServiceNowSimulator.start({ requests: 0, now: clock.now }), clock);
+    const clock: InstanceClock = { own: START, battery: undefined };
+    const now = () => (clock.battery === undefined ? clock.own : Math.floor(clock.battery()));
+    return new ServiceNowDriver(await ServiceNowSimulator.start({ requests: 0, now }), clock);
   }
 
   /** The connector as a deployment builds it, reading the instance as its integration user. */
@@ -127,7 +119,7 @@ export class ServiceNowDriver implements SourceDriver {
 
   /** A change request with one approval record: the approver's. */
   create({ approver, title }: NewSourceRequest): string {
-    this.#clock.tick();
+    this.#tick();
     return this.simulator.raise({ table: 'change_request', title, approvers: [approver] }).approvals[0]!;
   }
 
@@ -135,14 +127,14 @@ export class ServiceNowDriver implements SourceDriver {
   change(id: string, { title }: { title: string }): void {
     const approval = this.#approval(id);
     if (approval === undefined) return;
-    this.#clock.tick();
+    this.#tick();
     this.simulator.retitle('change_request', approval.document_id!, title);
   }
 
   /** The approver approves it in ServiceNow itself; an approval decided already stays as it is. */
   resolve(id: string): void {
     if (this.#approval(id)?.state !== 'requested') return;
-    this.#clock.tick();
+    this.#tick();
     this.simulator.decideInServiceNow(id, 'approved');
   }
 
@@ -151,13 +143,19 @@ export class ServiceNowDriver implements SourceDriver {
     if (this.#approval(id) !== undefined) this.simulator.delete('sysapproval_approver', id);
   }
 
-  sameInstant<T>(changes: () => Promise<T>): Promise<T> {
-    return this.#clock.hold(changes);
+  async sameInstant<T>(changes: () => Promise<T>): Promise<T> {
+    this.#tick();
+    this.simulator.behaviour.collisions = true;
+    try {
+      return await changes();
+    } finally {
+      this.simulator.behaviour.collisions = false;
+    }
   }
 
   /** The instance stamps every change (the connector's decisions too) with `now()` from here on. */
   setClock(now: () => number): void {
-    this.#clock.set(now);
+    this.#clock.battery = now;
   }
 
   /** Pages of two records, shorter than the connector's three, each with its `Link` to the next. */
@@ -210,21 +208,19 @@ export class ServiceNowDriver implements SourceDriver {
   }
 
   /**
-   * The instance fails the calls of `scope.operation` (see {@link CALLS}) as an instance does. Unreachable is the
-   * port refusing connections when every call fails until restored; a single call cannot be refused a connection,
-   * so it is cut before any answer instead.
+   * The instance fails the calls of `scope.operation` (see {@link CALLS}) the way {@link FAULTS} says. A port
+   * refuses connections as a whole: `unreachable` is the port closed when every call fails until restored, and the
+   * calls cut before any answer otherwise.
    */
-  async fail(
-    failure: SourceFailure,
-    scope: FailureScope = { operation: 'any', times: 'until-restored' },
-  ): Promise<RestoreSource> {
-    const { operation, times, delayMs } = scope;
+  async fail(failure: SourceFailure, scope?: FailureScope): Promise<RestoreSource> {
+    const { operation = 'any', times = 'until-restored', delayMs } = scope ?? {};
+    const fault = FAULTS[failure];
+    if (fault === undefined) throw new RangeError(`the simulated instance cannot fail as ${failure}`);
     if (failure === 'unreachable' && operation === 'any' && times === 'until-restored') {
-      return this.simulator.goOffline();
+      return await this.simulator.goOffline();
     }
-    const calls = operation === 'any' ? undefined : CALLS[operation];
-    return this.simulator.disrupt(faultOf(failure, delayMs), {
-      ...(calls === undefined ? {} : { calls }),
+    return this.simulator.disrupt(fault(delayMs), {
+      ...(operation === 'any' ? {} : { calls: CALLS[operation] }),
       ...(times === 'until-restored' ? {} : { times }),
     });
   }
@@ -233,34 +229,13 @@ export class ServiceNowDriver implements SourceDriver {
     return this.simulator.close();
   }
 
+  /** The driver's own clock moves on a second before each change; the battery's moves by itself. */
+  #tick(): void {
+    if (this.#clock.battery === undefined) this.#clock.own += 1000;
+  }
+
   #approval(id: string) {
     return this.simulator.records('sysapproval_approver').find(({ sys_id }) => sys_id === id);
-  }
-}
-
-/** How the instance shows each failure the driver provokes. */
-function faultOf(failure: SourceFailure, delayMs: number | undefined): Fault {
-  switch (failure) {
-    case 'unavailable':
-      return { status: 503 };
-    // ServiceNow's 429 says in `Retry-After` how many whole seconds to wait; 0 keeps the battery from waiting out
-    // seconds at each read the client sends again.
-    case 'rateLimited':
-      return { status: 429, retryAfterSeconds: 0 };
-    case 'unreachable':
-      return 'cut';
-    // The approver's password changed, or the account was locked out: the sign-in is refused, 401.
-    case 'unauthorized':
-      return 'unauthorized';
-    // An ACL: a read of the record, or its update, is refused, 403.
-    case 'forbidden':
-      return 'forbidden';
-    case 'hang':
-      return 'hang';
-    case 'slow':
-      return { delayMs: delayMs ?? SLOW_MS };
-    default:
-      throw new RangeError(`the simulated instance cannot fail as ${failure}`);
   }
 }
 
