@@ -20,8 +20,15 @@
  */
 import type { z } from 'zod';
 import {
+  checkInstanceUrl,
+  checkPassword,
+  checkUsername,
+  fieldList,
+  tableName,
+  wholeNumber,
+} from './checks.js';
+import {
   type CallTarget,
-  type Checked,
   orThrow,
   ServiceNowArgumentError,
   ServiceNowHttpError,
@@ -79,8 +86,6 @@ export interface Page<T> {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RATE_LIMIT_RETRIES = 4;
 const DEFAULT_RATE_LIMIT_WAIT_MS = 30_000;
-/** ServiceNow's table names: lower-case letters, digits and underscores (scoped ones start with `x_`). */
-const TABLE_NAME = /^[a-z][a-z0-9_]{0,79}$/;
 const SYS_ID = /^[0-9a-f]{32}$/;
 
 /** A typed client of the Table API calls the connector makes; see the module's documentation. */
@@ -410,35 +415,6 @@ function tableOf(url: URL): string | undefined {
   return /\/api\/now\/(?:v\d+\/)?table\/([a-z][a-z0-9_]*)$/.exec(url.pathname)?.[1];
 }
 
-function tableName(table: string): string {
-  if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
-    throw new ServiceNowArgumentError(
-      `table must be a table name such as change_request, got ${JSON.stringify(table)}`,
-    );
-  }
-  return table;
-}
-
-function fieldList(fields: readonly string[]): string {
-  if (
-    !Array.isArray(fields) ||
-    fields.length === 0 ||
-    !fields.every((field) => /^[a-z][\w.]*$/.test(field))
-  ) {
-    throw new ServiceNowArgumentError(
-      `fields must be field names such as sys_id, got ${JSON.stringify(fields)}`,
-    );
-  }
-  return fields.join(',');
-}
-
-function wholeNumber(name: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new ServiceNowArgumentError(`${name} must be a whole number from ${min}, got ${String(value)}`);
-  }
-  return value;
-}
-
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
 async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   signal?.throwIfAborted();
@@ -453,51 +429,4 @@ async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void>
     };
     signal?.addEventListener('abort', stop, { once: true });
   });
-}
-
-/** Checks an instance URL: http(s), without credentials; its query and fragment are dropped. */
-export function checkInstanceUrl(value: unknown): Checked<URL> {
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (
-    url === undefined ||
-    !['http:', 'https:'].includes(url.protocol) ||
-    url.username !== '' ||
-    url.password !== ''
-  ) {
-    return {
-      ok: false,
-      problem: `must be an http(s) URL without credentials, such as https://example.service-now.com, got ${
-        typeof value === 'string'
-          ? JSON.stringify(value.replace(/\/\/[^@/]*@/, '//[redacted]@'))
-          : typeof value
-      }`,
-    };
-  }
-  url.search = '';
-  url.hash = '';
-  return { ok: true, value: url };
-}
-
-/** Checks a user name as basic authentication and an encoded query take it: no `:` and no `^`. */
-export function checkUsername(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || value.trim() === '' || /[:^]/.test(value)) {
-    return { ok: false, problem: 'must be a ServiceNow user name: a non-empty string without ":" or "^"' };
-  }
-  return { ok: true, value };
-}
-
-/** Checks a password; the problem never repeats its value. */
-export function checkPassword(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || value === '') {
-    return {
-      ok: false,
-      problem: `must be a non-empty string, got ${value === '' ? 'an empty string' : typeof value}`,
-    };
-  }
-  return { ok: true, value };
 }

@@ -36,7 +36,8 @@ import {
   type ReadOptions,
   readUsers,
 } from './approvals.js';
-import { checkPassword, checkUsername, ServiceNowClient } from './client.js';
+import { checkPassword, checkUsername } from './checks.js';
+import { ServiceNowClient } from './client.js';
 import { DEFAULT_TABLES, readEnvironment } from './environment.js';
 import { ServiceNowArgumentError, ServiceNowDecisionError, ServiceNowHttpError } from './errors.js';
 import { tableTemplates, WAITING_STATE } from './mapping.js';

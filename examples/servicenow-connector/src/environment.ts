@@ -6,7 +6,7 @@
  * @module
  */
 import { ValidationError, type ValidationIssue } from 'approval-connector-kit';
-import { checkInstanceUrl, checkPassword, checkUsername } from './client.js';
+import { checkInstanceUrl, checkPassword, checkUsername } from './checks.js';
 import type { Checked } from './errors.js';
 
 /** What the environment configures. */
