@@ -21,6 +21,11 @@ afterEach(() => {
   instance.verify();
 });
 
+/** An answer that comes long after any timeout the tests set. */
+function nockDelayed(): void {
+  instance.reply('GET', APPROVALS, 200, fixture('approvals-page.json'), {}, 60_000);
+}
+
 function client(options: Partial<ServiceNowClientOptions> = {}): ServiceNowClient {
   return new ServiceNowClient({
     instanceUrl: INSTANCE,
@@ -238,6 +243,14 @@ describe('ServiceNowClient: failures', () => {
     expect(JSON.stringify([refused, forbidden, String(refused)])).not.toContain(PASSWORD);
   });
 
+  it("rejects with its deadline's TimeoutError when no answer comes within timeoutMs, which the kit classifies serviceUnavailable", async () => {
+    nockDelayed();
+    const error = await failure(client({ timeoutMs: 50 }).page(query, ApproverRecord));
+
+    expect(error).toMatchObject({ name: 'TimeoutError' });
+    expect(classifyFailure(error).status).toBe('serviceUnavailable');
+  });
+
   it('does not follow a redirect (to a sign-in page): its status is the answer', async () => {
     instance.reply('GET', APPROVALS, 302, '', { location: `${INSTANCE}/login.do` });
 
@@ -336,6 +349,19 @@ describe('ServiceNowClient: a read waits out a rate limit', () => {
       ServiceNowHttpError,
     );
     expect(instance.received).toHaveLength(3);
+  });
+
+  it('stops waiting, with the reason, once the signal aborts: the worker stopping', async () => {
+    instance.reply('GET', APPROVALS, 429, fixture('error-rate-limit.json'), rateLimited('20'));
+    const stop = new AbortController();
+
+    const read = client().page(query, ApproverRecord, { signal: stop.signal });
+    const outcome = read.catch((error: unknown) => error);
+    await vi.waitFor(() => expect(instance.received).toHaveLength(1));
+    stop.abort(new Error('the worker is stopping'));
+
+    expect(await outcome).toMatchObject({ message: 'the worker is stopping' });
+    expect(instance.received).toHaveLength(1);
   });
 
   it('sends an update once: its 429 is thrown at once', async () => {

@@ -1,6 +1,9 @@
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { ValidationError } from 'approval-connector-kit';
+import { runWorker, ValidationError } from 'approval-connector-kit';
+import { WORKER_EXIT_CODES } from 'approval-connector-kit/worker';
 import { describe, expect, it } from 'vitest';
+import build from '../src/connector.js';
 import { DEFAULT_TABLES, readEnvironment } from '../src/environment.js';
 
 // The connector's variables: every problem at once, each by its name, never a password.
@@ -98,5 +101,22 @@ describe('readEnvironment', () => {
     expect(
       readEnvironment({ ...example, APPROVAL_SERVICE_URL: 'http://127.0.0.1:8080' }).userMappings,
     ).toBeDefined();
+  });
+
+  it('ends the worker the default export builds with exit code 2, before it reaches the service or the instance', async () => {
+    const code = await runWorker(build, {
+      env: {
+        // Nothing listens there: the configuration is refused before either is reached.
+        APPROVAL_SERVICE_URL: 'http://127.0.0.1:9',
+        APPROVAL_CONNECTOR_TOKEN: 'connector-token',
+        LOG_LEVEL: 'silent',
+        SERVICENOW_INSTANCE_URL: 'http://127.0.0.1:9',
+        SERVICENOW_USER: 'approval.sync',
+      },
+      argv: [],
+      signals: new EventEmitter(),
+    });
+
+    expect(code).toBe(WORKER_EXIT_CODES.refused);
   });
 });

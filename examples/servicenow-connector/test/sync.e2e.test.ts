@@ -1,7 +1,7 @@
 import { IntegrationClient, type UserMapping } from 'approval-connector-kit/client';
 import { describe, expect, it } from 'vitest';
 import { APPROVAL_STATE_LABELS } from '../simulator/tables.js';
-import { useStage } from './support/setup.js';
+import { CountingManagementClient, useStage } from './support/setup.js';
 
 // The sync end to end: the simulated instance and the reference backend, each over HTTP, the connector between them.
 const stage = useStage();
@@ -147,6 +147,43 @@ describe('the sync', () => {
     // Each run reads the approvers' users (their emails may change), and maps only what it has not mapped yet.
     expect(simulator.requests().filter(({ call }) => call === 'userList')).toHaveLength(2);
     expect(management.userWalks).toBe(1);
+  });
+
+  it('maps an approver whose email is no user of the organization at a later run, once the organization has them', async () => {
+    const { harness, connector, simulator, management, addApproversAsUsers } = stage();
+    const worker = await harness.start(connector());
+    await worker.syncNow();
+    const before = [];
+    for await (const mapping of management.iterateSystemUserMappings(harness.tenant.system.id))
+      before.push(mapping);
+
+    await addApproversAsUsers();
+    await worker.resync();
+
+    const after = [];
+    for await (const mapping of management.iterateSystemUserMappings(harness.tenant.system.id))
+      after.push(mapping);
+    expect(before).toEqual([]);
+    expect(after.length).toBe(
+      new Set(simulator.records('sysapproval_approver').map(({ approver }) => approver)).size,
+    );
+  });
+
+  it('syncs the approvals all the same when the service refuses the user mappings', async () => {
+    const { harness, connector, simulator, management } = stage();
+    const refused = new CountingManagementClient(harness.serviceOptions({ token: 'not-a-management-token' }));
+    try {
+      const worker = await harness.start(
+        connector({ userMappings: { management: refused, systemId: harness.tenant.system.id } }),
+      );
+
+      await expect(worker.syncNow()).resolves.toMatchObject({
+        pushed: simulator.records('sysapproval_approver').length,
+      });
+      expect(management.userWalks).toBe(0);
+    } finally {
+      await refused.close();
+    }
   });
 
   it('resolves at reconciliation an approval whose record was deleted, and one an ACL now hides', async () => {

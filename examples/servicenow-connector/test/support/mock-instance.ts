@@ -27,6 +27,7 @@ export function mockInstance(): {
     status: number,
     body: unknown,
     headers?: Record<string, string>,
+    delayMs?: number,
   ): void;
   verify(): void;
 } {
@@ -46,10 +47,11 @@ export function mockInstance(): {
   nock.emitter.on('no match', unmatched);
   return {
     received,
-    reply(method, path, status, body, headers = {}) {
+    reply(method, path, status, body, headers = {}, delayMs = 0) {
       nock(INSTANCE)
         .intercept(path, method)
         .query(true)
+        .delay(delayMs)
         .reply(status, typeof body === 'string' ? body : JSON.stringify(body), {
           'content-type': 'application/json;charset=UTF-8',
           ...headers,
