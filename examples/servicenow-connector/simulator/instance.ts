@@ -138,9 +138,14 @@ export class SimulatedInstance {
     this.#colliding = false;
   }
 
+  /** The instance's clock as it answers a call (its `Date`): the clock given, which collisions do not hold. */
+  time(): number {
+    return this.#now();
+  }
+
   /**
-   * Now, on the instance's clock: the clock given, or, while `collisions` says so, the second it said so first, so
-   * that every change shares one `sys_updated_on`.
+   * Now, as the instance stamps a change: the clock given, or, while `collisions` says so, the second it said so
+   * first, so that every change shares one `sys_updated_on`.
    */
   now(): number {
     const colliding = this.#collisions();

@@ -723,7 +723,12 @@ export class ServiceNowSimulator {
   }
 
   #json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    response.writeHead(status, { 'content-type': 'application/json;charset=UTF-8', ...headers });
+    response.writeHead(status, {
+      'content-type': 'application/json;charset=UTF-8',
+      // The instance's clock, as an HTTP date (to the second): what a client learns of it.
+      date: new Date(this.#instance.time()).toUTCString(),
+      ...headers,
+    });
     response.end(JSON.stringify(body));
   }
 }

@@ -8,9 +8,17 @@
 import type { SourceApproval } from 'approval-connector-kit';
 import type { z } from 'zod';
 import { changedRecords } from './changes.js';
-import type { ServiceNowClient } from './client.js';
+import { type ServiceNowClient, sleep } from './client.js';
 import { recordFields, toSourceApproval } from './mapping.js';
-import { APPROVER_FIELDS, ApprovedRecord, ApproverRecord, SYS_ID, USER_FIELDS, UserRecord } from './model.js';
+import {
+  APPROVER_FIELDS,
+  ApprovedRecord,
+  ApproverRecord,
+  parseDateTime,
+  SYS_ID,
+  USER_FIELDS,
+  UserRecord,
+} from './model.js';
 
 /** The table of approval records. */
 export const APPROVALS_TABLE = 'sysapproval_approver';
@@ -29,6 +37,10 @@ export interface ReadOptions {
   onApproval?: (approval: ApproverRecord) => void;
 }
 
+/** How long the read waits for the instance's clock to leave the second it read last, and how often at most. */
+const SETTLE_WAIT_MS = 250;
+const SETTLE_PASSES = 8;
+
 /**
  * The incremental read: every approval of the tables whose approval record, or whose approved record, changed at
  * or after `since` (every approval of the tables when `since` is undefined), each with its approved record.
@@ -36,22 +48,71 @@ export interface ReadOptions {
  * An edit of a change request does not touch its approval records, yet their data shows it: so the approved
  * tables are read for changes too, and the approvals of each changed record read with it. A full read needs only
  * the approval records. An approval yielded once in a run is yielded again only when its stamp moved.
+ *
+ * `sys_updated_on` has one-second precision: a record changed later in the second the read saw last would get a
+ * stamp no later than what was read, and a cursor saved over that second would claim a change the service does not
+ * have. So the read ends only with a pass that began (by the instance's clock, its answers' `Date`) after the newest
+ * second it read: until then it waits a moment and reads from that second again (at most {@link SETTLE_PASSES}
+ * passes), and every change stamped in it comes with this run.
  */
 export async function* changedApprovals(
   client: ServiceNowClient,
   since: Date | undefined,
   options: ReadOptions,
 ): AsyncIterable<SourceApproval> {
-  const { tables, pageSize, signal } = options;
   const yielded = new Map<string, number>();
-  const fresh = function* (approvals: readonly SourceApproval[]) {
-    for (const approval of approvals) {
+  let from = since;
+  let full = since === undefined;
+  for (let pass = 1; ; pass += 1) {
+    const seen = new Seen();
+    for await (const approval of readChanges(client, from, full, seen, options)) {
       const stamp = new Date(approval.lastModified ?? 0).getTime();
       if (yielded.get(approval.id) === stamp) continue;
       yielded.set(approval.id, stamp);
       yield approval;
     }
+    if (seen.settled() || pass >= SETTLE_PASSES) return;
+    await sleep(SETTLE_WAIT_MS, options.signal);
+    from = new Date(seen.newest);
+    full = false;
+  }
+}
+
+/**
+ * What a pass of the read saw: the newest `sys_updated_on` it read, and the instance's clock at its first answer.
+ * A pass that began after the newest second it read had passed on the instance read every change of that second.
+ */
+class Seen {
+  newest = Number.NEGATIVE_INFINITY;
+  #began = Number.POSITIVE_INFINITY;
+
+  record(record: { sys_updated_on: { value: string } }): void {
+    this.newest = Math.max(
+      this.newest,
+      parseDateTime(record.sys_updated_on.value) ?? Number.NEGATIVE_INFINITY,
+    );
+  }
+
+  answer = (at: number | undefined): void => {
+    // An answer without a Date says nothing of the clock: the read cannot wait for it, and takes it as moved on.
+    if (at !== undefined) this.#began = Math.min(this.#began, at);
   };
+
+  /** Whether the pass began after the newest second it read (nothing read: nothing to wait for). */
+  settled(): boolean {
+    return this.newest === Number.NEGATIVE_INFINITY || this.newest < Math.floor(this.#began / 1000) * 1000;
+  }
+}
+
+/** One pass of the incremental read: the changed approval records, then, unless `full`, the changed approved records. */
+async function* readChanges(
+  client: ServiceNowClient,
+  since: Date | undefined,
+  full: boolean,
+  seen: Seen,
+  options: ReadOptions,
+): AsyncIterable<SourceApproval> {
+  const { tables, pageSize, signal } = options;
   const changed = changedRecords(client, ApproverRecord, {
     table: APPROVALS_TABLE,
     filter: `source_tableIN${tables.join(',')}`,
@@ -59,11 +120,13 @@ export async function* changedApprovals(
     since,
     pageSize,
     signal,
+    onAnswer: seen.answer,
   });
   for await (const batch of batches(changed, pageSize)) {
-    yield* fresh(await withRecords(client, batch, options));
+    for (const approval of batch) seen.record(approval);
+    yield* await withRecords(client, batch, options);
   }
-  if (since === undefined) return;
+  if (full) return;
   for (const table of tables) {
     const records = changedRecords(client, ApprovedRecord, {
       table,
@@ -72,20 +135,20 @@ export async function* changedApprovals(
       since,
       pageSize,
       signal,
+      onAnswer: seen.answer,
     });
     for await (const batch of batches(records, pageSize)) {
+      for (const record of batch) seen.record(record);
       const approvals = await readAll(client, APPROVALS_TABLE, ApproverRecord, APPROVER_FIELDS, {
         condition: (ids) => `source_table=${table}^document_idIN${ids}`,
         ids: batch.map(({ sys_id }) => sys_id.value),
         ...options,
       });
       const byId = new Map(batch.map((record) => [record.sys_id.value, record]));
-      for (const approval of approvals) options.onApproval?.(approval);
-      yield* fresh(
-        approvals.map((approval) =>
-          toSourceApproval(approval, byId.get(approval.document_id.value), client.instanceUrl),
-        ),
-      );
+      for (const approval of approvals) {
+        options.onApproval?.(approval);
+        yield toSourceApproval(approval, byId.get(approval.document_id.value), client.instanceUrl);
+      }
     }
   }
 }

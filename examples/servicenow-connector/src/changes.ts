@@ -32,6 +32,8 @@ export interface ChangedRecordsOptions {
   /** Records per page (`sysparm_limit`). */
   pageSize: number;
   signal?: AbortSignal | undefined;
+  /** Told the instance's clock at each answer (its `Date` header; `undefined` without one). */
+  onAnswer?: ((at: number | undefined) => void) | undefined;
 }
 
 /**
@@ -85,6 +87,7 @@ export async function* changedRecords<Schema extends z.ZodType<Stamped>>(
   };
   for (;;) {
     const page: Page<z.output<Schema>> = await client.page(request, schema, { signal });
+    options.onAnswer?.(page.at);
     let fresh = 0;
     for (const record of page.records) {
       const stamp = `${record.sys_updated_on.value}#${record.sys_mod_count.value}`;

@@ -81,6 +81,11 @@ export interface TableQuery {
 export interface Page<T> {
   records: T[];
   next: URL | undefined;
+  /**
+   * The instance's clock when it answered, from the answer's `Date` header (HTTP dates have one-second precision),
+   * in milliseconds; `undefined` when the answer carried none.
+   */
+  at: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -158,6 +163,7 @@ export class ServiceNowClient {
     return {
       records: body.map((record, index) => parseRecord(target, schema, record, `result[${index}]`)),
       next: nextLink(answer.headers.get('link'), this.#instance, table),
+      at: dateOf(answer.headers.get('date')),
     };
   }
 
@@ -415,8 +421,14 @@ function tableOf(url: URL): string | undefined {
   return /\/api\/now\/(?:v\d+\/)?table\/([a-z][a-z0-9_]*)$/.exec(url.pathname)?.[1];
 }
 
+/** An HTTP date (`Mon, 02 Mar 2026 09:00:05 GMT`) in milliseconds; `undefined` when absent or unreadable. */
+function dateOf(value: string | null): number | undefined {
+  const at = value === null ? Number.NaN : Date.parse(value);
+  return Number.isNaN(at) ? undefined : at;
+}
+
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
-async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   signal?.throwIfAborted();
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -21,11 +21,6 @@ afterEach(() => {
   instance.verify();
 });
 
-/** An answer that comes long after any timeout the tests set. */
-function nockDelayed(): void {
-  instance.reply('GET', APPROVALS, 200, fixture('approvals-page.json'), {}, 60_000);
-}
-
 function client(options: Partial<ServiceNowClientOptions> = {}): ServiceNowClient {
   return new ServiceNowClient({
     instanceUrl: INSTANCE,
@@ -241,14 +236,6 @@ describe('ServiceNowClient: failures', () => {
       meta: { code: 'HTTP_403' },
     });
     expect(JSON.stringify([refused, forbidden, String(refused)])).not.toContain(PASSWORD);
-  });
-
-  it("rejects with its deadline's TimeoutError when no answer comes within timeoutMs, which the kit classifies serviceUnavailable", async () => {
-    nockDelayed();
-    const error = await failure(client({ timeoutMs: 50 }).page(query, ApproverRecord));
-
-    expect(error).toMatchObject({ name: 'TimeoutError' });
-    expect(classifyFailure(error).status).toBe('serviceUnavailable');
   });
 
   it('does not follow a redirect (to a sign-in page): its status is the answer', async () => {

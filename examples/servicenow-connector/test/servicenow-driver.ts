@@ -24,7 +24,7 @@ import { APPROVAL_STATE_LABELS } from '../simulator/tables.js';
 import { ServiceNowClient } from '../src/client.js';
 import { ServiceNowConnector } from '../src/connector.js';
 
-/** Where the driver's clock starts: every change moves it on a second, unless held still by `sameInstant`. */
+/** Where the driver's own clock starts: it runs from there, a second further at each change. */
 const START = Date.parse('2026-03-02T09:00:00.000Z');
 /** Records per page: small, so that the battery's ties cross pages. */
 const PAGE_SIZE = 3;
@@ -76,7 +76,7 @@ const FAULTS: Partial<Record<SourceFailure, (delayMs: number | undefined) => Fau
   slow: (delayMs) => ({ delayMs: delayMs ?? SLOW_MS }),
 };
 
-/** Where the instance's clock is: the driver's own time, or the battery's clock once it sets one. */
+/** Where the instance's clock is: the driver's own (from `own`, running), or the battery's once it sets one. */
 interface InstanceClock {
   own: number;
   battery: (() => number) | undefined;
@@ -103,8 +103,11 @@ export class ServiceNowDriver implements SourceDriver {
 
   /** A driver and its simulated instance, with no approvals yet. */
   static async start(): Promise<ServiceNowDriver> {
+    // The driver's own clock runs from START, as an instance's does, and moves on a second more at each change.
+    const began = Date.now();
     const clock: InstanceClock = { own: START, battery: undefined };
-    const now = () => (clock.battery === undefined ? clock.own : Math.floor(clock.battery()));
+    const now = () =>
+      clock.battery === undefined ? clock.own + (Date.now() - began) : Math.floor(clock.battery());
     return new ServiceNowDriver(await ServiceNowSimulator.start({ requests: 0, now }), clock);
   }
 

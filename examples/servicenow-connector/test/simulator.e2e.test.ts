@@ -326,6 +326,25 @@ describe('the switches', () => {
     expect((await call('/api/now/table/sys_user?sysparm_limit=1')).status).toBe(200);
   });
 
+  it("disrupt('hang'): no answer; the client gives up at timeoutMs with its deadline's TimeoutError, serviceUnavailable", async () => {
+    const restore = simulator.disrupt('hang', { calls: ['userList'] });
+
+    const error = await new ServiceNowClient({
+      instanceUrl: simulator.url,
+      ...simulator.integrationUser,
+      timeoutMs: 50,
+    })
+      .page(
+        { table: 'sys_user', query: '', fields: ['sys_id'], limit: 1 },
+        ApproverRecord.pick({ sys_id: true }),
+      )
+      .catch((caught: unknown) => caught);
+    restore();
+
+    expect(error).toMatchObject({ name: 'TimeoutError' });
+    expect(classifyFailure(error).status).toBe('serviceUnavailable');
+  });
+
   it('disrupt: a fault on the calls it names only, as many times as asked', async () => {
     const restore = simulator.disrupt({ status: 503 }, { calls: ['approvalRead'], times: 2 });
     const [approval] = simulator.records('sysapproval_approver');

@@ -27,7 +27,6 @@ export function mockInstance(): {
     status: number,
     body: unknown,
     headers?: Record<string, string>,
-    delayMs?: number,
   ): void;
   verify(): void;
 } {
@@ -47,11 +46,10 @@ export function mockInstance(): {
   nock.emitter.on('no match', unmatched);
   return {
     received,
-    reply(method, path, status, body, headers = {}, delayMs = 0) {
+    reply(method, path, status, body, headers = {}) {
       nock(INSTANCE)
         .intercept(path, method)
         .query(true)
-        .delay(delayMs)
         .reply(status, typeof body === 'string' ? body : JSON.stringify(body), {
           'content-type': 'application/json;charset=UTF-8',
           ...headers,

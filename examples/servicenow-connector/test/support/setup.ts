@@ -43,8 +43,11 @@ export interface Stage {
 export function useStage(options: ServiceNowSimulatorOptions = {}): () => Stage {
   let stage: Stage | undefined;
   beforeEach(async () => {
-    let now = START;
-    const simulator = await ServiceNowSimulator.start({ seed: 7, now: () => now, ...options });
+    // The instance's clock runs, as an instance's does, from START; tick() moves it on.
+    const began = Date.now();
+    let offset = 0;
+    const now = () => START + (Date.now() - began) + offset;
+    const simulator = await ServiceNowSimulator.start({ seed: 7, now, ...options });
     const harness = await createTestHarness();
     const management = new CountingManagementClient(
       harness.serviceOptions({ token: harness.tenant.managementToken }),
@@ -54,7 +57,7 @@ export function useStage(options: ServiceNowSimulatorOptions = {}): () => Stage 
       harness,
       management,
       tick: (ms = 1000) => {
-        now += ms;
+        offset += ms;
       },
       connector: (overrides = {}) =>
         new ServiceNowConnector({
