@@ -120,10 +120,13 @@ describe('the sync', () => {
   it('brings two changes of one approval within one second, the second after the first was synced', async () => {
     const { harness, connector, simulator, inService } = stage();
     const worker = await harness.start(connector());
+    // Both changes stamped with one second of sys_updated_on, however long the run between them takes.
+    simulator.behaviour.collisions = true;
     const { sysId, table, approvals } = simulator.raise({ title: 'Rotate the TLS certificates' });
     await worker.syncNow();
 
     simulator.retitle(table, sysId, 'Rotate the TLS certificates of the web tier');
+    simulator.behaviour.collisions = false;
     await worker.syncNow();
 
     expect(inService(approvals[0]!)?.data).toMatchObject({
@@ -264,8 +267,9 @@ describe('the sync, as an instance pages and stamps', () => {
 
 describe('the sync under a rate limit', () => {
   it('finishes a run under a rate limit smaller than one run, every approval arriving: a read waits out a 429', async () => {
-    const { harness, connector, simulator } = stage();
+    const { harness, connector, simulator, tick } = stage();
     simulator.advance(10);
+    tick(60_000);
     // A bucket of 3 calls, refilled at 10 a second, under a run that reads a page of 4 approvals, then their records.
     simulator.behaviour.rateLimit = { capacity: 3, refillPerSecond: 10 };
     const worker = await harness.start(connector({ pageSize: 4 }), { sync: { sourceRetry: { retries: 0 } } });
@@ -278,5 +282,5 @@ describe('the sync under a rate limit', () => {
         .map(({ approval }) => approval.sys_id)
         .sort(),
     );
-  });
+  }, 15_000); // each 429 asks to wait whole seconds: a run that meets three waits three
 });
