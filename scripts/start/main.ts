@@ -1,13 +1,14 @@
 /**
  * `npm start`: the whole picture on one machine. The reference backend (seeded with an organization holding a Jira
- * system and an SAP system), the simulated Jira and SAP with their activity, both example connectors as workers
- * (the `connector dev` loop: one status line each on a terminal), and a demo approver that approves one approval of
- * each system through the service once the first ones are in. The Jira connector registers its webhook in the
- * simulated Jira, so that a decision taken there shows in the service within seconds: a line says how soon. Prints
- * where to look, the console's link first; stops everything on Ctrl+C or SIGTERM and exits 0.
+ * system, an SAP system and a ServiceNow system), the simulated Jira, SAP and ServiceNow with their activity, the
+ * three example connectors as workers (the `connector dev` loop: one status line each on a terminal), and a demo
+ * approver that approves one approval of each system through the service once the first ones are in. The Jira
+ * connector registers its webhook in the simulated Jira, so that a decision taken there shows in the service within
+ * seconds: a line says how soon. Prints where to look, the console's link first; stops everything on Ctrl+C or
+ * SIGTERM and exits 0.
  *
  *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
- *                                             [--activity-ms 15000] [--no-demo]
+ *                                             [--servicenow-port 8082] [--activity-ms 15000] [--no-demo]
  * @module
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,14 +31,17 @@ import { type SimulatedSource, startSeed, startSources } from './sources.js';
 
 const USAGE = `Usage: npm start [-- options]
 
-Runs the reference backend, the simulated Jira and SAP systems with their activity, and both example connectors
-against them; a demo approver approves one approval of each system through the service. A decision taken in the
-simulated Jira itself shows in the console within seconds, pushed by its webhook: a line says how soon.
+Runs the reference backend, the simulated Jira, SAP and ServiceNow systems with their activity, and the three
+example connectors against them; a demo approver approves one approval of each system through the service. A
+decision taken in the simulated Jira itself shows in the console within seconds, pushed by its webhook: a line says
+how soon.
 
 Options:
   --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
   --jira-port N     the simulated Jira's port (default 8081)
   --sap-port N      the simulated SAP system's port (default 8000)
+  --servicenow-port N
+                    the simulated ServiceNow instance's port (default 8082)
   --activity-ms N   milliseconds between two steps of each simulator's activity (default 15000; 0: none)
   --no-demo         no demo approver: approve in the console yourself
   -h, --help        show this help
@@ -68,6 +72,7 @@ const commandLine = new CommandLine({
     port: { type: 'string', schema: portText().default(8080) },
     'jira-port': { type: 'string', schema: portText().default(8081) },
     'sap-port': { type: 'string', schema: portText().default(8000) },
+    'servicenow-port': { type: 'string', schema: portText().default(8082) },
     'activity-ms': {
       type: 'string',
       schema: z
@@ -96,6 +101,7 @@ async function main(argv: readonly string[]): Promise<number> {
     sources = await startSources({
       jiraPort: options['--jira-port'],
       sapPort: options['--sap-port'],
+      servicenowPort: options['--servicenow-port'],
       activityMs: options['--activity-ms'],
     });
   } catch (error) {
@@ -141,7 +147,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
 type StartOptions = Exclude<ReturnType<typeof commandLine.parse>, 'help'>;
 
-/** The loop's options: both example connectors, run from their TypeScript against the start's seed. */
+/** The loop's options: the example connectors, run from their TypeScript against the start's seed. */
 function devOptions(
   options: StartOptions,
   sources: readonly SimulatedSource[],

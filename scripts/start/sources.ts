@@ -1,8 +1,8 @@
 /**
- * The two simulated source systems of `npm start`, the simulated Jira Service Management site and the simulated SAP
- * system, with what the rest of the start needs of each: the reference backend's seed (one organization holding
- * both systems and both simulators' approvers), the connector's settings, the banner's lines, and the approvals an
- * approver could decide now, for the demo approver.
+ * The three simulated source systems of `npm start`, the simulated Jira Service Management site, the simulated SAP
+ * system and the simulated ServiceNow instance, with what the rest of the start needs of each: the reference
+ * backend's seed (one organization holding the three systems and the simulators' approvers), the connector's
+ * settings, the banner's lines, and the approvals an approver could decide now, for the demo approver.
  * @module
  */
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { JiraSimulator } from '../../examples/jira-connector/simulator/simulator
 import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js';
 import { SapInboxSimulator } from '../../examples/sap-connector/simulator/simulator.js';
 import { approvalId } from '../../examples/sap-connector/src/mapping.js';
+import { ServiceNowSimulator } from '../../examples/servicenow-connector/simulator/simulator.js';
 import { readSeedFile, type SeedInput } from '../../src/backend/index.js';
 import { PortInUseError } from '../../src/errors.js';
 
@@ -43,7 +44,7 @@ export interface DecidedInSource {
 /** A simulated source, running, as the start uses it. */
 export interface SimulatedSource {
   /** The connector's name: its lines' label, its status line's. */
-  name: 'jira' | 'sap';
+  name: 'jira' | 'sap' | 'servicenow';
   /** How a person names the system. */
   label: string;
   /** The connector example's folder, relative to the repository. */
@@ -70,6 +71,8 @@ export interface SourcesOptions {
   jiraPort: number;
   /** The simulated SAP system's port, on 127.0.0.1; 0 picks a free one. */
   sapPort: number;
+  /** The simulated ServiceNow instance's port, on 127.0.0.1; 0 picks a free one. */
+  servicenowPort: number;
   /** Milliseconds between two steps of each simulator's activity; 0: none. */
   activityMs: number;
 }
@@ -80,15 +83,17 @@ const readSeed = (path: string) =>
 /** The examples' own seeds, each an organization with its simulator's approvers and a system for its connector. */
 const JIRA_SEED = readSeed('../../examples/jira-connector/simulator/service-seed.json');
 const SAP_SEED = readSeed('../../examples/sap-connector/simulator/service-seed.json');
+const SERVICENOW_SEED = readSeed('../../examples/servicenow-connector/simulator/service-seed.json');
 
 /** The management token of the organization `Example`: its own, neither example's. */
 export const START_MANAGEMENT_TOKEN = 'example-management';
 
 /**
- * The reference backend's seed: one organization, `Example`, with a management token of its own, the users of both
- * examples' seeds (the simulators' approvers), and their two systems with their connector tokens and mappings (the
- * SAP system's mapped by the seed; the Jira connector keeps its own, by the emails Jira shows), and the approvers'
- * sign-ins the console offers to fill in (those of the simulators started with `seed: 1`, as here).
+ * The reference backend's seed: one organization, `Example`, with a management token of its own, the users of the
+ * examples' seeds (the simulators' approvers), and their three systems with their connector tokens and mappings (the
+ * SAP system's mapped by the seed; the Jira and ServiceNow connectors keep their own, by the emails their sources
+ * show), and the approvers' sign-ins the console offers to fill in (those of the simulators started with `seed: 1`,
+ * as here).
  */
 export function startSeed(): SeedInput {
   return {
@@ -96,28 +101,52 @@ export function startSeed(): SeedInput {
       {
         name: 'Example',
         managementTokens: [START_MANAGEMENT_TOKEN],
-        users: [...JIRA_SEED.users, ...SAP_SEED.users],
-        systems: [JIRA_SEED.systems[0]!, SAP_SEED.systems[0]!],
+        users: [...JIRA_SEED.users, ...SAP_SEED.users, ...SERVICENOW_SEED.users],
+        systems: [JIRA_SEED.systems[0]!, SAP_SEED.systems[0]!, SERVICENOW_SEED.systems[0]!],
       },
     ],
   };
 }
 
-/** Starts both simulators; one that fails to start closes the other. */
+/** Starts the simulators; one that fails to start closes those started before it. */
 export async function startSources(options: SourcesOptions): Promise<SimulatedSource[]> {
-  const jira = await startJira(options);
+  const started: SimulatedSource[] = [];
   try {
-    return [jira, await startSap(options)];
+    for (const start of [startJira, startSap, startServiceNow]) started.push(await start(options));
+    return started;
   } catch (error) {
-    await jira.close();
+    await Promise.all(started.map((source) => source.close()));
     throw error;
   }
 }
 
-async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
-  const site = await JiraSimulator.start({ port: jiraPort, seed: 1 }).catch((error: unknown) => {
-    throw PortInUseError.from(error, { port: jiraPort, host: '127.0.0.1', setting: '--jira-port' });
+/** A simulator started on its port, a port in use told by the flag that changes it. */
+function listening<T>(start: Promise<T>, port: number, setting: string): Promise<T> {
+  return start.catch((error: unknown) => {
+    throw PortInUseError.from(error, { port, host: '127.0.0.1', setting });
   });
+}
+
+/** The variables with which a connector keeps its approvers' user mappings in the start's organization. */
+function keepsUserMappings(system: { id?: string | undefined }): Record<string, string> {
+  return { APPROVAL_MANAGEMENT_TOKEN: START_MANAGEMENT_TOKEN, APPROVAL_SYSTEM_ID: system.id! };
+}
+
+/** A simulator's banner: where it listens, then each approver's name, user name and password. */
+function bannerOf(
+  title: string,
+  signIn: string,
+  approvers: readonly { name: string; user: string; password: string }[],
+): string[] {
+  return [
+    title,
+    `  approvers (${signIn}: user name and password in the console):`,
+    ...approvers.map(({ name, user, password }) => `    ${name.padEnd(18)} ${user.padEnd(24)} ${password}`),
+  ];
+}
+
+async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
+  const site = await listening(JiraSimulator.start({ port: jiraPort, seed: 1 }), jiraPort, '--jira-port');
   const listeners = new Set<(decision: DecidedInSource) => void>();
   const step = () => {
     for (const event of site.advance()) {
@@ -144,17 +173,20 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
     env: {
       ...site.connectorEnv(),
       // The connector keeps its approvers' user mappings by the emails Jira shows.
-      APPROVAL_MANAGEMENT_TOKEN: START_MANAGEMENT_TOKEN,
-      APPROVAL_SYSTEM_ID: system.id!,
+      ...keepsUserMappings(system),
       // Changes pushed: the connector registers its webhook in the simulated Jira, for the worker's push ingress
       // (the sync account administers the simulated site, as registering one needs).
       JIRA_WEBHOOK: 'register',
     },
     banner: () => [
-      `Simulated Jira Service Management at ${site.url} (${site.jql})`,
-      '  approvers (email and API token: user name and password in the console):',
-      ...site.approvers.map(
-        ({ displayName, email, apiToken }) => `    ${displayName.padEnd(18)} ${email.padEnd(24)} ${apiToken}`,
+      ...bannerOf(
+        `Simulated Jira Service Management at ${site.url} (${site.jql})`,
+        'email and API token',
+        site.approvers.map(({ displayName, email, apiToken }) => ({
+          name: displayName,
+          user: email,
+          password: apiToken,
+        })),
       ),
       '  a decision taken there shows in the console within seconds: Jira delivers it to the connector',
     ],
@@ -200,13 +232,12 @@ async function startJira({ jiraPort, activityMs }: SourcesOptions): Promise<Simu
 }
 
 async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
-  const sap = await SapInboxSimulator.start({
-    port: sapPort,
-    seed: 1,
-    ...(activityMs > 0 ? { activityIntervalMs: activityMs } : {}),
-  }).catch((error: unknown) => {
-    throw PortInUseError.from(error, { port: sapPort, host: '127.0.0.1', setting: '--sap-port' });
-  });
+  const activity = activityMs > 0 ? { activityIntervalMs: activityMs } : {};
+  const sap = await listening(
+    SapInboxSimulator.start({ port: sapPort, seed: 1, ...activity }),
+    sapPort,
+    '--sap-port',
+  );
   return {
     name: 'sap',
     label: 'SAP',
@@ -217,14 +248,16 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
       SAP_USER: sap.technicalUser.username,
       SAP_PASSWORD: sap.technicalUser.password,
     },
-    banner: () => [
-      `Simulated SAP system (My Inbox) at ${sap.serviceUrl}`,
-      '  approvers (SAP user and password: user name and password in the console):',
-      ...sap.approvers.map(
-        ({ displayName, username, password }) =>
-          `    ${displayName.padEnd(18)} ${username.padEnd(24)} ${password}`,
+    banner: () =>
+      bannerOf(
+        `Simulated SAP system (My Inbox) at ${sap.serviceUrl}`,
+        'SAP user and password',
+        sap.approvers.map(({ displayName, username, password }) => ({
+          name: displayName,
+          user: username,
+          password,
+        })),
       ),
-    ],
     pending: () =>
       sap
         .openTasks()
@@ -256,5 +289,62 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
           }),
         ),
     close: () => sap.close(),
+  };
+}
+
+async function startServiceNow({ servicenowPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
+  const activity = activityMs > 0 ? { activityIntervalMs: activityMs } : {};
+  const instance = await listening(
+    ServiceNowSimulator.start({ port: servicenowPort, seed: 1, ...activity }),
+    servicenowPort,
+    '--servicenow-port',
+  );
+  const system = SERVICENOW_SEED.systems[0]!;
+  return {
+    name: 'servicenow',
+    label: 'ServiceNow',
+    project: 'examples/servicenow-connector',
+    connectorToken: system.connectorTokens[0]!,
+    // The connector keeps its approvers' user mappings by their sys_user email.
+    env: { ...instance.connectorEnv(), ...keepsUserMappings(system) },
+    banner: () =>
+      bannerOf(
+        `Simulated ServiceNow instance at ${instance.url}`,
+        'user name and password',
+        instance.approvers.map(({ name, username, password }) => ({ name, user: username, password })),
+      ),
+    // Change requests first: the approvals an approver of ServiceNow decides most.
+    pending: () =>
+      instance
+        .waitingApprovals()
+        .sort(
+          (a, b) => Number(b.source_table === 'change_request') - Number(a.source_table === 'change_request'),
+        )
+        .flatMap((approval) => {
+          const approver = instance.approvers.find(({ sysId }) => sysId === approval.approver);
+          if (approver === undefined) return [];
+          const record = instance
+            .records(approval.source_table!)
+            .find(({ sys_id }) => sys_id === approval.document_id);
+          return [
+            {
+              approvalId: approval.sys_id!,
+              name: record?.number ?? approval.sys_id!,
+              approver: approver.name,
+              credentials: { username: approver.username, password: approver.password },
+              approvedInSource: () =>
+                instance
+                  .decisions()
+                  .some(
+                    (decision) =>
+                      decision.approval === approval.sys_id &&
+                      decision.userName === approver.username &&
+                      decision.state === 'approved' &&
+                      decision.via === 'api',
+                  ),
+            },
+          ];
+        }),
+    close: () => instance.close(),
   };
 }

@@ -47,14 +47,18 @@ afterAll(() => {
 /** What the start made in the temporary folder: tsx's cache, shared by every run, aside. */
 const madeIn = (folder: string) => readdirSync(folder).filter((name) => !name.startsWith('tsx-'));
 
-it('runs the backend, both simulators and both connectors, and carries out a task in each system', async () => {
+it('runs the backend, the three simulators and the three connectors, and carries out a task in each system', async () => {
   expect(command).toBe('node');
   // No build of the whole package first: the start builds the console's page alone, and only when it is stale.
   expect(scripts.prestart).toBeUndefined();
   const temporary = ownTemporaryFolder();
   child = spawn(
     process.execPath,
-    [...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0', '--activity-ms', '2000'],
+    [
+      ...startArgs,
+      ...['--port', '0', '--jira-port', '0', '--sap-port', '0', '--servicenow-port', '0'],
+      ...['--activity-ms', '2000'],
+    ],
     {
       cwd: root,
       env: {
@@ -86,6 +90,9 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   const [, sapTask, sapApprover] = await printed(
     /^SAP: task (\d+) \(.*\) approved by (.+) in the simulated SAP \(task succeeded\)$/m,
   );
+  const [, serviceNowRecord, serviceNowApprover] = await printed(
+    /^ServiceNow: ((?:CHG|RITM)\d+) approved by (.+) in the simulated ServiceNow \(task succeeded\)$/m,
+  );
   // A decision taken in the simulated Jira itself shows in the service within seconds, not at the next sync run (a
   // minute): Jira delivered it to the webhook the connector registered, and the worker looked it up.
   const [, pushedSeconds] = await printed(
@@ -104,17 +111,19 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   expect([...out.matchAll(/^ {2}management token: +(\S+)$/gm)].map((m) => m[1])).toEqual([
     'example-management',
     'example-management',
+    'example-management',
   ]);
   const systemIds = [...out.matchAll(/^ {2}system: .* \(([0-9a-f-]{36})\) of Example$/gm)].map((m) => m[1]!);
   const [, jiraUrl] = out.match(/^Simulated Jira Service Management at (\S+)/m)!;
   const [, sapUrl] = out.match(/^Simulated SAP system \(My Inbox\) at (\S+)/m)!;
+  const [, serviceNowUrl] = out.match(/^Simulated ServiceNow instance at (\S+)/m)!;
   const account = (name: string) => {
     const [, user, password] = out.match(new RegExp(`^ {4}${name} +(\\S+) +(\\S+)$`, 'm'))!;
     return { user: user!, password: password! };
   };
 
-  // In the service: approvals of both systems, and the one task of each carried out.
-  expect(systemIds).toHaveLength(2);
+  // In the service: approvals of the three systems, and the one task of each carried out.
+  expect(systemIds).toHaveLength(3);
   const admin = `Bearer ${adminToken}`;
   const approvals: { id: string }[][] = [];
   for (const systemId of systemIds) {
@@ -172,6 +181,18 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
   );
   expect(task.d).toMatchObject({ InstanceID: sapTask, Status: 'COMPLETED', Processor: sap.user });
 
+  // In the simulated ServiceNow instance, as the approver: their approval of the record, approved by them.
+  const serviceNow = account(serviceNowApprover!);
+  const mine = await getJson(
+    `${serviceNowUrl}/api/now/table/sysapproval_approver?sysparm_display_value=all&sysparm_fields=document_id,state,sys_updated_by`,
+    basic(serviceNow.user, serviceNow.password),
+  );
+  expect(mine.result).toContainEqual({
+    document_id: expect.objectContaining({ display_value: serviceNowRecord }),
+    state: { display_value: 'Approved', value: 'approved' },
+    sys_updated_by: { display_value: serviceNow.user, value: serviceNow.user },
+  });
+
   // In the console: each system's approvers' sign-ins, one click away on an action.
   const signIn = await request(`${serviceUrl}/console/api/session`, {
     method: 'POST',
@@ -187,12 +208,16 @@ it('runs the backend, both simulators and both connectors, and carries out a tas
     const { demoSignIns } = (await system.body.json()) as { demoSignIns: { username: string }[] };
     signIns.push(...demoSignIns.map(({ username }) => username));
   }
-  expect(signIns).toEqual(expect.arrayContaining([jira.user, sap.user]));
+  expect(signIns).toEqual(expect.arrayContaining([jira.user, sap.user, serviceNow.user]));
 
   // The run's folder, with the connectors' key pairs, while it runs; nothing of it once it has stopped.
   const [runFolder] = madeIn(temporary);
   expect(runFolder).toMatch(/^approval-connector-kit-start-/);
-  expect(readdirSync(join(temporary, runFolder!)).sort()).toEqual(['jira.json', 'sap.json']);
+  expect(readdirSync(join(temporary, runFolder!)).sort()).toEqual([
+    'jira.json',
+    'sap.json',
+    'servicenow.json',
+  ]);
   child.kill('SIGINT');
   const [code] = await once(child, 'exit');
   expect(code).toBe(0);
@@ -234,7 +259,7 @@ it('answers --help and a bad flag without building anything, listing flags as fl
     expect(bogus.code).toBe(2);
     expect(bogus.stdout).toBe('');
     expect(bogus.stderr.trimEnd().split('\n').at(-1)).toBe(
-      'Invalid options of npm start: Unknown option `--bogus`; the known ones are `--port`, `--jira-port`, `--sap-port`, `--activity-ms`, `--no-demo`, `--help`',
+      'Invalid options of npm start: Unknown option `--bogus`; the known ones are `--port`, `--jira-port`, `--sap-port`, `--servicenow-port`, `--activity-ms`, `--no-demo`, `--help`',
     );
     expect(statSync(page).mtimeMs).toBe(0);
   } finally {
@@ -250,9 +275,10 @@ describe('a port in use', () => {
   }
 
   it.each([
-    ['--sap-port', ['--port', '0', '--jira-port', '0']],
-    ['--jira-port', ['--port', '0', '--sap-port', '0']],
-    ['--port', ['--jira-port', '0', '--sap-port', '0']],
+    ['--servicenow-port', ['--port', '0', '--jira-port', '0', '--sap-port', '0']],
+    ['--sap-port', ['--port', '0', '--jira-port', '0', '--servicenow-port', '0']],
+    ['--jira-port', ['--port', '0', '--sap-port', '0', '--servicenow-port', '0']],
+    ['--port', ['--jira-port', '0', '--sap-port', '0', '--servicenow-port', '0']],
   ])('is named in one line with %s, which changes it, and the start exits 1', async (flag, others) => {
     const { port, close } = await taken();
     try {
@@ -276,6 +302,7 @@ describe('npm start on a terminal', () => {
     async () => {
       const temporary = ownTemporaryFolder();
       const line = [process.execPath, ...startArgs, '--port', '0', '--jira-port', '0', '--sap-port', '0'];
+      line.push('--servicenow-port', '0');
       const terminal = onTerminal([...line, '--activity-ms', '2000'], {
         cwd: root,
         env: { ...cleanEnv(), TMPDIR: temporary },
@@ -286,6 +313,7 @@ describe('npm start on a terminal', () => {
       try {
         await terminal.until(/in the simulated Jira \(task succeeded\)/);
         await terminal.until(/in the simulated SAP \(task succeeded\)/);
+        await terminal.until(/in the simulated ServiceNow \(task succeeded\)/);
         const screen = terminal.screen();
         // The banner, written at once (the terminal ends each line with \r\n): longer than the screen, its last lines
         // say again where to go, and they stay on the screen with the demo approver's lines and the status lines.
@@ -298,8 +326,10 @@ describe('npm start on a terminal', () => {
           `Log lines: ${join('.connector', 'start.log')} (tail -f it to follow them)`,
           'Stop with Ctrl+C.',
         ]);
-        const demoLines = screen.match(/(Jira|SAP): .* in the simulated (Jira|SAP) \([^)]*\)/g)!;
-        expect(rowsOf([...banner.slice(-4), ...demoLines], COLUMNS) + 2).toBeLessThanOrEqual(ROWS);
+        const demoLines = screen.match(
+          /(Jira|SAP|ServiceNow): .* in the simulated (Jira|SAP|ServiceNow) \([^)]*\)/g,
+        )!;
+        expect(rowsOf([...banner.slice(-4), ...demoLines], COLUMNS) + 3).toBeLessThanOrEqual(ROWS);
         // No log line on the screen: they are in the file the banner names.
         expect(screen).not.toMatch(/INFO|"msg":/);
         const logFile = join(root, '.connector', 'start.log');

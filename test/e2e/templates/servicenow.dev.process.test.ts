@@ -1,0 +1,3 @@
+import { describeTemplateDevLoop } from '../support/template-project.js';
+
+describeTemplateDevLoop('servicenow');

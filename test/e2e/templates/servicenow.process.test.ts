@@ -1,0 +1,3 @@
+import { describeTemplateProject } from '../support/template-project.js';
+
+describeTemplateProject('servicenow');
