@@ -1,11 +1,10 @@
 /**
  * The sync: the runner that makes every read of the source, one at a time (`sync-runner.ts`), and the health its
  * runs report (`health.ts`); its runs (`runs.ts`: incremental, snapshot, reconcile, lookup), which read the source
- * with retries (`source-retries.ts`) and push approvals in batches (`pusher.ts`); the one queue of lookups that
- * follow tasks and a source's events (`lookup-queue.ts`);
+ * with retries (`source-retries.ts`) and push approvals in batches (`pusher.ts`), a snapshot comparing content by
+ * digest (`content-hash.ts`); the one queue of lookups that follow tasks and a source's events (`lookup-queue.ts`);
  * the schedules it runs on (`schedule.ts`); connector state, where its cursor is saved (`state.ts`), and the
- * cursor's order (`cursor.ts`). See
- * `docs/connector.md`.
+ * cursor's order (`cursor.ts`). See `docs/connector.md`.
  * @module
  */
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { ApprovalWrite, endpoints, parseOrThrow } from '../../api/index.js';
 import { type IntegrationClient, NotFoundError } from '../../client/index.js';
 import type {
@@ -12,6 +11,7 @@ import type {
 import { parseSourceApproval } from '../../connector/internal.js';
 import { inSpan, type TraceContext } from '../../internal/tracing.js';
 import type { PinoLogger } from '../operations/index.js';
+import { contentHash } from './content-hash.js';
 import { type CursorKey, compareKeys, cursorOfKey, keyOfCursor } from './cursor.js';
 import type { SyncHealth } from './health.js';
 import { ApprovalPusher, type PushLimits } from './pusher.js';
@@ -425,28 +425,4 @@ async function* mapAsync<T, U>(items: AsyncIterable<T>, map: (item: T) => U): As
  */
 function resolvedWrite(id: string): ApprovalWrite {
   return parseOrThrow(ApprovalWrite, { id, resolved: true }, `${endpoints.putApprovals.summary} request`);
-}
-
-/** A digest of what the app shows of an approval, independent of key order. */
-export function contentHash(approval: {
-  schemaId: string;
-  approver: string;
-  resolved: boolean;
-  data?: unknown;
-}): string {
-  const { schemaId, approver, resolved, data } = approval;
-  return createHash('sha256')
-    .update(stableJson({ schemaId, approver, resolved, data: data ?? {} }))
-    .digest('base64url');
-}
-
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
