@@ -4,9 +4,9 @@
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { ApprovalKitError } from '../../errors.js';
+import { listen } from '../../internal/listen.js';
 import {
   func,
   host,
@@ -146,21 +146,15 @@ export class OperationsServer {
    */
   start(): Promise<{ url: string }> {
     if (this.#closing !== undefined) return Promise.reject(new OperationsServerClosedError());
-    this.#starting ??= new Promise((resolve, reject) => {
-      const { port, host } = this.#options;
-      const onError = (cause: unknown) => {
+    const { port, host } = this.#options;
+    this.#starting ??= listen(this.#server, port, host).then(
+      (url) => ({ url }),
+      (cause: unknown) => {
         // A later start() may try again, say once the port is free.
         this.#starting = undefined;
-        reject(new OperationsServerListenError(host, port, { cause }));
-      };
-      this.#server.once('error', onError);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', onError);
-        const address = this.#server.address() as AddressInfo;
-        const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-        resolve({ url: `http://${shown}:${address.port}` });
-      });
-    });
+        throw new OperationsServerListenError(host, port, { cause });
+      },
+    );
     return this.#starting;
   }
 

@@ -6,9 +6,9 @@
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { PushDelivery } from '../../connector/index.js';
 import { PortInUseError } from '../../errors.js';
+import { listen } from '../../internal/listen.js';
 import { errorTypeOf, startSpan, type TraceSpan } from '../../internal/tracing.js';
 import type { PinoLogger } from '../operations/index.js';
 
@@ -68,17 +68,12 @@ export class PushIngress {
    */
   start(): Promise<{ url: string }> {
     const { port, host } = this.#options;
-    return new Promise((resolve, reject) => {
-      const onError = (error: unknown) =>
-        reject(PortInUseError.from(error, { port, host, setting: 'PUSH_PORT (push.port)' }));
-      this.#server.once('error', onError);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', onError);
-        const address = this.#server.address() as AddressInfo;
-        const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-        resolve({ url: `http://${shown}:${address.port}` });
-      });
-    });
+    return listen(this.#server, port, host).then(
+      (url) => ({ url }),
+      (error: unknown) => {
+        throw PortInUseError.from(error, { port, host, setting: 'PUSH_PORT (push.port)' });
+      },
+    );
   }
 
   /** Stops listening and waits for the answers in progress. Idempotent. */
