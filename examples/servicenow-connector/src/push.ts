@@ -32,7 +32,7 @@ export const DeliveryBody = z.object({
 export type DeliveryBody = z.output<typeof DeliveryBody>;
 
 /**
- * The signature the business rule writes for `body`: HMAC-SHA256 keyed with the secret's UTF-8 bytes, in base64,
+ * The signature a business rule writes for `body`: HMAC-SHA256 keyed with the secret's UTF-8 bytes, in base64,
  * after `sha256=` (what `GlideCertificateEncryption.generateMac` gives for the secret in base64).
  */
 export function signBody(body: Buffer | string, secret: string): string {
@@ -70,7 +70,7 @@ export function parseDelivery(delivery: PushDelivery): DeliveryBody {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ServiceNowDeliveryError(
-      `is not the business rule's: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`,
+      `is not the business rules': ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`,
     );
   }
   return parsed.data;
