@@ -3,9 +3,9 @@
  * system, an SAP system and a ServiceNow system), the simulated Jira, SAP and ServiceNow with their activity, the
  * three example connectors as workers (the `connector dev` loop: one status line each on a terminal), and a demo
  * approver that approves one approval of each system through the service once the first ones are in. The Jira
- * connector registers its webhook in the simulated Jira, so that a decision taken there shows in the service within
- * seconds: a line says how soon. Prints where to look, the console's link first; stops everything on Ctrl+C or
- * SIGTERM and exits 0.
+ * connector registers its webhook in the simulated Jira, and the simulated ServiceNow's business rules call out to
+ * its connector's push ingress, so that a decision taken in either shows in the service within seconds: a line says
+ * how soon. Prints where to look, the console's link first; stops everything on Ctrl+C or SIGTERM and exits 0.
  *
  *     node --import tsx scripts/start/main.ts [--port 8080] [--jira-port 8081] [--sap-port 8000]
  *                                             [--servicenow-port 8082] [--activity-ms 15000] [--no-demo]
@@ -33,8 +33,8 @@ const USAGE = `Usage: npm start [-- options]
 
 Runs the reference backend, the simulated Jira, SAP and ServiceNow systems with their activity, and the three
 example connectors against them; a demo approver approves one approval of each system through the service. A
-decision taken in the simulated Jira itself shows in the console within seconds, pushed by its webhook: a line says
-how soon.
+decision taken in the simulated Jira or ServiceNow itself shows in the console within seconds, pushed by Jira's
+webhook or ServiceNow's business rules: a line says how soon.
 
 Options:
   --port N          the backend's port on 127.0.0.1 (default 8080; 0 picks a free one)
@@ -125,6 +125,9 @@ async function main(argv: readonly string[]): Promise<number> {
     await closeSources();
     return startFailure(error, { port: options['--port'], host: '127.0.0.1', setting: '--port' });
   }
+  // A source told where to deliver, rather than registered with by its connector: its worker's push ingress.
+  for (const [index, connector] of session.connectors.entries())
+    sources[index]!.deliverTo?.(connector.pushUrl);
 
   const demo = new AbortController();
   const approving = options['--no-demo'] ? [] : approveDemos(session, sources, demo.signal);

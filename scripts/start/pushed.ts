@@ -1,7 +1,8 @@
 /**
- * What `npm start` shows of the changes a source pushes: each decision the simulated Jira's activity takes in Jira
- * itself, and how soon the service holds it resolved, in one line, without waiting for the schedule (a sync run a
- * minute). The service hears of it from the connector's lookup of what Jira's webhook named.
+ * What `npm start` shows of the changes a source pushes: each decision the simulated Jira's or ServiceNow's activity
+ * takes in the source itself, and how soon the service holds it resolved, in one line, without waiting for the
+ * schedule (a sync run a minute). The service hears of it from the connector's lookup of what Jira's webhook or
+ * ServiceNow's business rules named.
  * @module
  */
 import type { ReferenceBackend } from '../../src/backend/index.js';
@@ -22,8 +23,9 @@ export interface ReportPushedOptions {
 
 /**
  * Prints, for each decision taken in the source itself, when the service holds its approval resolved: `Jira:
- * ITSM-4 approved by Ada Lovelace in the simulated Jira itself, resolved in the service 0.4 s later`. Returns what
- * stops it; a source that does not push gets nothing.
+ * ITSM-4 approved by Ada Lovelace in the simulated Jira itself, resolved in the service 0.4 s later`, `ServiceNow:
+ * CHG0030009 rejected by Tom Becker in the simulated ServiceNow itself, …`. Returns what stops it; a source that does
+ * not push gets nothing.
  */
 export function reportPushed({ backend, systemId, source, print }: ReportPushedOptions): () => void {
   if (source.onDecidedInSource === undefined) return () => {};

@@ -5,6 +5,7 @@
  * settings, the banner's lines, and the approvals an approver could decide now, for the demo approver.
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { JiraSimulator } from '../../examples/jira-connector/simulator/simulator.js';
 import { sourceApprovalId } from '../../examples/jira-connector/src/approvals.js';
@@ -32,11 +33,12 @@ export interface PendingApproval {
 export interface DecidedInSource {
   /** The approval of the approver who decided, by its id in the service. */
   approvalId: string;
-  /** How a person names what was decided: a request's key. */
+  /** How a person names what was decided: a request's key, a change request's number. */
   name: string;
   /** The approver, by name. */
   approver: string;
-  decision: 'approved' | 'declined';
+  /** In the source's own word: Jira declines, ServiceNow rejects. */
+  decision: 'approved' | 'declined' | 'rejected';
   /** When it was taken (epoch milliseconds). */
   at: number;
 }
@@ -62,6 +64,12 @@ export interface SimulatedSource {
    * called; `undefined` for a source that does not push its changes (its schedule brings them).
    */
   onDecidedInSource?(listener: (decision: DecidedInSource) => void): () => void;
+  /**
+   * Points the source's callouts at its worker's push ingress (`pushUrl`, where the worker listens once it runs), for
+   * a source told the address once rather than registered with by the connector; the secret is the one `env` gives
+   * the worker (`PUSH_SECRET`).
+   */
+  deliverTo?(pushUrl: string): void;
   close(): Promise<void>;
 }
 
@@ -293,12 +301,36 @@ async function startSap({ sapPort, activityMs }: SourcesOptions): Promise<Simula
 }
 
 async function startServiceNow({ servicenowPort, activityMs }: SourcesOptions): Promise<SimulatedSource> {
-  const activity = activityMs > 0 ? { activityIntervalMs: activityMs } : {};
   const instance = await listening(
-    ServiceNowSimulator.start({ port: servicenowPort, seed: 1, ...activity }),
+    ServiceNowSimulator.start({ port: servicenowPort, seed: 1 }),
     servicenowPort,
     '--servicenow-port',
   );
+  const listeners = new Set<(decision: DecidedInSource) => void>();
+  const step = () => {
+    for (const event of instance.advance()) {
+      if (event.kind !== 'decided') continue;
+      const approval = instance
+        .records('sysapproval_approver')
+        .find(({ sys_id }) => sys_id === event.approval);
+      const approver = instance.approvers.find(({ username }) => username === event.userName);
+      if (approval === undefined || approver === undefined) continue;
+      const record = instance
+        .records(approval.source_table!)
+        .find(({ sys_id }) => sys_id === approval.document_id);
+      const decided: DecidedInSource = {
+        approvalId: event.approval,
+        name: record?.number ?? event.approval,
+        approver: approver.name,
+        decision: event.state === 'rejected' ? 'rejected' : 'approved',
+        at: Date.now(),
+      };
+      for (const listener of listeners) listener(decided);
+    }
+  };
+  const activity = activityMs > 0 ? setInterval(step, activityMs).unref() : undefined;
+  // The secret the instance's business rules sign with, and the worker verifies with: this start's own.
+  const secret = randomBytes(24).toString('base64url');
   const system = SERVICENOW_SEED.systems[0]!;
   return {
     name: 'servicenow',
@@ -306,13 +338,15 @@ async function startServiceNow({ servicenowPort, activityMs }: SourcesOptions): 
     project: 'examples/servicenow-connector',
     connectorToken: system.connectorTokens[0]!,
     // The connector keeps its approvers' user mappings by their sys_user email.
-    env: { ...instance.connectorEnv(), ...keepsUserMappings(system) },
-    banner: () =>
-      bannerOf(
+    env: { ...instance.connectorEnv(), ...keepsUserMappings(system), PUSH_SECRET: secret },
+    banner: () => [
+      ...bannerOf(
         `Simulated ServiceNow instance at ${instance.url}`,
         'user name and password',
         instance.approvers.map(({ name, username, password }) => ({ name, user: username, password })),
       ),
+      '  a decision taken there shows in the console within seconds: its business rules call the connector',
+    ],
     // Change requests first: the approvals an approver of ServiceNow decides most.
     pending: () =>
       instance
@@ -345,6 +379,16 @@ async function startServiceNow({ servicenowPort, activityMs }: SourcesOptions): 
             },
           ];
         }),
-    close: () => instance.close(),
+    onDecidedInSource: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    // As an administrator points the business rules' REST message at the worker.
+    deliverTo: (pushUrl) => instance.setPushTarget({ url: pushUrl, secret }),
+    close: async () => {
+      clearInterval(activity);
+      listeners.clear();
+      await instance.close();
+    },
   };
 }

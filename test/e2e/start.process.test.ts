@@ -99,6 +99,11 @@ it('runs the backend, the three simulators and the three connectors, and carries
     /^Jira: \S+ (?:approved|declined) by .+ in the simulated Jira itself, resolved in the service ([\d.]+) s later$/m,
   );
   expect(Number(pushedSeconds)).toBeLessThan(10);
+  // And one taken in the simulated ServiceNow itself: its business rules called out to the worker's push ingress.
+  const [, serviceNowPushedSeconds] = await printed(
+    /^ServiceNow: (?:CHG|RITM)\d+ (?:approved|rejected) by .+ in the simulated ServiceNow itself, resolved in the service ([\d.]+) s later$/m,
+  );
+  expect(Number(serviceNowPushedSeconds)).toBeLessThan(10);
   // Where to look, the console's link first.
   const [, serviceUrl] = out.match(/^Reference backend listening on (\S+)$/m)!;
   expect(out.indexOf(`console:  ${serviceUrl}/console/#login=`)).toBeLessThan(
@@ -141,9 +146,10 @@ it('runs the backend, the three simulators and the three connectors, and carries
     );
   }
 
-  // The Jira worker took Jira's deliveries, and keeps its webhook; the SAP worker has no push path.
-  const [, jiraOperations] = out.match(
-    /^Operations endpoints \(\/metrics, \/healthz, \/readyz\): jira (\S+),/m,
+  // The Jira worker took Jira's deliveries, and keeps its webhook; the ServiceNow worker took the business rules'
+  // callouts, and keeps no webhook; the SAP worker has no push path.
+  const [, jiraOperations, serviceNowOperations] = out.match(
+    /^Operations endpoints \(\/metrics, \/healthz, \/readyz\): jira (\S+), sap \S+, servicenow (\S+)$/m,
   )!;
   const metrics = await request(`${jiraOperations}/metrics`);
   const text = await metrics.body.text();
@@ -153,6 +159,16 @@ it('runs the backend, the three simulators and the three connectors, and carries
   expect(text).toMatch(
     /approval_connector_push_webhook_calls_total\{call="register",outcome="success"\} 1\b/,
   );
+  const serviceNowMetrics = await (await request(`${serviceNowOperations}/metrics`)).body.text();
+  expect(
+    Number(
+      /approval_connector_push_deliveries_total\{outcome="accepted"\} (\d+)/.exec(serviceNowMetrics)?.[1],
+    ),
+  ).toBeGreaterThan(0);
+  expect(serviceNowMetrics).not.toMatch(
+    /approval_connector_push_deliveries_total\{outcome="refused"\} [1-9]/,
+  );
+  expect(serviceNowMetrics).not.toMatch(/approval_connector_push_webhook_calls_total\{[^}]*\} [1-9]/);
 
   // In the simulated Jira, as the approver: their decision on the request.
   const jira = account(jiraApprover!);

@@ -1,30 +1,44 @@
 /**
- * The push path's business rule, as the simulated instance runs it: after an approval record is inserted or updated,
- * it posts the record's JSON to the configured URL, signed as the README's rule signs it (`X-Approval-Signature:
- * sha256=` and `GlideCertificateEncryption.generateMac` of the body, keyed with the base64 of the secret, in
- * base64), with a delivery id of its own (`X-Approval-Delivery`, `gs.generateGUID()`), asynchronously
- * (`RESTMessageV2.executeAsync()`): the update does not wait for it, and its failure changes nothing.
+ * The push path's business rules, as the simulated instance runs them (the README sets them up): after an approval
+ * record is inserted, updated or deleted, and after an approved record (a change request, a requested item) is
+ * updated, the rule posts the record's table, sys_id and operation to the configured URL, signed as the README's
+ * rule signs it (`X-Approval-Signature: sha256=` and `GlideCertificateEncryption.generateMac` of the body, keyed
+ * with the base64 of the secret, in base64), with a delivery id of its own (`X-Approval-Delivery`,
+ * `gs.generateGUID()`), asynchronously (`RESTMessageV2.executeAsync()`): the change does not wait for it, and its
+ * failure changes nothing. An outbound REST message is sent once: a callout that fails is lost.
  *
- * As an outbound REST message can, it sends a callout twice (a retry of one callout: the same body and delivery
- * id), or not at all, when told to.
+ * When told to, it sends each callout twice (the same body and delivery id, as a script that sends a message again
+ * after a failure it could not tell from a lost answer does), or the next ones not at all.
  * @module
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Row } from './instance.js';
+import type { RecordOperation, Row } from './instance.js';
 
-/** Where the rule's REST message posts, and the secret it signs with (a `password2` system property). */
+/** Where the rules' REST message posts, and the secret it signs with (a system property of the instance). */
 export interface PushTarget {
   url: string;
   secret: string;
 }
 
-/** One callout of the rule, as sent. */
+/**
+ * The tables the rules run on, and after which operations: one rule on the approval records, and one on each
+ * approved table.
+ */
+export const BUSINESS_RULES: Readonly<Record<string, readonly RecordOperation[]>> = {
+  sysapproval_approver: ['insert', 'update', 'delete'],
+  change_request: ['update'],
+  sc_req_item: ['update'],
+};
+
+/** One callout of a rule, as sent. */
 export interface Delivery {
   /** Its `X-Approval-Delivery`. */
   id: string;
-  /** The approval record it names. */
+  /** The table of the record it names. */
+  table: string;
+  /** The record it names. */
   sysId: string;
-  operation: 'insert' | 'update';
+  operation: RecordOperation;
   body: string;
   headers: Readonly<Record<string, string>>;
   /** The status the target answered, or the error that kept it from answering. */
@@ -33,43 +47,42 @@ export interface Delivery {
 
 /** How the callouts go wrong, when told to; see the simulator's switches. */
 export interface CalloutBehaviour {
-  /** Each callout is sent twice, as a retried outbound message is: the same body and delivery id. */
+  /** Each callout is sent twice: the same body and delivery id. */
   duplicates: boolean;
   /** This many of the next callouts are not sent (the instance's outbound queue lost them). */
   drops: number;
 }
 
-/** The business rule's callouts; see the module's documentation. */
+/** The business rules' callouts; see the module's documentation. */
 export class BusinessRuleCallout {
   target: PushTarget | undefined;
   readonly behaviour: CalloutBehaviour = { duplicates: false, drops: 0 };
   readonly #deliveries: Delivery[] = [];
-  readonly #dropped: { sysId: string; operation: string }[] = [];
+  readonly #dropped: { table: string; sysId: string; operation: RecordOperation }[] = [];
   readonly #inFlight = new Set<Promise<void>>();
 
   constructor(target: PushTarget | undefined) {
     this.target = target;
   }
 
-  /** The rule, after an insert or update of an approval record. */
-  fire(row: Readonly<Row>, operation: 'insert' | 'update'): void {
+  /** The rules, after an insert, update or delete of a record of any table. */
+  fire(table: string, row: Readonly<Row>, operation: RecordOperation): void {
     const target = this.target;
-    if (target === undefined) return;
+    if (target === undefined || BUSINESS_RULES[table]?.includes(operation) !== true) return;
+    const sysId = row.sys_id ?? '';
     if (this.behaviour.drops > 0) {
       this.behaviour.drops -= 1;
-      this.#dropped.push({ sysId: row.sys_id ?? '', operation });
+      this.#dropped.push({ table, sysId, operation });
       return;
     }
-    // The body as the rule builds it: JSON.stringify of these fields' values, in this order.
+    // The body as the rule builds it: JSON.stringify of these values, in this order (getValue of an empty field is
+    // null).
     const body = JSON.stringify({
-      table: 'sysapproval_approver',
-      sys_id: row.sys_id,
+      table,
+      sys_id: sysId,
       operation,
-      state: row.state,
-      source_table: row.source_table,
-      document_id: row.document_id,
-      sys_updated_on: row.sys_updated_on,
-      sys_mod_count: row.sys_mod_count,
+      sys_updated_on: row.sys_updated_on || null,
+      sys_mod_count: row.sys_mod_count || null,
     });
     const id = randomBytes(16).toString('hex');
     // generateMac(GlideStringUtil.base64Encode(secret), 'HmacSHA256', body): the key is the secret's bytes.
@@ -80,14 +93,7 @@ export class BusinessRuleCallout {
       'x-approval-delivery': id,
     };
     for (let copy = 0; copy < (this.behaviour.duplicates ? 2 : 1); copy += 1) {
-      const delivery: Delivery = {
-        id,
-        sysId: row.sys_id ?? '',
-        operation,
-        body,
-        headers,
-        outcome: 'pending',
-      };
+      const delivery: Delivery = { id, table, sysId, operation, body, headers, outcome: 'pending' };
       this.#deliveries.push(delivery);
       const sent = this.#send(target.url, delivery).finally(() => this.#inFlight.delete(sent));
       this.#inFlight.add(sent);
@@ -100,7 +106,7 @@ export class BusinessRuleCallout {
   }
 
   /** The callouts dropped, oldest first. */
-  dropped(): readonly { sysId: string; operation: string }[] {
+  dropped(): readonly { table: string; sysId: string; operation: RecordOperation }[] {
     return [...this.#dropped];
   }
 

@@ -3,14 +3,17 @@
  * activity that changes them over time (a change raised, an item ordered, a record edited, an approval decided in
  * ServiceNow itself, a change cancelled). Everything follows from the seed and the steps taken, so two instances of
  * one seed that took the same steps hold the same records. Every change stamps `sys_updated_on` (one-second
- * precision, UTC) and counts `sys_mod_count`, and an approval record's insert or update is told to `onApproval`: the
- * business rule of the push path.
+ * precision, UTC) and counts `sys_mod_count`, and each insert, update and delete of a record is told to `onChange`:
+ * where the push path's business rules run.
  * @module
  */
 import { APPROVAL_STATE_LABELS, TABLES, TASK_TABLES, wallClock } from './tables.js';
 
 /** A record: each field's value as the Table API answers it (a string). */
 export type Row = Record<string, string>;
+
+/** What a business rule runs after. */
+export type RecordOperation = 'insert' | 'update' | 'delete';
 
 /** A user who signs in to the simulated instance. */
 export interface SimulatedUser {
@@ -108,8 +111,8 @@ export class SimulatedInstance {
   /** Every change is stamped with this second while set: the initial records', or the collisions'. */
   #heldSecond: number | undefined;
   #colliding = false;
-  /** Told each insert and update of an approval record, as an after business rule is. */
-  onApproval: ((row: Readonly<Row>, operation: 'insert' | 'update') => void) | undefined;
+  /** Told each insert, update and delete of a record (after it), as an after business rule is. */
+  onChange: ((table: string, row: Readonly<Row>, operation: RecordOperation) => void) | undefined;
 
   constructor(options: { seed: number; requests: number; now: () => number; collisions?: () => boolean }) {
     this.#random = seeded(options.seed);
@@ -272,13 +275,12 @@ export class SimulatedInstance {
         },
         'system',
       );
-      this.onApproval?.(approval, 'insert');
       return approval.sys_id!;
     });
     return { table, sysId: record.sys_id!, number: record.number!, approvals };
   }
 
-  /** Changes fields of a record, as a user of the instance would; an approval record's change is told. */
+  /** Changes fields of a record, as a user of the instance would; the change is told. */
   update(table: string, sysId: string, changes: Readonly<Row>, by: string): Readonly<Row> {
     const row = this.#tables.get(table)?.get(sysId);
     if (row === undefined) throw new Error(`No ${table} record ${sysId}`);
@@ -290,15 +292,23 @@ export class SimulatedInstance {
     });
     if (comments !== undefined && comments !== '')
       this.#comments.push({ approval: sysId, userName: by, text: comments });
-    if (table === 'sysapproval_approver') this.onApproval?.(row, 'update');
+    this.onChange?.(table, row, 'update');
     return row;
   }
 
-  /** Deletes a record; deleting an approved record deletes its approval records with it. */
+  /**
+   * Deletes a record; deleting an approved record deletes its approval records with it (a cascade delete, which runs
+   * their business rules). Each deletion is told.
+   */
   delete(table: string, sysId: string): void {
-    if (this.#tables.get(table)?.delete(sysId) !== true) throw new Error(`No ${table} record ${sysId}`);
-    for (const approval of this.approvalsOf(sysId))
+    const row = this.#tables.get(table)?.get(sysId);
+    if (row === undefined) throw new Error(`No ${table} record ${sysId}`);
+    this.#tables.get(table)!.delete(sysId);
+    this.onChange?.(table, row, 'delete');
+    for (const approval of this.approvalsOf(sysId)) {
       this.#tables.get('sysapproval_approver')?.delete(approval.sys_id!);
+      this.onChange?.('sysapproval_approver', approval, 'delete');
+    }
   }
 
   /**
@@ -383,6 +393,7 @@ export class SimulatedInstance {
       ...values,
     };
     this.#tables.get(table)!.set(sysId, row);
+    this.onChange?.(table, row, 'insert');
     return row;
   }
 

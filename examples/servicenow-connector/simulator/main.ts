@@ -4,12 +4,13 @@
  *
  * ```sh
  * node --import tsx examples/servicenow-connector/simulator/main.ts [--port 8082] [--seed 1] [--activity-ms 15000]
- *   [--push-url http://127.0.0.1:9464/push --push-secret …]
+ *   [--push-url http://127.0.0.1:9465/push --push-secret …]
  * ```
  *
  * `--activity-ms` is the milliseconds between two steps of activity (0: none); `--port 0` takes any free port. With
- * `--push-url`, the push path's business rule posts each change of an approval record there, signed with
- * `--push-secret` (or `SERVICENOW_PUSH_SECRET`).
+ * `--push-url` (or `PUSH_PUBLIC_URL`, the worker's push address), the push path's business rules post each change
+ * there, signed with `--push-secret` (or `PUSH_SECRET`, the worker's push secret): an administrator points the
+ * rules' REST message at the worker, and gives the instance the worker's secret. An empty variable counts as unset.
  * @module
  */
 import { parseArgs } from 'node:util';
@@ -35,11 +36,11 @@ function wholeNumber(name: string, text: string): number {
 
 const activity = wholeNumber('activity-ms', values['activity-ms']);
 const port = wholeNumber('port', values.port);
-const pushUrl = values['push-url'];
-const pushSecret = values['push-secret'] ?? process.env.SERVICENOW_PUSH_SECRET;
-if (pushUrl !== undefined && (pushSecret === undefined || pushSecret === '')) {
+const pushUrl = values['push-url'] || process.env.PUSH_PUBLIC_URL || undefined;
+const pushSecret = values['push-secret'] || process.env.PUSH_SECRET || undefined;
+if (pushUrl !== undefined && pushSecret === undefined) {
   process.stderr.write(
-    '--push-url needs the secret the business rule signs with: --push-secret or SERVICENOW_PUSH_SECRET\n',
+    'The push URL needs the secret the business rules sign with: --push-secret or PUSH_SECRET\n',
   );
   process.exit(2);
 }
@@ -65,7 +66,7 @@ const lines = [
     (approver) =>
       `approver: ${approver.username} / ${approver.password} (${approver.name}, ${approver.email})`,
   ),
-  `${simulator.waitingApprovals().length} approvals waiting; ${activity === 0 ? 'no activity' : `one step of activity every ${activity} ms`}${pushUrl === undefined ? '' : `; business rule posting to ${pushUrl}`}. Stop with Ctrl+C.`,
+  `${simulator.waitingApprovals().length} approvals waiting; ${activity === 0 ? 'no activity' : `one step of activity every ${activity} ms`}${pushUrl === undefined ? '' : `; business rules posting to ${pushUrl}`}. Stop with Ctrl+C.`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
 

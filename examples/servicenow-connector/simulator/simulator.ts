@@ -4,7 +4,7 @@
  * `sysparm_offset`, the `Link` and `X-Total-Count` headers), its display values and its error bodies
  * (`{"error": {"message", "detail"}, "status": "failure"}`). Its records change over time (changes raised, items
  * ordered, edits, decisions taken in ServiceNow itself, cancellations), all drawn from a seed, and it calls out to
- * the push path's URL as the README's business rule does.
+ * the push path's URL as the README's business rules do.
  *
  * It fails the way an instance does, each way a switch (`behaviour`): pages capped below `sysparm_limit`,
  * `sys_updated_on` collisions at one-second precision, records that change while a read pages through them, a rate
@@ -53,7 +53,7 @@ export interface ServiceNowSimulatorOptions {
   port?: number;
   /** The switches; see {@link ServiceNowBehaviour}. */
   behaviour?: Partial<ServiceNowBehaviour>;
-  /** Where the push path's business rule posts, and the secret it signs with. @default none: no callouts */
+  /** Where the push path's business rules post, and the secret they sign with. @default none: no callouts */
   push?: PushTarget;
 }
 
@@ -184,7 +184,7 @@ export class ServiceNowSimulator {
     this.behaviour = behaviour;
     this.#rendering = new Rendering(this.#instance, () => this.#url);
     this.#callout = new BusinessRuleCallout(options.push);
-    this.#instance.onApproval = (row, operation) => this.#callout.fire(row, operation);
+    this.#instance.onChange = (table, row, operation) => this.#callout.fire(table, row, operation);
     this.#server = createServer((request, response) => {
       this.#handle(request, response).catch((error: unknown) => {
         // Every answer is the instance's: a failure of the simulator itself is a 500 in its error shape.
@@ -363,16 +363,17 @@ export class ServiceNowSimulator {
     };
   }
 
-  /** The push path's business rule: where it posts (`setPushTarget`), how it goes wrong, what it sent. */
+  /** The push path's business rules: how their callouts go wrong, what they sent and dropped. */
   get callouts(): {
     behaviour: CalloutBehaviour;
     deliveries(): readonly Delivery[];
+    dropped(): readonly Pick<Delivery, 'table' | 'sysId' | 'operation'>[];
     settled(): Promise<void>;
   } {
     return this.#callout;
   }
 
-  /** Points the business rule's REST message at `target` (`undefined`: no callouts). */
+  /** Points the business rules' REST message at `target` (`undefined`: no callouts). */
   setPushTarget(target: PushTarget | undefined): void {
     this.#callout.target = target;
   }

@@ -154,10 +154,11 @@ async function* readChanges(
 }
 
 /**
- * Reconciliation: the current records of these approvals, read by their sys_ids. An approval the instance no
- * longer answers (its record deleted, or an ACL now keeping it from the integration user) is left out, so the kit
- * marks it resolved; so is an id that is no sys_id. Only a read to the end of its pages counts: a page shorter than
- * asked for is not the end (the instance applies `sysparm_limit` before its ACLs), the absence of a next page is.
+ * Reconciliation, the lookups after tasks and those of pushed changes: the current records of these approvals, read
+ * by their sys_ids. An approval the instance no longer answers (its record deleted, or an ACL now keeping it from the
+ * integration user) is left out, so the kit marks it resolved; so is an id that is no sys_id, and an approval of a
+ * table not synced (as `changedApprovals` reads none). Only a read to the end of its pages counts: a page shorter
+ * than asked for is not the end (the instance applies `sysparm_limit` before its ACLs), the absence of a next page is.
  */
 export async function* lookupApprovals(
   client: ServiceNowClient,
@@ -167,12 +168,31 @@ export async function* lookupApprovals(
   const wanted = [...new Set(ids.filter((id) => SYS_ID.test(id)))];
   for (let at = 0; at < wanted.length; at += options.pageSize) {
     const approvals = await readAll(client, APPROVALS_TABLE, ApproverRecord, APPROVER_FIELDS, {
-      condition: (chunk) => `sys_idIN${chunk}`,
+      condition: (chunk) => `sys_idIN${chunk}^source_tableIN${options.tables.join(',')}`,
       ids: wanted.slice(at, at + options.pageSize),
       ...options,
     });
     yield* await withRecords(client, approvals, options);
   }
+}
+
+/**
+ * The sys_ids of the approval records of one approved record (`table` one of the tables synced): what a pushed
+ * change of a change request names, since an edit of it touches none of its approval records.
+ */
+export async function approvalIdsOfRecord(
+  client: ServiceNowClient,
+  table: string,
+  sysId: string,
+  options: ReadOptions,
+): Promise<string[]> {
+  if (!options.tables.includes(table)) return [];
+  const approvals = await readAll(client, APPROVALS_TABLE, ApproverRecord, APPROVER_FIELDS, {
+    condition: (ids) => `source_table=${table}^document_idIN${ids}`,
+    ids: [sysId],
+    ...options,
+  });
+  return approvals.map((approval) => approval.sys_id.value);
 }
 
 /** The `sys_user` records of these users (an approver's sys_id, name, user name and email). */

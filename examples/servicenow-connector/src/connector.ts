@@ -10,6 +10,9 @@
  * - **Tasks**: each runs with the approver's own ServiceNow credentials, sealed in the task (`authRequired`). The
  *   precheck confirms that the credentials are the approver's and that the record still waits for them.
  * - **UI templates**: a card and a detail per approved table.
+ * - **Push**: the callouts of the README's business rules (an approval record inserted, updated or deleted; an
+ *   approved record updated), verified by their signature, name the approvals they concern, which the kit reads
+ *   again through `lookup` (`push.ts`). An administrator sets the rules up, once: the connector registers nothing.
  *
  * The default export builds it from the worker's environment (see `environment.ts`).
  * @module
@@ -22,6 +25,8 @@ import {
   incremental,
   type Logger,
   type PrecheckVerdict,
+  type PushDelivery,
+  push,
   type SourceApproval,
   type TaskContext,
   task,
@@ -31,6 +36,7 @@ import { syncUserMappings, type UserMappingEntry } from 'approval-connector-kit/
 import { z } from 'zod';
 import {
   APPROVALS_TABLE,
+  approvalIdsOfRecord,
   changedApprovals,
   lookupApprovals,
   type ReadOptions,
@@ -49,6 +55,7 @@ import {
   USER_FIELDS,
   UserRecord,
 } from './model.js';
+import { deliveryIdOf, parseDelivery, verifyDelivery } from './push.js';
 
 /** Options of {@link ServiceNowConnector}. */
 export interface ServiceNowConnectorOptions {
@@ -112,6 +119,11 @@ export class ServiceNowConnector extends Connector {
     ordered: false,
     changes: ({ since }, { signal, logger }) => this.#changes(since, signal, logger),
     lookup: (ids, { signal }) => lookupApprovals(this.#client, ids, { ...this.#reads, signal }),
+    push: push({
+      verify: (delivery, { secret }) => verifyDelivery(delivery, secret),
+      approvalIds: (delivery, { signal, logger }) => this.#approvalIds(delivery, signal, logger),
+      deliveryId: deliveryIdOf,
+    }),
   });
 
   readonly #client: ServiceNowClient;
@@ -260,6 +272,27 @@ export class ServiceNowConnector extends Connector {
     });
     // Only once the read came to its end: a run the kit interrupts does not get here.
     await this.#mapUsers([...approvers], signal, logger);
+  }
+
+  /**
+   * The approvals a verified delivery concerns: the approval record it names, or the approval records of the
+   * approved record it names (read now, as the integration user); none for a record of a table not synced. A body
+   * that is not the rules' throws: the kit counts the delivery malformed. When the instance cannot be asked, the
+   * delivery names nothing, and the next sync run brings the change (counted missed).
+   */
+  async #approvalIds(delivery: PushDelivery, signal: AbortSignal, logger: Logger): Promise<string[]> {
+    const { table, sys_id: sysId, operation } = parseDelivery(delivery);
+    if (table === APPROVALS_TABLE) return [sysId];
+    try {
+      return await approvalIdsOfRecord(this.#client, table, sysId, { ...this.#reads, signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      logger.warn(
+        { err: error, table, sysId, operation },
+        'the approvals of a pushed record could not be read from ServiceNow; the next sync run brings the change',
+      );
+      return [];
+    }
   }
 
   /**

@@ -16,7 +16,8 @@ export type ServiceNowErrorCode =
   | 'servicenow_http'
   | 'servicenow_invalid_response'
   | 'no_longer_requested'
-  | 'decision_not_applied';
+  | 'decision_not_applied'
+  | 'servicenow_invalid_delivery';
 
 /** The base of the example's errors; `code` is a stable snake_case identifier. */
 export class ServiceNowError extends Error {
@@ -33,6 +34,13 @@ export class ServiceNowError extends Error {
 export class ServiceNowArgumentError extends ServiceNowError {
   constructor(message: string) {
     super('servicenow_invalid_argument', message);
+  }
+}
+
+/** A push delivery whose body is not what the business rules post: the kit counts it malformed and drops it. */
+export class ServiceNowDeliveryError extends ServiceNowError {
+  constructor(problem: string) {
+    super('servicenow_invalid_delivery', `The push delivery ${problem}`);
   }
 }
 

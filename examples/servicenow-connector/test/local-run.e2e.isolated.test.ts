@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +13,9 @@ import build from '../src/connector.js';
 
 // The connector on one machine, as the README runs it: the simulated instance (`npm run simulator`), the reference
 // backend seeded with simulator/service-seed.json (`npm run service`), and the worker the default export builds,
-// configured by .env.example as copied (its user mappings' token and system are the seed's), but for the service's
-// URL and the connector's token, which the seeded service prints, and the instance's port, a free one here.
+// configured by .env.example as copied (its user mappings' token and system are the seed's; its push ingress, to
+// which the instance's business rules call out with its secret), but for the service's URL and the connector's token,
+// which the seeded service prints, and the ports, free ones here.
 const seedFile = fileURLToPath(new URL('../simulator/service-seed.json', import.meta.url));
 const seed = parseSeed(JSON.parse(readFileSync(seedFile, 'utf8')));
 const system = seed.organizations[0]!.systems[0]!;
@@ -39,6 +41,15 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** What the console's page reads of `path` (its API), signed in as the console signs in. */
 async function shownByConsole<T>(path: string): Promise<T> {
   if (session === undefined) {
@@ -57,6 +68,9 @@ async function shownByConsole<T>(path: string): Promise<T> {
 
 it("syncs a change request's approval, maps the approvers by email, and approves it from the console as its approver", async () => {
   const signals = new EventEmitter();
+  const pushPort = await freePort();
+  // The business rules' REST message, pointed at the worker's push address, signing with the worker's secret.
+  simulator.setPushTarget({ url: `http://127.0.0.1:${pushPort}/push`, secret: example.PUSH_SECRET! });
   const exitCode = runWorker(build, {
     env: {
       ...example,
@@ -64,6 +78,8 @@ it("syncs a change request's approval, maps the approvers by email, and approves
       APPROVAL_CONNECTOR_TOKEN: system.connectorTokens[0],
       SERVICENOW_INSTANCE_URL: simulator.url,
       OPERATIONS_PORT: '',
+      PUSH_PORT: String(pushPort),
+      PUSH_PUBLIC_URL: `http://127.0.0.1:${pushPort}/push`,
       CONNECTOR_KEYS_FILE: join(folder, 'keys.json'),
       LOG_LEVEL: 'silent',
     },
@@ -119,6 +135,18 @@ it("syncs a change request's approval, maps the approvers by email, and approves
       via: 'api',
     },
   ]);
+
+  // A decision taken in ServiceNow itself shows within seconds, long before the next sync run (a minute after the
+  // first): the business rules call out to the worker.
+  const other = simulator.waitingApprovals().find(({ sys_id }) => sys_id !== waiting.sys_id)!;
+  simulator.decideInServiceNow(other.sys_id!, 'rejected', 'Not this quarter');
+  await vi.waitFor(
+    () =>
+      expect(backend.listApprovals(system.id!).find(({ id }) => id === other.sys_id)?.resolved).toBe(true),
+    { timeout: 10_000 },
+  );
+  await simulator.callouts.settled();
+  expect(new Set(simulator.callouts.deliveries().map(({ outcome }) => outcome))).toEqual(new Set([202]));
   signals.emit('SIGTERM', 'SIGTERM');
   expect(await exitCode).toBe(0);
 });

@@ -13,6 +13,7 @@ import type {
   ExpectedApproval,
   FailureScope,
   NewSourceRequest,
+  PushDriver,
   RestoreSource,
   SourceDriver,
   SourceFailure,
@@ -88,6 +89,15 @@ export class ServiceNowDriver implements SourceDriver {
   /** Every failure the simulated instance can show a client, as an instance shows it. */
   readonly failures = Object.keys(FAULTS) as SourceFailure[];
   readonly pageSize = PAGE_SIZE;
+  /**
+   * The instance's business rules call out to the battery's address with its secret, as an administrator points
+   * their REST message there: each insert, update and delete of an approval record, and each update of a change
+   * request, one callout each.
+   */
+  readonly push: PushDriver = {
+    deliverTo: (target) => this.simulator.setPushTarget(target),
+    sent: () => this.simulator.callouts.settled(),
+  };
   readonly approvers: readonly string[];
   /**
    * The instance's clock: the driver's own, a second further at each change, or the battery's once it sets one.

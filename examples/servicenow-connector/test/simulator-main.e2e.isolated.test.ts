@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { PushDelivery } from 'approval-connector-kit';
 import { afterEach, expect, it } from 'vitest';
 import { changedApprovals } from '../src/approvals.js';
 import { ServiceNowClient } from '../src/client.js';
+import { parseDelivery, verifyDelivery } from '../src/push.js';
 
 // `npm run simulator`: the simulated instance in a process of its own. Run from the example's own folder, so that
 // this works the same in a project made from it (`--import tsx` resolved from there).
@@ -15,9 +18,11 @@ afterEach(() => {
   for (const child of started.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
-function simulator(args: string[]) {
+function simulator(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.ts', ...args], {
     cwd: folder,
+    // The push settings as each test gives them, none from this run's environment.
+    env: { ...process.env, PUSH_PUBLIC_URL: '', PUSH_SECRET: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
@@ -65,7 +70,7 @@ it('prints its URL and users, serves its approvals to the integration user, and 
 
 it('refuses an option that is not a whole number, and a push URL without its secret, saying which: exit code 2', async () => {
   const notANumber = simulator(['--activity-ms', 'soon']);
-  const noSecret = simulator(['--port', '0', '--push-url', 'http://127.0.0.1:9464/push']);
+  const noSecret = simulator(['--port', '0'], { PUSH_PUBLIC_URL: 'http://127.0.0.1:9465/push' });
   // Both exits listened for at once: either may come first.
   const [[badNumber], [missingSecret]] = await Promise.all([
     once(notANumber.child, 'exit'),
@@ -75,7 +80,35 @@ it('refuses an option that is not a whole number, and a push URL without its sec
   expect(badNumber).toBe(2);
   expect(notANumber.output.stderr).toContain('--activity-ms takes a whole number, got "soon"');
   expect(missingSecret).toBe(2);
-  expect(noSecret.output.stderr).toContain('--push-secret or SERVICENOW_PUSH_SECRET');
+  expect(noSecret.output.stderr).toContain('--push-secret or PUSH_SECRET');
+});
+
+it("calls out to the worker's push address with its secret, PUSH_PUBLIC_URL and PUSH_SECRET as .env.example sets them", async () => {
+  const { promise: first, resolve: receive } = Promise.withResolvers<PushDelivery>();
+  const worker = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      receive({ body: Buffer.concat(chunks), headers: request.headers as Record<string, string> });
+      response.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((resolve) => worker.listen(0, '127.0.0.1', resolve));
+  const secret = 'servicenow-example-push-secret';
+  try {
+    const { printed } = simulator(['--port', '0', '--activity-ms', '50'], {
+      PUSH_PUBLIC_URL: `http://127.0.0.1:${(worker.address() as AddressInfo).port}/push`,
+      PUSH_SECRET: secret,
+    });
+    await printed(/business rules posting to http:\/\/127\.0\.0\.1:\d+\/push\. Stop with Ctrl\+C\./);
+    const delivery = await first;
+
+    expect(verifyDelivery(delivery, secret)).toBe(true);
+    expect(parseDelivery(delivery).sys_id).toMatch(/^[0-9a-f]{32}$/);
+  } finally {
+    worker.closeAllConnections();
+    await new Promise<void>((resolve) => worker.close(() => resolve()));
+  }
 });
 
 it('says in one line which port is in use and that --port changes it, and exits 1', async () => {

@@ -5,10 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceNowSimulator } from '../simulator/simulator.js';
 import { ServiceNowClient } from '../src/client.js';
 import { APPROVER_FIELDS, ApproverRecord } from '../src/model.js';
-import { deliveryApprovalIds, deliveryIdOf, verifyDelivery } from '../src/push.js';
+import { deliveryIdOf, parseDelivery, verifyDelivery } from '../src/push.js';
 
 // The simulated instance over HTTP, as the Table API answers: its paging, its ACLs, its display values, its errors,
-// each of its switches, its activity, and the business rule's callouts.
+// each of its switches, its activity, and the business rules' callouts.
 let now = Date.parse('2026-03-02T09:00:00.000Z');
 let simulator: ServiceNowSimulator;
 
@@ -376,7 +376,7 @@ describe('the activity', () => {
   });
 });
 
-describe("the push path's business rule", () => {
+describe("the push path's business rules", () => {
   const SECRET = 'push-secret-0042';
   let target: Server;
   let received: { headers: Record<string, string | undefined>; body: Buffer }[];
@@ -402,35 +402,68 @@ describe("the push path's business rule", () => {
     await new Promise<void>((resolve) => target.close(() => resolve()));
   });
 
-  it('posts each insert and update of an approval record, signed as the rule signs it, which the connector verifies', async () => {
+  /** What each callout received names, in order: the table, the record and the operation. */
+  const named = () =>
+    received.map((delivery) => {
+      const { table, sys_id, operation } = parseDelivery(delivery);
+      return [table, sys_id, operation];
+    });
+
+  it('posts each insert, update and delete of an approval record, signed as the rule signs it, which the connector verifies', async () => {
     const { approvals } = simulator.raise({
       table: 'sc_req_item',
-      approvers: [simulator.approvers[2]!.sysId],
+      approvers: [simulator.approvers[2]!.sysId, simulator.approvers[3]!.sysId],
     });
+    now += 2000;
     simulator.decideInServiceNow(approvals[0]!, 'approved');
+    simulator.delete('sysapproval_approver', approvals[1]!);
     await simulator.callouts.settled();
 
-    expect(received.map((delivery) => JSON.parse(delivery.body.toString()))).toEqual([
-      expect.objectContaining({
-        table: 'sysapproval_approver',
-        sys_id: approvals[0],
-        operation: 'insert',
-        state: 'requested',
-      }),
-      expect.objectContaining({
-        sys_id: approvals[0],
-        operation: 'update',
-        state: 'approved',
-        source_table: 'sc_req_item',
-      }),
+    const decided = simulator.records('sysapproval_approver').find(({ sys_id }) => sys_id === approvals[0])!;
+    expect(JSON.parse(received[2]!.body.toString())).toEqual({
+      table: 'sysapproval_approver',
+      sys_id: approvals[0],
+      operation: 'update',
+      sys_updated_on: decided.sys_updated_on,
+      sys_mod_count: '1',
+    });
+    expect(named()).toEqual([
+      ['sysapproval_approver', approvals[0], 'insert'],
+      ['sysapproval_approver', approvals[1], 'insert'],
+      ['sysapproval_approver', approvals[0], 'update'],
+      ['sysapproval_approver', approvals[1], 'delete'],
     ]);
     for (const delivery of received) {
       expect(verifyDelivery(delivery, SECRET)).toBe(true);
       expect(verifyDelivery(delivery, 'another-secret')).toBe(false);
-      expect(deliveryApprovalIds(delivery)).toEqual([approvals[0]]);
       expect(deliveryIdOf(delivery)).toMatch(/^[0-9a-f]{32}$/);
     }
-    expect(simulator.callouts.deliveries().map(({ outcome }) => outcome)).toEqual([202, 202]);
+    expect(new Set(received.map(deliveryIdOf)).size).toBe(4);
+    expect(simulator.callouts.deliveries().map(({ outcome }) => outcome)).toEqual([202, 202, 202, 202]);
+  });
+
+  it('posts each update of an approved record, and the deletion of its approval records with it, not the record itself', async () => {
+    const { sysId, approvals } = simulator.raise({
+      table: 'change_request',
+      approvers: [simulator.approvers[0]!.sysId, simulator.approvers[1]!.sysId],
+    });
+    await simulator.callouts.settled();
+    received.length = 0;
+    simulator.retitle('change_request', sysId, 'Patch the VPN, both sites');
+    simulator.decideInServiceNow(approvals[0]!, 'rejected');
+    simulator.delete('change_request', sysId);
+    await simulator.callouts.settled();
+
+    expect(named()).toEqual([
+      ['change_request', sysId, 'update'],
+      ['sysapproval_approver', approvals[0], 'update'],
+      // The workflow's rule: the other approver is no longer required, and the change is rejected.
+      ['sysapproval_approver', approvals[1], 'update'],
+      ['change_request', sysId, 'update'],
+      ['sysapproval_approver', approvals[0], 'delete'],
+      ['sysapproval_approver', approvals[1], 'delete'],
+    ]);
+    expect(received.every((delivery) => verifyDelivery(delivery, SECRET))).toBe(true);
   });
 
   it('sends a callout twice, the same delivery, when duplicates are on; none of the next when drops are set', async () => {
@@ -442,12 +475,12 @@ describe("the push path's business rule", () => {
     await simulator.callouts.settled();
 
     const ids = received.map((delivery) => deliveryIdOf(delivery));
-    expect(received.map((delivery) => deliveryApprovalIds(delivery)[0])).toEqual([
-      duplicated.approvals[0],
-      duplicated.approvals[0],
-    ]);
+    expect(named().map(([, sysId]) => sysId)).toEqual([duplicated.approvals[0], duplicated.approvals[0]]);
     expect(ids[0]).toBe(ids[1]);
     expect(received[0]!.body.equals(received[1]!.body)).toBe(true);
+    expect(simulator.callouts.dropped()).toEqual([
+      { table: 'sysapproval_approver', sysId: dropped.approvals[0], operation: 'insert' },
+    ]);
     expect(simulator.callouts.deliveries().map(({ sysId }) => sysId)).not.toContain(dropped.approvals[0]);
   });
 });

@@ -183,14 +183,16 @@ export function describeTemplateProject(template: string): void {
 
       const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
       const tenant = backend.createTenant();
+      const example = dotenv(readFileSync(join(project, '.env.example'), 'utf8'));
       const workerEnv = {
         ...env,
-        ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+        ...example,
         ...environment(dockerfile),
-        // What an operator sets: the service and the token; a free port, so that tests running at once do not clash.
+        // What an operator sets: the service and the token; free ports, so that tests running at once do not clash.
         APPROVAL_SERVICE_URL: backend.url,
         APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
         OPERATIONS_PORT: String(await freePort()),
+        ...(await ownPushPort(example)),
       };
       const worker = startWorker(backend, project, ['dist/main.js'], workerEnv);
       try {
@@ -236,11 +238,13 @@ export function describeTemplateProject(template: string): void {
         'cli',
         'connector.js',
       );
+      const example = dotenv(readFileSync(join(project, '.env.example'), 'utf8'));
       const worker = startWorker(backend, project, [connector, 'run'], {
         ...env,
         // The connector's own variables, as .env.example names them (none for a blank template).
-        ...dotenv(readFileSync(join(project, '.env.example'), 'utf8')),
+        ...example,
         OPERATIONS_PORT: '',
+        ...(await ownPushPort(example)),
         APPROVAL_SERVICE_URL: backend.url,
         APPROVAL_CONNECTOR_TOKEN: tenant.connectorToken,
       });
@@ -259,7 +263,8 @@ export function describeTemplateProject(template: string): void {
         example
           .replace(/^APPROVAL_SERVICE_URL=.*$/m, `APPROVAL_SERVICE_URL=${backend.url}`)
           .replace(/^APPROVAL_CONNECTOR_TOKEN=.*$/m, `APPROVAL_CONNECTOR_TOKEN=${tenant.connectorToken}`)
-          .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`),
+          .replace(/^OPERATIONS_PORT=.*$/m, `OPERATIONS_PORT=${await freePort()}`)
+          .replace(/^PUSH_PORT=.*$/m, `PUSH_PORT=${await freePort()}`),
       );
       // The start script's own command, without npm in between, so that the signal reaches the worker.
       const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
@@ -421,6 +426,14 @@ function startWorker(
       return child.exitCode;
     },
   };
+}
+
+/**
+ * A push ingress on a free port of its own when `.env.example` opens one (the jira and servicenow templates' 9465),
+ * so that two templates' workers started at once do not clash; nothing otherwise.
+ */
+async function ownPushPort(example: Record<string, string>): Promise<Record<string, string>> {
+  return example.PUSH_PORT ? { PUSH_PORT: String(await freePort()) } : {};
 }
 
 function freePort(): Promise<number> {
