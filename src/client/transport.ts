@@ -60,7 +60,7 @@ export class Transport {
   /** The headers of a request without a body and with one, built once when the token is a fixed string. */
   readonly #fixedHeaders: readonly [Record<string, string>, Record<string, string>] | undefined;
   readonly #tlsMismatch: TlsMismatchCheck;
-  readonly #templates = new Map<Endpoint, string>();
+  readonly #templates = new Map<Endpoint, { template: string; spanName: string }>();
   #closing: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -115,6 +115,10 @@ export class Transport {
 
   /** Validates a call's input and builds its request, without sending anything. */
   prepare(endpoint: Endpoint, input: CallInput): Prepared {
+    if (input.query === undefined && endpoint.acceptsInput?.(input.params, input.body)) {
+      const path = buildPath(endpoint.path, input.params as Record<string, string>);
+      return this.#request(endpoint, path, JSON.stringify(input.body));
+    }
     const subject = `${endpoint.summary} request`;
     const params = endpoint.params ? parseOrThrow(endpoint.params, input.params ?? {}, subject) : {};
     const query = endpoint.query ? parseOrThrow(endpoint.query, input.query ?? {}, subject) : undefined;
@@ -280,28 +284,33 @@ export class Transport {
     if (prepared.endpoint.number === endpoints.getTask.number) return NOOP_SPAN;
     const { baseUrl } = this.options;
     const method = prepared.target.method;
-    const template = this.#urlTemplate(prepared.endpoint);
-    return startSpan(`${method} ${template}`, {
+    const { template, spanName } = this.#urlTemplate(prepared.endpoint);
+    return startSpan(spanName, {
       kind: 'client',
-      attributes: {
+      attributes: () => ({
         'http.request.method': method,
         'server.address': baseUrl.hostname.replace(/^\[(.*)\]$/, '$1'),
         'server.port': Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
         'url.full': baseUrl.origin + prepared.requestPath,
         'url.template': template,
         'http.request.resend_count': attempt === 0 ? undefined : attempt,
-      },
+      }),
     });
   }
 
-  /** The path of an endpoint as `url.template` gives it: `/v2/connector/tasks/{taskId}`, under the base URL's path. */
-  #urlTemplate(endpoint: Endpoint): string {
-    let template = this.#templates.get(endpoint);
-    if (template === undefined) {
-      template = this.options.baseUrl.pathname.replace(/\/$/, '') + endpoint.path.replace(/:(\w+)/g, '{$1}');
-      this.#templates.set(endpoint, template);
+  /**
+   * The path of an endpoint as `url.template` gives it, `/v2/connector/tasks/{taskId}` under the base URL's path,
+   * and the name of its spans, `PATCH /v2/connector/tasks/{taskId}`; built once an endpoint.
+   */
+  #urlTemplate(endpoint: Endpoint): { template: string; spanName: string } {
+    let named = this.#templates.get(endpoint);
+    if (named === undefined) {
+      const template =
+        this.options.baseUrl.pathname.replace(/\/$/, '') + endpoint.path.replace(/:(\w+)/g, '{$1}');
+      named = { template, spanName: `${endpoint.method} ${template}` };
+      this.#templates.set(endpoint, named);
     }
-    return template;
+    return named;
   }
 
   #reportRetry({ endpoint, target }: Prepared, retry: RetryAttempt): void {

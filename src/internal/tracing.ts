@@ -2,8 +2,8 @@
  * The kit's spans, through the OpenTelemetry API (`@opentelemetry/api`), an optional peer dependency: the
  * application installs it with the SDK of its choice, and the kit's spans join its traces. Loaded once, here, as the
  * kit loads, by a guarded `require`: an application without it gets spans that do nothing, and pays one check per
- * span. With the API but no SDK registered, the API's own no-op tracer answers. Why it is loaded so is in
- * docs/tracing.md.
+ * span. With the API but no SDK registered, and no span to carry on, a span costs a check too: the tracer is not
+ * asked. Why it is loaded so is in docs/tracing.md.
  *
  * What a span carries is decided here too: attributes only (no events, no status message), each string among them
  * {@link bounded}, so that no free text of an error (which may quote a secret) and no long text from the network
@@ -51,7 +51,11 @@ export type SpanAttributes = Record<string, string | number | boolean | undefine
 
 export interface SpanOptions {
   kind?: SpanKindName;
-  attributes?: SpanAttributes;
+  /**
+   * Given to the tracer as the span starts, so that a sampler sees them. A function is called only when the span
+   * is recorded or carries a context: what costs a string or two to compute is then free while nothing traces.
+   */
+  attributes?: SpanAttributes | (() => SpanAttributes);
   /** What the span starts under; the active context when omitted. */
   parent?: TraceContext | undefined;
   /** Starts a trace of its own, whatever context is active. */
@@ -93,12 +97,17 @@ export const NOOP_SPAN: TraceSpan = Object.freeze({
   end: () => {},
 });
 
-let tracer: OpenTelemetry.Tracer | undefined;
+let tracer: { provider: OpenTelemetry.TracerProvider; tracer: OpenTelemetry.Tracer } | undefined;
 
-/** The kit's tracer, got once: the API's tracer delegates to a provider registered after it was got. */
+/**
+ * The kit's tracer, got again only when the global provider changed: the API's proxy delegates to a provider
+ * registered after the tracer was got, but `trace.disable()` puts a new proxy in its place, to which a tracer got
+ * before never delegates.
+ */
 function kitTracer(otel: typeof OpenTelemetry): OpenTelemetry.Tracer {
-  tracer ??= otel.trace.getTracer(TRACER_NAME);
-  return tracer;
+  const provider = otel.trace.getTracerProvider();
+  if (tracer?.provider !== provider) tracer = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return tracer.tracer;
 }
 
 class ApiSpan implements TraceSpan {
@@ -119,10 +128,8 @@ class ApiSpan implements TraceSpan {
 
   set(attributes: SpanAttributes): void {
     if (!this.recording) return;
-    for (const [key, value] of Object.entries(attributes)) {
-      if (value !== undefined)
-        this.#span.setAttribute(key, typeof value === 'string' ? bounded(value) : value);
-    }
+    const kept = boundedAttributes(attributes);
+    if (kept !== undefined) this.#span.setAttributes(kept);
   }
 
   fail(errorType: string): void {
@@ -152,11 +159,18 @@ export function startSpan(name: string, options: SpanOptions = {}): TraceSpan {
   const parent = options.root
     ? api.ROOT_CONTEXT
     : ((options.parent as OpenTelemetry.Context | undefined) ?? api.context.active());
+  // No SDK, and no span to carry on: the API's no-op tracer would answer with a span of no context, so none is
+  // asked for. This is the path of every span of a kit whose application traces nothing.
+  if (api.trace.getSpan(parent) === undefined && !tracerProviderRegistered()) return NOOP_SPAN;
   const links = linksOf(api, options.links);
+  const attributes = boundedAttributes(
+    typeof options.attributes === 'function' ? options.attributes() : options.attributes,
+  );
   const span = kitTracer(api).startSpan(
     name,
     {
       kind: KINDS[options.kind ?? 'internal'],
+      ...(attributes === undefined ? {} : { attributes }),
       ...(options.startTime === undefined ? {} : { startTime: options.startTime }),
       ...(links.length === 0 ? {} : { links }),
     },
@@ -164,9 +178,17 @@ export function startSpan(name: string, options: SpanOptions = {}): TraceSpan {
   );
   // Without an SDK, or outside any trace: nothing to record, and no context to carry on.
   if (!span.isRecording() && !api.isSpanContextValid(span.spanContext())) return NOOP_SPAN;
-  const started = new ApiSpan(api, span, parent);
-  if (options.attributes !== undefined) started.set(options.attributes);
-  return started;
+  return new ApiSpan(api, span, parent);
+}
+
+/** `attributes` as a span takes them: without the `undefined` ones, each string {@link bounded}. */
+function boundedAttributes(attributes: SpanAttributes | undefined): OpenTelemetry.Attributes | undefined {
+  if (attributes === undefined) return undefined;
+  const kept: OpenTelemetry.Attributes = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value !== undefined) kept[key] = typeof value === 'string' ? bounded(value) : value;
+  }
+  return kept;
 }
 
 /** The span contexts of `contexts` that carry a valid span, at most {@link SPAN_LINK_LIMIT}. */
@@ -188,13 +210,22 @@ function linksOf(otel: typeof OpenTelemetry, contexts: SpanOptions['links']): Op
  * Runs `run` in a new span, active while it runs, and ends the span when it settles. A failure marks the span
  * failed with {@link errorTypeOf}, and is thrown on.
  */
-export async function inSpan<T>(
+export function inSpan<T>(
   name: string,
   options: SpanOptions,
   run: (span: TraceSpan) => Promise<T>,
 ): Promise<T> {
   const span = startSpan(name, options);
-  if (span === NOOP_SPAN) return run(span);
+  if (span !== NOOP_SPAN) return inRecordedSpan(span, run);
+  // Not an async function, so that what nothing traces costs no promise of its own; a throw still rejects.
+  try {
+    return run(span);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function inRecordedSpan<T>(span: TraceSpan, run: (span: TraceSpan) => Promise<T>): Promise<T> {
   try {
     return await withContext(span.context, () => run(span));
   } catch (error) {
@@ -218,9 +249,14 @@ export function withContext<T>(context: TraceContext | undefined, run: () => T):
 export function tracerProviderRegistered(): boolean {
   if (api === undefined) return false;
   const provider = api.trace.getTracerProvider() as Partial<OpenTelemetry.ProxyTracerProvider>;
-  if (typeof provider.getDelegateTracer !== 'function') return true;
-  return provider.getDelegateTracer(TRACER_NAME) !== undefined;
+  // Another copy of the API registered it (its proxy delegates to a no-op of its own), or not a proxy: as if an
+  // SDK were there, which costs the API's no-op path at worst.
+  if (typeof provider.getDelegate !== 'function') return true;
+  return provider.getDelegate() !== NOOP_PROVIDER;
 }
+
+/** What the API's proxy delegates to while nothing is registered: its no-op provider, one per copy of the API. */
+const NOOP_PROVIDER = api === undefined ? undefined : new api.ProxyTracerProvider().getDelegate();
 
 /** The active context, to start spans under it later, from elsewhere. */
 export function activeContext(): TraceContext | undefined {

@@ -161,11 +161,13 @@ export class ResultReporter {
       }
     } finally {
       this.#reports.delete(report);
-      span.set({
-        'approval_connector.report.outcome': end,
-        'approval_connector.report.attempts': attempt + 1,
-      });
-      if (end !== 'acknowledged') span.fail(end);
+      if (span.recording) {
+        span.set({
+          'approval_connector.report.outcome': end,
+          'approval_connector.report.attempts': attempt + 1,
+        });
+        if (end !== 'acknowledged') span.fail(end);
+      }
     }
   }
 
