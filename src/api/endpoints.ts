@@ -12,6 +12,8 @@ import {
   ConnectorRegistration,
   ConnectorState,
   GetApprovalsQuery,
+  hasOnlyKey,
+  isBareTaskResultBody,
   isSuccessStatus,
   SuccessStatus,
   successEnvelope,
@@ -53,6 +55,12 @@ export interface Endpoint {
    * is parsed with `response`, which names what is wrong.
    */
   readonly accepts?: (body: unknown) => boolean;
+  /**
+   * A cheaper check of a call's path parameters and body than `params` and `body`, for the calls a worker makes
+   * after every task: it accepts nothing they refuse, and only what they give back unchanged, so an input it
+   * accepts is sent as it is; any other input is parsed with the schemas, which name what is wrong.
+   */
+  readonly acceptsInput?: (params: unknown, body: unknown) => boolean;
 }
 
 // `.` and `..` cannot be sent as a path segment: URL parsers resolve them, and the request would go elsewhere.
@@ -63,6 +71,13 @@ const PathSegment = z
 const IdParam = z.object({ id: PathSegment });
 const ApprovalIdParam = z.object({ approvalId: ApprovalId });
 const TaskIdParam = z.object({ taskId: PathSegment });
+
+/** What {@link TaskIdParam} accepts and gives back unchanged, checked without zod: `{ taskId }`, a path segment. */
+function isTaskIdParam(params: unknown): boolean {
+  if (!hasOnlyKey(params, 'taskId')) return false;
+  const { taskId } = params;
+  return typeof taskId === 'string' && taskId !== '' && taskId !== '.' && taskId !== '..';
+}
 
 function endpoint<const E extends Endpoint>(definition: E): E {
   return definition;
@@ -201,6 +216,7 @@ export const endpoints = {
     summary: 'Update task result',
     params: TaskIdParam,
     body: z.object({ taskResult: TaskResult }),
+    acceptsInput: (params, body) => isTaskIdParam(params) && isBareTaskResultBody(body),
     response: SuccessStatus,
     accepts: isSuccessStatus,
   }),

@@ -143,6 +143,32 @@ function isEncryptedCredentials(value: unknown): boolean {
   );
 }
 
+/**
+ * Whether endpoint 14's body schema, `{ taskResult: TaskResult }`, accepts `body` and gives it back unchanged,
+ * checked without zod, for the result a worker reports after most tasks: a plain object whose one key is
+ * `taskResult`, a plain object whose one key is `status`, one of the five statuses. A result with `meta` is for the
+ * schema to read.
+ */
+export function isBareTaskResultBody(body: unknown): boolean {
+  if (!hasOnlyKey(body, 'taskResult')) return false;
+  const { taskResult } = body;
+  return hasOnlyKey(taskResult, 'status') && TASK_RESULT_STATUSES.has(taskResult.status);
+}
+
+const TASK_RESULT_STATUSES: ReadonlySet<unknown> = new Set(TaskResultStatus.options);
+
+/**
+ * Whether `value` is a plain object (zod's own test) with one own key, `key`, holding a value rather than a getter:
+ * read twice, it is the same.
+ */
+export function hasOnlyKey<K extends string>(value: unknown, key: K): value is Record<K, unknown> {
+  if (!z.core.util.isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== key) return false;
+  const property = Object.getOwnPropertyDescriptor(value, key);
+  return property !== undefined && 'value' in property;
+}
+
 /** What zod's objects accept: anything of type `object` but `null` and arrays. */
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSuccessStatus, isTask, SuccessStatus, Task } from '../../src/api/index.js';
+import {
+  endpoints,
+  isSuccessStatus,
+  isTask,
+  SuccessStatus,
+  Task,
+  TaskResultStatus,
+} from '../../src/api/index.js';
 import { parseSourceApproval, SourceApprovalSchema } from '../../src/connector/source.js';
 import { ValidationError } from '../../src/errors.js';
 
@@ -191,6 +198,63 @@ describe('the checks of the answers a worker reads on every call', () => {
         expect(isSuccessStatus(value)).toBe(SuccessStatus.safeParse(value).success);
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('the check of the result a worker reports after every task', () => {
+  const { acceptsInput, params: paramsSchema, body: bodySchema } = endpoints.reportTaskResult;
+  const taskId = fc.oneof(
+    fc.constantFrom(uuid, '', '.', '..', 'a/b', 'x'.repeat(300)),
+    fc.string({ maxLength: 10 }),
+    anyValue,
+  );
+  const status = fc.oneof(fc.constantFrom(...TaskResultStatus.options, 'Success', 'failure', ''), anyValue);
+  const withGetter = {
+    taskResult: Object.defineProperty({}, 'status', { get: () => 'success', enumerable: true }),
+  };
+  const params = fc.oneof(
+    fc.record({ taskId, extra: anyValue }, { requiredKeys: [] }),
+    fc.record({ taskId }),
+    anyValue,
+  );
+  const body = fc.oneof(
+    fc.record({
+      taskResult: fc.oneof(
+        fc.record(
+          { status, meta: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), anyValue) },
+          { requiredKeys: ['status'] },
+        ),
+        fc.record({ status }),
+        anyValue,
+      ),
+    }),
+    fc.record({ taskResult: fc.record({ status }), extra: anyValue }),
+    fc.constant(withGetter),
+    fc.constant(
+      Object.assign(Object.create({ inherited: 1 }) as object, { taskResult: { status: 'success' } }),
+    ),
+    anyValue,
+  );
+
+  it('accepts an input only when both schemas do, and give it back unchanged, so that it is sent as it came', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(params, body, (p, b) => {
+        if (!acceptsInput!(p, b)) return;
+        accepted += 1;
+        expect(paramsSchema!.parse(p)).toEqual(p);
+        expect(bodySchema!.parse(b)).toEqual(b);
+        expect(JSON.parse(JSON.stringify(b))).toEqual(b);
+      }),
+      { numRuns: 4000 },
+    );
+    // Not a check of nothing: the common input comes often enough.
+    expect(accepted).toBeGreaterThan(10);
+    expect(acceptsInput!({ taskId: uuid }, { taskResult: { status: 'systemError' } })).toBe(true);
+    expect(acceptsInput!({ taskId: uuid }, withGetter)).toBe(false);
+    expect(acceptsInput!({ taskId: uuid }, { taskResult: { status: 'success', meta: { code: 'x' } } })).toBe(
+      false,
     );
   });
 });
