@@ -28,7 +28,7 @@ import { type LogFormat, LogPrinter } from './logs.js';
 import { DevOutput, type DevStream } from './output.js';
 import { hasBuildScript } from './rebuild.js';
 import { type ConnectorStatus, renderStatusLine } from './status.js';
-import { workerEnvironment } from './worker-env.js';
+import { projectEnvironment, wantedPushPort, workerEnvironment } from './worker-env.js';
 
 /** A connector of the local loop: a project folder whose build gives a connector module. */
 export interface DevConnector {
@@ -229,16 +229,23 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   });
   let connectors: DevSessionConnector[];
   try {
-    connectors = await Promise.all(
-      specs.map(async (spec, index) => ({
+    const { APPROVAL_ADMIN_TOKEN: _admin, ...loopEnv } = settings.env;
+    // One at a time: two projects that ask for the same push port get it once.
+    const taken = new Set<number>();
+    connectors = [];
+    for (const [index, spec] of specs.entries()) {
+      const wanted = wantedPushPort(projectEnvironment(spec.project, spec.env, definedOnly(loopEnv)));
+      const pushPort = await portFor(wanted, taken);
+      taken.add(pushPort);
+      connectors.push({
         name: spec.name,
         project: spec.project,
         module: spec.module,
         tenant: tenants[index]!,
         operationsUrl: `http://127.0.0.1:${await freePort()}`,
-        pushUrl: `http://127.0.0.1:${await freePort()}/push`,
-      })),
-    );
+        pushUrl: `http://127.0.0.1:${pushPort}/push`,
+      });
+    }
   } catch (error) {
     await backend.close();
     logFile?.end();
@@ -397,12 +404,23 @@ function banner(
 
 /** A port free now on 127.0.0.1, kept for a worker's operations endpoints (or push ingress) across its restarts. */
 function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+  return listenOnce(0).then((free) => free ?? Promise.reject(new Error('no free port on 127.0.0.1')));
+}
+
+/** `wanted` when it is free now on 127.0.0.1 and no other connector of the loop has it, else a free port. */
+async function portFor(wanted: number | undefined, taken: ReadonlySet<number>): Promise<number> {
+  if (wanted !== undefined && !taken.has(wanted) && (await listenOnce(wanted)) !== undefined) return wanted;
+  return freePort();
+}
+
+/** Listens on `port` of 127.0.0.1 (0: any free one) and closes again: the port listened on, `undefined` if none. */
+function listenOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolvePort) => {
     const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port: free } = server.address() as { port: number };
-      server.close(() => resolvePort(free));
+    server.on('error', () => resolvePort(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: listened } = server.address() as { port: number };
+      server.close(() => resolvePort(listened));
     });
   });
 }

@@ -20,6 +20,33 @@ export interface LoopConnector {
 }
 
 /**
+ * What a connector's worker reads before the loop sets its own variables: the loop's environment, what the
+ * project's `.env` adds (a variable already set wins, as with `node --env-file`), then the connector's own variables.
+ * The admin token of a `.env` is dropped.
+ */
+export function projectEnvironment(
+  project: string,
+  own: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const dotenv = join(project, '.env');
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
+    ? parseEnv(readFileSync(dotenv, 'utf8'))
+    : {};
+  return { ...fromFile, ...env, ...own } as Record<string, string>;
+}
+
+/**
+ * The project's own push port (`PUSH_PORT`), when it names one: the loop keeps it when it is free, so that what the
+ * project's `.env` tells a source on this machine (a simulator reading the same `.env`, a tunnel to that port) still
+ * reaches the worker.
+ */
+export function wantedPushPort(merged: Readonly<Record<string, string | undefined>>): number | undefined {
+  const wanted = Number(merged.PUSH_PORT);
+  return Number.isInteger(wanted) && wanted > 0 && wanted < 65_536 ? wanted : undefined;
+}
+
+/**
  * The worker's environment: the loop's, what the project's `.env` adds (a variable already set wins, as with
  * `node --env-file`), the connector's own variables, then the service, the token, the operations port and the push
  * ingress of the loop.
@@ -30,11 +57,7 @@ export function workerEnvironment(
   serviceUrl: string,
   env: Readonly<Record<string, string>>,
 ): NodeJS.ProcessEnv {
-  const dotenv = join(connector.project, '.env');
-  const { APPROVAL_ADMIN_TOKEN: _admin, ...fromFile } = existsSync(dotenv)
-    ? parseEnv(readFileSync(dotenv, 'utf8'))
-    : {};
-  const merged = { ...fromFile, ...env, ...own };
+  const merged = projectEnvironment(connector.project, own, env);
   // User mappings asked for (a management token set, as the Jira template's .env does for `npm run service`) go to
   // the loop's own organization and system: another service's token and system mean nothing to this backend.
   const managementToken = connector.tenant.organization?.managementToken;

@@ -1,4 +1,5 @@
 import { rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DevSession, startDev } from '../../../src/cli/dev/index.js';
@@ -85,6 +86,39 @@ describe('startDev', () => {
     }
   });
 
+  it("keeps the push port a project's .env names while it is free, so that a simulator reading that .env reaches the worker", async () => {
+    // Before, the loop always chose a port of its own: the ServiceNow template's simulator, which reads PUSH_PUBLIC_URL
+    // from the same .env, called out to a port nobody listened on.
+    const wanted = await freePortNow();
+    const busy = createServer();
+    await new Promise<void>((listening) => busy.listen(0, '127.0.0.1', listening));
+    const busyPort = (busy.address() as AddressInfo).port;
+    const projects = [wanted, wanted, busyPort].map((port) => {
+      const project = copyFixture(work);
+      writeFileSync(
+        join(project, '.env'),
+        `PUSH_PORT=${port}\nPUSH_PUBLIC_URL=http://127.0.0.1:${port}/push\n`,
+      );
+      return project;
+    });
+    let session: DevSession | undefined;
+    try {
+      session = await startDev({
+        connectors: projects.map((project, index) => ({ name: `c${index}`, project })),
+        port: 0,
+        output: pipe().stream,
+      });
+      const ports = session.connectors.map(({ pushUrl }) => Number(new URL(pushUrl).port));
+      // The first gets it; the second asked for the same, and the third for one in use: each gets another.
+      expect(ports[0]).toBe(wanted);
+      expect(new Set(ports).size).toBe(3);
+      expect(ports[2]).not.toBe(busyPort);
+    } finally {
+      await session?.close();
+      busy.close();
+    }
+  });
+
   it('kills a worker that has not ended when its stop times out', async () => {
     const project = copyFixture(work);
     // Its task runs for a minute: a graceful stop waits for it, up to the worker's own 36 s deadline.
@@ -166,3 +200,14 @@ describe('startDev', () => {
     expect(output.text()).toBe('');
   });
 });
+
+/** A port free on 127.0.0.1 now. */
+function freePortNow(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
