@@ -16,6 +16,13 @@ const FOLDERS = ['test', 'examples'];
 const PROCESS_FILES = FOLDERS.map((folder) => `${folder}/**/*.process.test.ts`);
 const ISOLATED_FILES = FOLDERS.map((folder) => `${folder}/**/*.isolated.test.ts`);
 
+/**
+ * The workers of `npm test`'s projects: two a core. Their files mostly wait on timers, deadlines and sockets of the
+ * test's own (the conformance battery above all), so that a worker a core leaves the cores idle. Measured in
+ * docs/testing.md.
+ */
+const IN_PROCESS_WORKERS = 2 * availableParallelism();
+
 export default defineConfig({
   // Examples import the package by its name, as a user would; inside the repo that is the source.
   resolve: {
@@ -34,7 +41,7 @@ export default defineConfig({
       'test/setup/clean-between-files.ts',
     ],
     reporters: ['default', './test/setup/summary-reporter.ts'],
-    // Most test files spend their time waiting on processes and sockets of their own, not on this one: a worker per
+    // The process tests' files spend their time waiting on processes of their own, which take the cores: a worker per
     // core, rather than vitest's one less, keeps the cores busy (on 2 cores, one worker would run every file in turn).
     maxWorkers: availableParallelism(),
     sequence: { sequencer: PackagesFirstSequencer },
@@ -52,6 +59,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'shared-modules',
+          maxWorkers: IN_PROCESS_WORKERS,
           include: FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
           exclude: [...configDefaults.exclude, ...PROCESS_FILES, ...ISOLATED_FILES],
           isolate: false,
@@ -62,6 +70,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'isolated',
+          maxWorkers: IN_PROCESS_WORKERS,
           include: ISOLATED_FILES,
           globalSetup: ['test/setup/console-page.ts', 'test/setup/browser.ts'],
         },
