@@ -80,6 +80,9 @@ export default defineConfig({
         test: {
           name: 'processes',
           include: PROCESS_FILES,
+          // Vitest runs projects of different worker counts as groups, one after another: in `npm run test:all`, the
+          // process tests come after the others.
+          sequence: { groupOrder: 1 },
           globalSetup: ['test/setup/console-page.ts', 'test/setup/run-folder.ts'],
         },
       },
@@ -91,6 +94,7 @@ export default defineConfig({
         test: {
           name: 'types',
           include: [],
+          sequence: { groupOrder: 2 },
           typecheck: {
             enabled: !process.argv.includes('--typecheck.enabled=false'),
             only: true,

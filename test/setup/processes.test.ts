@@ -48,6 +48,19 @@ describe('the processes project (the `*.process.test.ts` files)', () => {
     expect(misnamed).toEqual([]);
   });
 
+  it('can run with the other projects: projects of different worker counts have group orders of their own', () => {
+    // Vitest refuses to run two projects of different maxWorkers in one group: `npm run test:all` and a plain
+    // `vitest run <files>` once ran nothing, when npm test's projects got two workers a core.
+    const groups = new Map<number, Set<unknown>>();
+    for (const { test } of projects as {
+      test: { maxWorkers?: unknown; sequence?: { groupOrder?: number } };
+    }[]) {
+      const order = test.sequence?.groupOrder ?? 0;
+      groups.set(order, (groups.get(order) ?? new Set()).add(test.maxWorkers ?? config.test?.maxWorkers));
+    }
+    expect([...groups.values()].filter((workers) => workers.size > 1)).toEqual([]);
+  });
+
   it('leaves no test file out of both `npm test` and `npm run test:processes`, and CI runs both', () => {
     expect(projects.map(({ test }) => test.name)).toEqual([
       'shared-modules',
