@@ -67,7 +67,11 @@ export interface Endpoint {
 const PathSegment = z
   .string()
   .min(1)
-  .refine((value) => value !== '.' && value !== '..', { message: 'cannot be "." or ".." in a URL path' });
+  .refine((value) => !isDotSegment(value), { message: 'cannot be "." or ".." in a URL path' });
+
+function isDotSegment(value: string): boolean {
+  return value === '.' || value === '..';
+}
 const IdParam = z.object({ id: PathSegment });
 const ApprovalIdParam = z.object({ approvalId: ApprovalId });
 const TaskIdParam = z.object({ taskId: PathSegment });
@@ -76,7 +80,7 @@ const TaskIdParam = z.object({ taskId: PathSegment });
 function isTaskIdParam(params: unknown): boolean {
   if (!hasOnlyKey(params, 'taskId')) return false;
   const { taskId } = params;
-  return typeof taskId === 'string' && taskId !== '' && taskId !== '.' && taskId !== '..';
+  return typeof taskId === 'string' && taskId !== '' && !isDotSegment(taskId);
 }
 
 function endpoint<const E extends Endpoint>(definition: E): E {

@@ -104,8 +104,7 @@ let tracer: { provider: OpenTelemetry.TracerProvider; tracer: OpenTelemetry.Trac
  * registered after the tracer was got, but `trace.disable()` puts a new proxy in its place, to which a tracer got
  * before never delegates.
  */
-function kitTracer(otel: typeof OpenTelemetry): OpenTelemetry.Tracer {
-  const provider = otel.trace.getTracerProvider();
+function kitTracer(provider: OpenTelemetry.TracerProvider): OpenTelemetry.Tracer {
   if (tracer?.provider !== provider) tracer = { provider, tracer: provider.getTracer(TRACER_NAME) };
   return tracer.tracer;
 }
@@ -159,14 +158,15 @@ export function startSpan(name: string, options: SpanOptions = {}): TraceSpan {
   const parent = options.root
     ? api.ROOT_CONTEXT
     : ((options.parent as OpenTelemetry.Context | undefined) ?? api.context.active());
+  const provider = api.trace.getTracerProvider();
   // No SDK, and no span to carry on: the API's no-op tracer would answer with a span of no context, so none is
   // asked for. This is the path of every span of a kit whose application traces nothing.
-  if (api.trace.getSpan(parent) === undefined && !tracerProviderRegistered()) return NOOP_SPAN;
+  if (api.trace.getSpan(parent) === undefined && !isRegistered(provider)) return NOOP_SPAN;
   const links = linksOf(api, options.links);
   const attributes = boundedAttributes(
     typeof options.attributes === 'function' ? options.attributes() : options.attributes,
   );
-  const span = kitTracer(api).startSpan(
+  const span = kitTracer(provider).startSpan(
     name,
     {
       kind: KINDS[options.kind ?? 'internal'],
@@ -247,8 +247,11 @@ export function withContext<T>(context: TraceContext | undefined, run: () => T):
  * is, and none is started.
  */
 export function tracerProviderRegistered(): boolean {
-  if (api === undefined) return false;
-  const provider = api.trace.getTracerProvider() as Partial<OpenTelemetry.ProxyTracerProvider>;
+  return api !== undefined && isRegistered(api.trace.getTracerProvider());
+}
+
+/** Whether the API's global `provider` delegates to a provider registered with it, rather than to its no-op. */
+function isRegistered(provider: Partial<OpenTelemetry.ProxyTracerProvider>): boolean {
   // Another copy of the API registered it (its proxy delegates to a no-op of its own), or not a proxy: as if an
   // SDK were there, which costs the API's no-op path at worst.
   if (typeof provider.getDelegate !== 'function') return true;

@@ -229,12 +229,12 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   });
   let connectors: DevSessionConnector[];
   try {
-    const { APPROVAL_ADMIN_TOKEN: _admin, ...loopEnv } = settings.env;
+    const env = loopEnvironment(settings);
     // One at a time: two projects that ask for the same push port get it once.
     const taken = new Set<number>();
     connectors = [];
     for (const [index, spec] of specs.entries()) {
-      const wanted = wantedPushPort(projectEnvironment(spec.project, spec.env, definedOnly(loopEnv)));
+      const wanted = wantedPushPort(projectEnvironment(spec.project, spec.env, env));
       const pushPort = await portFor(wanted, taken);
       taken.add(pushPort);
       connectors.push({
@@ -316,9 +316,7 @@ function startLoops(
   },
 ): { boards: ConnectorBoard[]; loops: ConnectorLoop[]; unwatch: () => void } {
   const { backend, connectors, logger, printer } = session;
-  // The admin token opens everything: neither a worker nor a build gets it.
-  const { APPROVAL_ADMIN_TOKEN: _admin, ...all } = settings.env;
-  const env = definedOnly(all);
+  const env = loopEnvironment(settings);
   const boards = connectors.map(
     (connector) => new ConnectorBoard(connector.name, connector.tenant.system.id, backend),
   );
@@ -343,9 +341,11 @@ function startLoops(
   return { boards, loops, unwatch };
 }
 
-function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+/** The loop's environment as its workers and builds get it: the admin token, which opens everything, left out. */
+function loopEnvironment(settings: DevSettings): Record<string, string> {
+  const { APPROVAL_ADMIN_TOKEN: _admin, ...all } = settings.env;
   return Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
 }
 

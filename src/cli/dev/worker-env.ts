@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
+import { portText } from '../../internal/options.js';
 import type { ConnectorTenant } from './backend.js';
 
 /** What the environment takes of a connector of the loop (a `DevSessionConnector`). */
@@ -42,8 +43,9 @@ export function projectEnvironment(
  * reaches the worker.
  */
 export function wantedPushPort(merged: Readonly<Record<string, string | undefined>>): number | undefined {
-  const wanted = Number(merged.PUSH_PORT);
-  return Number.isInteger(wanted) && wanted > 0 && wanted < 65_536 ? wanted : undefined;
+  // Read as the worker reads it; 0, a free port, is what the loop picks anyway.
+  const wanted = portText().safeParse(merged.PUSH_PORT);
+  return wanted.success && wanted.data > 0 ? wanted.data : undefined;
 }
 
 /**

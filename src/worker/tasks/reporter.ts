@@ -161,13 +161,11 @@ export class ResultReporter {
       }
     } finally {
       this.#reports.delete(report);
-      if (span.recording) {
-        span.set({
-          'approval_connector.report.outcome': end,
-          'approval_connector.report.attempts': attempt + 1,
-        });
-        if (end !== 'acknowledged') span.fail(end);
-      }
+      span.set({
+        'approval_connector.report.outcome': end,
+        'approval_connector.report.attempts': attempt + 1,
+      });
+      if (end !== 'acknowledged') span.fail(end);
     }
   }
 

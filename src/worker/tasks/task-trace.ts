@@ -35,7 +35,6 @@ export class TaskTrace {
 
   /** How many times this worker was handed the task, this time included, as far as it remembers. */
   delivered(deliveries: number, offeredAgain?: OfferedAgain): void {
-    if (!this.#span.recording) return;
     this.#span.set({
       'approval_connector.task.deliveries': deliveries,
       'approval_connector.task.offered_again': offeredAgain,
@@ -44,7 +43,6 @@ export class TaskTrace {
 
   /** The task's result status, a failure marking the span failed. */
   result(status: TaskResultStatus): void {
-    if (!this.#span.recording) return;
     this.#span.set({ 'approval_connector.task.status': status });
     if (status !== 'success') this.#span.fail(status);
   }
