@@ -27,6 +27,12 @@ import { ServiceNowConnector } from '../src/connector.js';
 
 /** Where the driver's own clock starts: it runs from there, a second further at each change. */
 const START = Date.parse('2026-03-02T09:00:00.000Z');
+/**
+ * How much faster than the machine's the instance's clock runs, from START or from where the battery sets it. The
+ * connector's read waits for the instance's clock to leave the second it read last (src/approvals.ts): here that
+ * second passes in a tenth of the machine's, as in the example's end-to-end tests (test/support/setup.ts).
+ */
+const CLOCK_SPEED = 10;
 /** Records per page: small, so that the battery's ties cross pages. */
 const PAGE_SIZE = 3;
 /** How long a `slow` call takes when the battery does not say: longer than any task's deadline. */
@@ -77,10 +83,13 @@ const FAULTS: Partial<Record<SourceFailure, (delayMs: number | undefined) => Fau
   slow: (delayMs) => ({ delayMs: delayMs ?? SLOW_MS }),
 };
 
-/** Where the instance's clock is: the driver's own (from `own`, running), or the battery's once it sets one. */
+/**
+ * Where the instance's clock is: the driver's own (from `own`, running), or the battery's once it sets one (from
+ * where it stood then, `setAt` by the machine's clock). Either runs {@link CLOCK_SPEED} times as fast as the machine's.
+ */
 interface InstanceClock {
   own: number;
-  battery: (() => number) | undefined;
+  battery: { now: () => number; setAt: number } | undefined;
 }
 
 /** Drives a simulated instance of its own; {@link close} stops it. */
@@ -116,8 +125,12 @@ export class ServiceNowDriver implements SourceDriver {
     // The driver's own clock runs from START, as an instance's does, and moves on a second more at each change.
     const began = Date.now();
     const clock: InstanceClock = { own: START, battery: undefined };
-    const now = () =>
-      clock.battery === undefined ? clock.own + (Date.now() - began) : Math.floor(clock.battery());
+    const now = () => {
+      const { battery } = clock;
+      return battery === undefined
+        ? clock.own + (Date.now() - began) * CLOCK_SPEED
+        : Math.floor(battery.now() + (Date.now() - battery.setAt) * (CLOCK_SPEED - 1));
+    };
     return new ServiceNowDriver(await ServiceNowSimulator.start({ requests: 0, now }), clock);
   }
 
@@ -166,9 +179,12 @@ export class ServiceNowDriver implements SourceDriver {
     }
   }
 
-  /** The instance stamps every change (the connector's decisions too) with `now()` from here on. */
+  /**
+   * The instance's clock starts from `now()` and, as the driver's own, runs {@link CLOCK_SPEED} times as fast: behind
+   * the machine's by a week, equal to it, or a week ahead, it stays there give or take the seconds of a check.
+   */
   setClock(now: () => number): void {
-    this.#clock.battery = now;
+    this.#clock.battery = { now, setAt: Date.now() };
   }
 
   /** Pages of two records, shorter than the connector's three, each with its `Link` to the next. */
