@@ -15,17 +15,28 @@ const MAKERS = ['test/e2e/installed-package.process.test.ts', 'test/e2e/create-c
  */
 const AFTER_THE_PACKING = ['test/e2e/templates/', 'test/e2e/older-node-project.process.test.ts'];
 
-/** Vitest's order (the longest or largest files first), with the shared packages' makers first and their users last. */
+/**
+ * The conformance battery's files: the kit's own (`test/conformance/`) and each example's `conformance.test.ts`. They
+ * are the longest of `npm test`, each a few lines that run tens of checks, and vitest, with no timings of an earlier
+ * run to go by (a fresh clone, CI), starts the largest files first: these would start last, and the run would end
+ * waiting on them. They start first.
+ */
+const isBattery = (path: string) =>
+  path.startsWith('test/conformance/') || path.endsWith('/conformance.test.ts');
+
+/**
+ * Vitest's order (the longest or largest files first), with the shared packages' makers and the battery's files
+ * first, and the packages' users last.
+ */
 export default class PackagesFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const path = (file: TestSpecification) => relative(file.project.config.root, file.moduleId);
-    const rank = (file: TestSpecification) =>
-      MAKERS.includes(path(file))
-        ? 0
-        : AFTER_THE_PACKING.some((start) => path(file).startsWith(start))
-          ? 2
-          : 1;
+    const rank = (file: TestSpecification) => {
+      if (MAKERS.includes(path(file))) return 0;
+      if (isBattery(path(file))) return 1;
+      return AFTER_THE_PACKING.some((start) => path(file).startsWith(start)) ? 3 : 2;
+    };
     // Array.prototype.sort is stable: within a rank, vitest's own order stays.
     return sorted.sort((a, b) => rank(a) - rank(b));
   }
