@@ -12,6 +12,7 @@ const STARTS_PROCESSES = [
   'test/cli/support/processes.ts',
   'test/soak/processes.ts',
   'test/e2e/support/packages.ts',
+  'test/e2e/support/children.ts',
 ];
 
 const projects = (config.test?.projects ?? []) as {

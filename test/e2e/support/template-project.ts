@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   copyFileSync,
@@ -18,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceBackend } from '../../../src/backend/index.js';
 import { listTemplates } from '../../../src/cli/create/templates.js';
 import { dotenv, environment, healthcheckCommand } from '../../cli/support/dockerfile.js';
+import { spawnForTest } from './children.js';
 import {
   installedForTemplates,
   installPacked,
@@ -35,6 +35,9 @@ import {
 // started here) is up once it has registered with the service, built from its .env.example.
 const templates = listTemplates(join(root, 'templates'));
 const madeOfExamples = new Set(templates.filter(({ folders }) => folders.length > 1).map(({ name }) => name));
+
+/** How long the dev loop's test waits for its steps in all: within its timeout (180 s), so that a wait names itself. */
+const DEV_WAITS_MS = 170_000;
 
 /**
  * The conformance test of a template made of an example: the example's own `test/conformance.test.ts`, which the
@@ -296,96 +299,105 @@ export function describeTemplateDevLoop(template: string): void {
       copyFileSync(join(project, '.env.example'), join(project, '.env'));
     });
 
-    it('develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C', async () => {
-      const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-      expect(scripts.dev).toBe('connector dev');
-      // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
-      // exit code after a signal is 130 whatever its script's.
-      const dev = spawn(join(project, 'node_modules', '.bin', 'connector'), ['dev', '--port', '0'], {
-        cwd: project,
-        env: { ...env, APPROVAL_ADMIN_TOKEN: DEV_ADMIN_TOKEN },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      for (const stream of [dev.stdout, dev.stderr]) {
-        stream.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
+    it(
+      'develops with npm run dev: runs in a backend of its own, carries out a blank template’s task, waits out a type error, builds and restarts on an edit, and stops with 0 on Ctrl+C',
+      async () => {
+        const { scripts } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+        expect(scripts.dev).toBe('connector dev');
+        // The dev script's command as npm runs it, the project's bins first on PATH; without npm in between, whose own
+        // exit code after a signal is 130 whatever its script's.
+        const dev = spawnForTest(join(project, 'node_modules', '.bin', 'connector'), ['dev', '--port', '0'], {
+          cwd: project,
+          env: { ...env, APPROVAL_ADMIN_TOKEN: DEV_ADMIN_TOKEN },
         });
-      }
-      const exited = once(dev, 'exit');
-      const messages = () =>
-        output
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => (JSON.parse(line) as { msg: string }).msg);
-      const until = async (condition: () => boolean | Promise<boolean>) => {
-        while (!(await condition())) {
-          if (dev.exitCode !== null) throw new Error(`connector dev exited ${dev.exitCode}:\n${output}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      };
-      const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-        const answer = await fetch(`${serviceUrl}/admin${path}`, {
-          method,
-          headers: { authorization: `Bearer ${DEV_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
-        return (await answer.json()) as T;
-      };
-      const approvals = async () =>
-        (await admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
-      let serviceUrl = '';
-      let systemId = '';
-      try {
-        await until(() => output.includes('Stop with Ctrl+C'));
-        serviceUrl = /service URL: +(\S+)/.exec(output)![1]!;
-        systemId = /system: +\S+ \(([^)]+)\)/.exec(output)![1]!;
-        expect(output).toMatch(/console: +http:\/\/\S+\/console\/#login=\S+/);
-        expect(output).toMatch(/management token: +\S+/);
-
-        const running = () => messages().filter((message) => message === 'connector running').length;
-        await until(() => running() === 1);
-        if (!madeOfExamples.has(template)) {
-          // A blank template's example request, approved as an approver would; one made of an example syncs from
-          // its source's simulator, not started here.
-          await until(async () => (await approvals()).includes('REQ-1'));
-          const task = await admin<{ id: string }>('POST', '/tasks', {
-            systemId,
-            type: 'approve',
-            approvalId: 'REQ-1',
+        let output = '';
+        for (const stream of [dev.stdout, dev.stderr]) {
+          stream.on('data', (chunk: Buffer) => {
+            output += chunk.toString();
           });
-          await until(
-            async () => (await admin<{ status: string }>('GET', `/tasks/${task.id}`)).status === 'completed',
+        }
+        const exited = once(dev, 'exit');
+        const messages = () =>
+          output
+            .split('\n')
+            .filter((line) => line.startsWith('{'))
+            .map((line) => (JSON.parse(line) as { msg: string }).msg);
+        // Each wait names what it waits for, and gives up before the test's own timeout, which would name nothing.
+        const giveUpAt = Date.now() + DEV_WAITS_MS;
+        const until = async (what: string, condition: () => boolean | Promise<boolean>) => {
+          while (!(await condition())) {
+            if (dev.exitCode !== null) throw new Error(`connector dev exited ${dev.exitCode}:\n${output}`);
+            if (Date.now() > giveUpAt)
+              throw new Error(`still waiting for ${what}; connector dev wrote:\n${output}`);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        };
+        const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+          const answer = await fetch(`${serviceUrl}/admin${path}`, {
+            method,
+            headers: { authorization: `Bearer ${DEV_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
+          return (await answer.json()) as T;
+        };
+        const approvals = async () =>
+          (await admin<{ id: string }[]>('GET', `/systems/${systemId}/approvals`)).map(({ id }) => id);
+        let serviceUrl = '';
+        let systemId = '';
+        try {
+          await until('its banner', () => output.includes('Stop with Ctrl+C'));
+          serviceUrl = /service URL: +(\S+)/.exec(output)![1]!;
+          systemId = /system: +\S+ \(([^)]+)\)/.exec(output)![1]!;
+          expect(output).toMatch(/console: +http:\/\/\S+\/console\/#login=\S+/);
+          expect(output).toMatch(/management token: +\S+/);
+
+          const running = () => messages().filter((message) => message === 'connector running').length;
+          await until('the connector to run', () => running() === 1);
+          if (!madeOfExamples.has(template)) {
+            // A blank template's example request, approved as an approver would; one made of an example syncs from
+            // its source's simulator, not started here.
+            await until('REQ-1 in the service', async () => (await approvals()).includes('REQ-1'));
+            const task = await admin<{ id: string }>('POST', '/tasks', {
+              systemId,
+              type: 'approve',
+              approvalId: 'REQ-1',
+            });
+            await until(
+              'the task to complete',
+              async () =>
+                (await admin<{ status: string }>('GET', `/tasks/${task.id}`)).status === 'completed',
+            );
+            expect(await admin('GET', `/tasks/${task.id}`)).toMatchObject({ result: { status: 'success' } });
+          }
+
+          const connector = join(project, 'src', 'connector.ts');
+          const original = readFileSync(connector, 'utf8');
+          writeFileSync(connector, `${original}\nexport const broken: number = 'text';\n`);
+          await until('the failed build', () =>
+            messages().includes('the build failed; the connector keeps running its previous build'),
           );
-          expect(await admin('GET', `/tasks/${task.id}`)).toMatchObject({ result: { status: 'success' } });
-        }
+          expect(output).toContain('error TS2322');
+          expect(running()).toBe(1);
 
-        const connector = join(project, 'src', 'connector.ts');
-        const original = readFileSync(connector, 'utf8');
-        writeFileSync(connector, `${original}\nexport const broken: number = 'text';\n`);
-        await until(() =>
-          messages().includes('the build failed; the connector keeps running its previous build'),
-        );
-        expect(output).toContain('error TS2322');
-        expect(running()).toBe(1);
-
-        writeFileSync(connector, `${original}\n// Edited.\n`);
-        if (!madeOfExamples.has(template)) {
-          const source = join(project, 'src', 'source.ts');
-          writeFileSync(source, readFileSync(source, 'utf8').replace("id: 'REQ-1'", "id: 'REQ-2'"));
-          // The new build runs: its request comes.
-          await until(async () => (await approvals()).includes('REQ-2'));
+          writeFileSync(connector, `${original}\n// Edited.\n`);
+          if (!madeOfExamples.has(template)) {
+            const source = join(project, 'src', 'source.ts');
+            writeFileSync(source, readFileSync(source, 'utf8').replace("id: 'REQ-1'", "id: 'REQ-2'"));
+            // The new build runs: its request comes.
+            await until('REQ-2 in the service', async () => (await approvals()).includes('REQ-2'));
+          }
+          await until('the restart on the new build', () => running() >= 2);
+          expect(messages()).toContain('restarting the connector on its new build');
+        } finally {
+          dev.kill('SIGINT');
         }
-        await until(() => running() >= 2);
-        expect(messages()).toContain('restarting the connector on its new build');
-      } finally {
-        dev.kill('SIGINT');
-      }
-      expect((await exited)[0], output).toBe(0);
-      expect(messages().at(-1)).toBe('stopped');
-      expect(output).not.toContain(DEV_ADMIN_TOKEN);
-    }, 180_000);
+        expect((await exited)[0], output).toBe(0);
+        expect(messages().at(-1)).toBe('stopped');
+        expect(output).not.toContain(DEV_ADMIN_TOKEN);
+      },
+      DEV_WAITS_MS + 10_000,
+    );
   });
 }
 
@@ -396,11 +408,7 @@ function startWorker(
   args: string[],
   workerEnv: NodeJS.ProcessEnv,
 ) {
-  const child = spawn(process.execPath, args, {
-    cwd: project,
-    env: workerEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnForTest(process.execPath, args, { cwd: project, env: workerEnv });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();
