@@ -180,7 +180,12 @@ export class Stage<D extends SourceDriver = SourceDriver> {
       ...(settings.crash === undefined ? {} : { shutdown: QUICK_SHUTDOWN }),
       ...overrides,
       sync: { sourceRetry: QUICK_SOURCE_RETRY, ...overrides.sync },
-      service: this.harness.serviceOptions({ ...overrides.service, ...settings.service, baseUrl: wire.url }),
+      service: this.harness.serviceOptions({
+        ...overrides.service,
+        ...settings.service,
+        baseUrl: this.harness.backend.url,
+        dispatcher: wire.dispatcher,
+      }),
     });
     const worker = new ConnectorWorker(connector, options);
     const staged = { worker, wire, connector };

@@ -1,13 +1,21 @@
 /**
- * The wire between a worker and the reference backend: an HTTP proxy in-process that sees every request a worker
- * sends, can hold one back while a check looks at it, and can cut the worker off at a chosen request, as a crash
- * would (`before`: the request never arrives; `after`: it arrives, its answer never comes back). A worker cut off
- * is abandoned: nothing it sends afterwards reaches the service.
+ * The wire between a worker and the reference backend: it sees every request a worker sends, can hold one back while
+ * a check looks at it, and can cut the worker off at a chosen request, as a crash would (`before`: the request never
+ * arrives; `after`: it arrives, its answer never comes back). A worker cut off is abandoned: nothing it sends
+ * afterwards reaches the service. A worker in this process is given the wire as its client's undici dispatcher
+ * ({@link Wire.dispatcher}); a worker in a process of its own, as an HTTP proxy ({@link Wire.url}). Either way a cut
+ * is what the worker's client sees of a connection closed under it: undici's `SocketError`.
  * @module
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
+import { Dispatcher, errors, request } from 'undici';
 
 /** A request as it passes the wire. */
 export interface WireRequest {
@@ -75,6 +83,7 @@ export class Wire {
   /** Requests forwarded to the service whose answer has not come back yet. */
   #forwarding = 0;
   #idle: (() => void)[] = [];
+  #dispatcher: WireDispatcher | undefined;
 
   private constructor(target: string, listener: WireListener, crash: CrashPoint | undefined) {
     this.#target = target;
@@ -132,14 +141,39 @@ export class Wire {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  /** The wire as the undici dispatcher of a worker's client in this process: no HTTP between them. */
+  get dispatcher(): Dispatcher {
+    this.#dispatcher ??= new WireDispatcher((method, url, headers, raw) =>
+      this.#pass(method, url, headers, raw),
+    );
+    return this.#dispatcher;
+  }
+
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
+    const passed = await this.#pass(
+      req.method ?? 'GET',
+      req.url ?? '/',
+      endToEnd(req.headers),
+      Buffer.concat(chunks),
+    );
+    if (passed === undefined) return void res.destroy();
+    res.writeHead(passed.status, passed.headers);
+    res.end(passed.body);
+  }
+
+  /** What the wire does with one request: the answer the worker gets, or `undefined` when it is cut off. */
+  async #pass(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    raw: Buffer,
+  ): Promise<Passed | undefined> {
     const index = this.#count++;
-    if (this.#crashed) return void res.destroy();
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const wireRequest: WireRequest = { index, method: req.method ?? 'GET', path, body: parseJson(raw) };
+    if (this.#crashed) return undefined;
+    const path = url.split('?')[0] ?? '/';
+    const wireRequest: WireRequest = { index, method, path, body: parseJson(raw) };
     const kind = kindOf(wireRequest.method, path);
     const nth = kind === undefined ? undefined : this.#counts[kind as 'push' | 'state']++;
     const crash = this.#crash;
@@ -148,18 +182,17 @@ export class Wire {
       (crash.at === 'request' ? crash.nth === index : crash.at === kind && crash.nth === nth);
     if (crashHere && !crash?.after) {
       this.cut();
-      return void res.destroy();
+      return undefined;
     }
     const answer = await this.#listener.request?.(wireRequest, this);
-    if (this.#crashed) return void res.destroy();
-    if (answer !== undefined) return void answerWith(res, answer);
-    const headers = endToEnd(req.headers);
+    if (this.#crashed) return undefined;
+    if (answer !== undefined) return answered(answer);
     this.#forwarding += 1;
     let forwarded: Awaited<ReturnType<typeof request>>;
     let body: Buffer;
     try {
-      forwarded = await request(`${this.#target}${req.url ?? '/'}`, {
-        method: wireRequest.method as 'GET',
+      forwarded = await request(`${this.#target}${url}`, {
+        method: method as 'GET',
         headers,
         body: raw.length > 0 ? raw : undefined,
       });
@@ -170,16 +203,152 @@ export class Wire {
     }
     if (crashHere) {
       this.cut();
-      return void res.destroy();
+      return undefined;
     }
     await this.#listener.response?.(wireRequest, forwarded.statusCode, parseJson(body), this);
-    if (this.#crashed) return void res.destroy();
-    res.writeHead(forwarded.statusCode, {
-      ...endToEnd(forwarded.headers),
-      'content-length': String(body.length),
-    });
-    res.end(body);
+    if (this.#crashed) return undefined;
+    return {
+      status: forwarded.statusCode,
+      headers: { ...endToEnd(forwarded.headers), 'content-length': String(body.length) },
+      body,
+    };
   }
+}
+
+/** An answer as the wire passes it on. */
+interface Passed {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+type Pass = (
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  raw: Buffer,
+) => Promise<Passed | undefined>;
+
+/**
+ * The wire as an undici dispatcher: each request goes through the wire's {@link Pass}, and its outcome reaches the
+ * worker's client as an answer or, when the wire cut the worker off (or could not reach the service), as a
+ * `SocketError`, what a connection closed under it shows. A request the client aborts fails at once with the
+ * client's reason; the wire goes on with it, as the service would with a request already sent.
+ */
+class WireDispatcher extends Dispatcher {
+  readonly #pass: Pass;
+
+  constructor(pass: Pass) {
+    super();
+    this.#pass = pass;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const controller = new WireController((reason) => handler.onResponseError?.(controller, reason as Error));
+    handler.onRequestStart?.(controller, {});
+    if (controller.aborted) return true;
+    void this.#deliver(options, handler, controller);
+    return true;
+  }
+
+  async #deliver(
+    options: Dispatcher.DispatchOptions,
+    handler: Dispatcher.DispatchHandler,
+    controller: WireController,
+  ): Promise<void> {
+    let passed: Passed | undefined;
+    try {
+      const raw = await bytesOf(options.body);
+      passed = await this.#pass(options.method, options.path, headersOf(options.headers), raw);
+    } catch {
+      passed = undefined;
+    }
+    if (!controller.settle()) return;
+    if (passed === undefined) {
+      handler.onResponseError?.(controller, new errors.SocketError('other side closed'));
+      return;
+    }
+    handler.onResponseStart?.(controller, passed.status, passed.headers, STATUS_CODES[passed.status] ?? '');
+    handler.onResponseData?.(controller, passed.body);
+    handler.onResponseEnd?.(controller, {});
+  }
+
+  override close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  override destroy(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The controller of one request through the {@link WireDispatcher}: it can be aborted until its outcome is given. */
+class WireController implements Dispatcher.DispatchController {
+  #settled = false;
+  #reason: Error | null = null;
+  readonly #onAbort: (reason: unknown) => void;
+
+  constructor(onAbort: (reason: unknown) => void) {
+    this.#onAbort = onAbort;
+  }
+
+  get aborted(): boolean {
+    return this.#reason !== null;
+  }
+
+  get paused(): boolean {
+    return false;
+  }
+
+  get reason(): Error | null {
+    return this.#reason;
+  }
+
+  abort(reason: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reason = reason;
+    this.#onAbort(reason);
+  }
+
+  pause(): void {}
+
+  resume(): void {}
+
+  /** Takes the request's outcome over from an abort: false when it was aborted already. */
+  settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    return true;
+  }
+}
+
+/** A request's body as the client gave it, whole. */
+async function bytesOf(body: Dispatcher.DispatchOptions['body']): Promise<Buffer> {
+  if (body === undefined || body === null) return Buffer.alloc(0);
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** A request's headers, in any of the forms undici takes, as one object of lower-case names. */
+function headersOf(headers: Dispatcher.DispatchOptions['headers']): Record<string, string> {
+  const flat: Record<string, string | string[] | undefined> = {};
+  const add = (name: string, value: unknown) => {
+    if (value !== undefined && value !== null)
+      flat[name.toLowerCase()] = Array.isArray(value) ? value : String(value);
+  };
+  if (Array.isArray(headers)) {
+    for (let index = 0; index + 1 < headers.length; index += 2)
+      add(String(headers[index]), headers[index + 1]);
+  } else if (headers !== undefined && headers !== null && Symbol.iterator in headers) {
+    for (const [name, value] of headers as Iterable<[string, unknown]>) add(name, value);
+  } else if (headers !== undefined && headers !== null) {
+    for (const [name, value] of Object.entries(headers)) add(name, value);
+  }
+  return endToEnd(flat);
 }
 
 const HOP_BY_HOP = new Set([
@@ -201,14 +370,14 @@ function endToEnd(headers: Record<string, string | string[] | undefined>): Recor
   return kept;
 }
 
-/** Answers in the service's place. */
-function answerWith(res: ServerResponse, answer: WireAnswer): void {
-  const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-  });
-  res.end(body);
+/** An answer in the service's place. */
+function answered(answer: WireAnswer): Passed {
+  const body = Buffer.from(JSON.stringify(answer.body));
+  return {
+    status: answer.status,
+    headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+    body,
+  };
 }
 
 function parseJson(raw: Buffer): unknown {
