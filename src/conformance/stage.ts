@@ -169,7 +169,7 @@ export class Stage<D extends SourceDriver = SourceDriver> {
       connector?: Connector<object>;
     } = {},
   ): Promise<StagedWorker> {
-    const wire = await Wire.open(this.harness.backend.url, settings.listener, settings.crash);
+    const wire = Wire.inProcess(this.harness.backend.url, settings.listener, settings.crash);
     this.#wires.push(wire);
     const connector = settings.connector ?? this.connector();
     const overrides = settings.options ?? {};

@@ -69,7 +69,8 @@ export interface WireListener {
 }
 
 export class Wire {
-  readonly #server: Server;
+  /** The HTTP proxy, for a worker in a process of its own: only a wire {@link open}ed has one. */
+  #server: Server | undefined;
   readonly #target: string;
   #url = '';
   #count = 0;
@@ -92,21 +93,32 @@ export class Wire {
     this.crashed = new Promise((resolve) => {
       this.#onCrash = resolve;
     });
-    this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch(() => res.destroy());
-    });
   }
 
-  /** Opens a wire to `target` (the backend's base URL) on 127.0.0.1 and a free port. */
+  /** A wire to `target` (the backend's base URL) for a worker in this process: give its client {@link dispatcher}. */
+  static inProcess(target: string, listener: WireListener = {}, crash?: CrashPoint): Wire {
+    return new Wire(target, listener, crash);
+  }
+
+  /**
+   * A wire to `target` (the backend's base URL) for a worker in a process of its own: an HTTP proxy on 127.0.0.1 and
+   * a free port, at {@link url}.
+   */
   static async open(target: string, listener: WireListener = {}, crash?: CrashPoint): Promise<Wire> {
     const wire = new Wire(target, listener, crash);
-    await new Promise<void>((resolve) => wire.#server.listen(0, '127.0.0.1', resolve));
-    wire.#url = `http://127.0.0.1:${(wire.#server.address() as AddressInfo).port}`;
+    const server = createServer((req, res) => {
+      wire.#handle(req, res).catch(() => res.destroy());
+    });
+    wire.#server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    wire.#url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return wire;
   }
 
-  /** The base URL a worker should be given as the service's. */
+  /** The base URL a worker in a process of its own is given as the service's: the proxy of a wire {@link open}ed. */
   get url(): string {
+    if (this.#server === undefined)
+      throw new Error('a wire for a worker in this process has no URL: use its dispatcher');
     return this.#url;
   }
 
@@ -137,8 +149,10 @@ export class Wire {
   }
 
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    const server = this.#server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   /** The wire as the undici dispatcher of a worker's client in this process: no HTTP between them. */

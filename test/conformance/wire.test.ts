@@ -18,7 +18,10 @@ const stateOf = async (client: IntegrationClient) => (await client.getState())?.
 
 async function through(mode: (typeof MODES)[number], listener?: WireListener, crash?: CrashPoint) {
   const { connectorToken } = backend.createTenant();
-  const wire = await Wire.open(backend.url, listener, crash);
+  const wire =
+    mode === 'dispatcher'
+      ? Wire.inProcess(backend.url, listener, crash)
+      : await Wire.open(backend.url, listener, crash);
   const options = { token: connectorToken, retry: { retries: 0 } };
   const client = new IntegrationClient(
     mode === 'dispatcher'
