@@ -4,7 +4,11 @@
  * @module
  */
 import { randomInt } from 'node:crypto';
-import { type ReferenceBackendOptions, startReferenceBackend } from '../backend/index.js';
+import {
+  type ReferenceBackend,
+  type ReferenceBackendOptions,
+  startReferenceBackend,
+} from '../backend/index.js';
 import { type Check, CheckEnvironment, type Declared, declarationsOf } from './check.js';
 import type { ConformanceSubject, SourceDriver } from './driver.js';
 import { pushChecks } from './push-checks.js';
@@ -95,44 +99,61 @@ async function declaredOrError<D extends SourceDriver>(
   }
 }
 
-/** Runs one check (once per task type for a task check) against a backend of its own. */
+/**
+ * Runs the checks in turn against one reference backend in-process, each stage of a check on a tenant of its own:
+ * nothing of a check is left running when the next begins (each stops its workers, wires and driver).
+ */
+async function runChecks<D extends SourceDriver>(
+  checks: readonly Check[],
+  subject: ConformanceSubject<D>,
+  declared: Declared,
+  settings: Settings,
+): Promise<CheckResult[]> {
+  const backend = await startReferenceBackend(settings.backend);
+  try {
+    const results: CheckResult[] = [];
+    for (const check of checks)
+      results.push(...(await runCheck(check, subject, declared, settings, backend)));
+    return results;
+  } finally {
+    await backend.close();
+  }
+}
+
+/** Runs one check (once per task type for a task check) against the battery's backend. */
 async function runCheck<D extends SourceDriver>(
   check: Check,
   subject: ConformanceSubject<D>,
   declared: Declared,
   settings: Settings,
+  backend: ReferenceBackend,
 ): Promise<CheckResult[]> {
   const types = check.perTaskType ? declared.taskTypes : [undefined];
   const results: CheckResult[] = [];
-  const backend = await startReferenceBackend(settings.backend);
-  try {
-    for (const type of types) {
-      const startedAt = performance.now();
-      const base = () => ({
-        name: check.name,
-        ...(type === undefined ? {} : { taskType: type }),
-        title: check.title,
-        seed: settings.seed,
-        durationMs: Math.round(performance.now() - startedAt),
-      });
-      const environment = new CheckEnvironment({
-        backend,
-        subject: subject as unknown as ConformanceSubject,
-        declared,
-        seed: settings.seed,
-        numRuns: settings.numRuns,
-      });
-      try {
-        await check.run(environment, type);
-        results.push({ ...base(), status: 'pass' });
-      } catch (error) {
-        results.push(resultOf(base(), error));
-      } finally {
-        await environment.close();
-      }
+  for (const type of types) {
+    const startedAt = performance.now();
+    const base = () => ({
+      name: check.name,
+      ...(type === undefined ? {} : { taskType: type }),
+      title: check.title,
+      seed: settings.seed,
+      durationMs: Math.round(performance.now() - startedAt),
+    });
+    const environment = new CheckEnvironment({
+      backend,
+      subject: subject as unknown as ConformanceSubject,
+      declared,
+      seed: settings.seed,
+      numRuns: settings.numRuns,
+    });
+    try {
+      await check.run(environment, type);
+      results.push({ ...base(), status: 'pass' });
+    } catch (error) {
+      results.push(resultOf(base(), error));
+    } finally {
+      await environment.close();
     }
-  } finally {
-    await backend.close();
   }
   return results;
 }
@@ -153,8 +174,8 @@ function resultOf(base: Omit<CheckResult, 'status'>, error: unknown): CheckResul
 
 /**
  * Runs the battery against the author's connector and source driver, and returns the report: one result per check
- * (per task type for the task checks), pass, fail or skip. Each check runs against a reference backend of its own,
- * in-process. Nothing is printed; `formatReport(report)` gives the text.
+ * (per task type for the task checks), pass, fail or skip. The checks run in turn against one reference backend
+ * in-process, each stage of a check on a tenant of its own. Nothing is printed; `formatReport(report)` gives the text.
  *
  * @example
  * <!-- example: typecheck, because it runs the whole battery -->
@@ -174,23 +195,17 @@ export async function runConformance<D extends SourceDriver>(
 ): Promise<ConformanceReport> {
   const settings = settingsOf(options);
   const found = await declaredOrError(subject);
-  const checks: CheckResult[] = [];
-  for (const check of selected(options)) {
-    checks.push(
-      ...('error' in found
-        ? [
-            {
-              name: check.name,
-              title: check.title,
-              seed: settings.seed,
-              durationMs: 0,
-              status: 'error' as const,
-              happened: found.error,
-            },
-          ]
-        : await runCheck(check, subject, found.declared, settings)),
-    );
-  }
+  const checks: CheckResult[] =
+    'error' in found
+      ? selected(options).map((check) => ({
+          name: check.name,
+          title: check.title,
+          seed: settings.seed,
+          durationMs: 0,
+          status: 'error' as const,
+          happened: found.error,
+        }))
+      : await runChecks(selected(options), subject, found.declared, settings);
   return {
     subject: subject.name ?? ('declared' in found ? found.declared.name : 'the connector'),
     seed: settings.seed,
@@ -243,7 +258,8 @@ export function conformanceSuite<D extends SourceDriver>(
       runner.it(
         `${check.name}: ${check.title}`,
         async () => {
-          const results = await runCheck(check, subject, await declaredBy(subject), settings);
+          // A backend of its own: a test runs alone as well as with the others.
+          const results = await runChecks([check], subject, await declaredBy(subject), settings);
           const failed = results.filter((result) => result.status === 'fail' || result.status === 'error');
           if (failed.length > 0) throw new Error(failed.map(formatCheck).join('\n'));
         },
