@@ -257,34 +257,31 @@ class WireDispatcher extends Dispatcher {
     this.#pass = pass;
   }
 
+  /** Takes a request as the kit's client sends it: a body of text or bytes, headers in an object. */
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const raw = bodyOf(options.body);
+    const headers = headersOf(options.headers);
     const controller = new WireController((reason) => handler.onResponseError?.(controller, reason as Error));
     handler.onRequestStart?.(controller, {});
     if (controller.aborted) return true;
-    void this.#deliver(options, handler, controller);
+    void this.#pass(options.method, options.path, headers, raw)
+      .catch(() => undefined)
+      .then((passed) => {
+        if (!controller.settle()) return;
+        if (passed === undefined) {
+          handler.onResponseError?.(controller, new errors.SocketError('other side closed'));
+          return;
+        }
+        handler.onResponseStart?.(
+          controller,
+          passed.status,
+          passed.headers,
+          STATUS_CODES[passed.status] ?? '',
+        );
+        handler.onResponseData?.(controller, passed.body);
+        handler.onResponseEnd?.(controller, {});
+      });
     return true;
-  }
-
-  async #deliver(
-    options: Dispatcher.DispatchOptions,
-    handler: Dispatcher.DispatchHandler,
-    controller: WireController,
-  ): Promise<void> {
-    let passed: Passed | undefined;
-    try {
-      const raw = await bytesOf(options.body);
-      passed = await this.#pass(options.method, options.path, headersOf(options.headers), raw);
-    } catch {
-      passed = undefined;
-    }
-    if (!controller.settle()) return;
-    if (passed === undefined) {
-      handler.onResponseError?.(controller, new errors.SocketError('other side closed'));
-      return;
-    }
-    handler.onResponseStart?.(controller, passed.status, passed.headers, STATUS_CODES[passed.status] ?? '');
-    handler.onResponseData?.(controller, passed.body);
-    handler.onResponseEnd?.(controller, {});
   }
 
   override close(): Promise<void> {
@@ -337,32 +334,25 @@ class WireController implements Dispatcher.DispatchController {
   }
 }
 
-/** A request's body as the client gave it, whole. */
-async function bytesOf(body: Dispatcher.DispatchOptions['body']): Promise<Buffer> {
+/** A request's body, which the kit's client sends as text (or none). */
+function bodyOf(body: Dispatcher.DispatchOptions['body']): Buffer {
   if (body === undefined || body === null) return Buffer.alloc(0);
-  if (typeof body === 'string') return Buffer.from(body);
-  if (body instanceof Uint8Array) return Buffer.from(body);
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
+  if (typeof body === 'string' || body instanceof Uint8Array) return Buffer.from(body);
+  throw new TypeError("the conformance kit's wire takes a body of text or bytes, as the kit's client sends");
 }
 
-/** A request's headers, in any of the forms undici takes, as one object of lower-case names. */
+/** A request's headers, which the kit's client gives as an object, without the hop-by-hop ones. */
 function headersOf(headers: Dispatcher.DispatchOptions['headers']): Record<string, string> {
-  const flat: Record<string, string | string[] | undefined> = {};
-  const add = (name: string, value: unknown) => {
-    if (value !== undefined && value !== null)
-      flat[name.toLowerCase()] = Array.isArray(value) ? value : String(value);
-  };
-  if (Array.isArray(headers)) {
-    for (let index = 0; index + 1 < headers.length; index += 2)
-      add(String(headers[index]), headers[index + 1]);
-  } else if (headers !== undefined && headers !== null && Symbol.iterator in headers) {
-    for (const [name, value] of headers as Iterable<[string, unknown]>) add(name, value);
-  } else if (headers !== undefined && headers !== null) {
-    for (const [name, value] of Object.entries(headers)) add(name, value);
+  if (headers === undefined || headers === null) return {};
+  if (Array.isArray(headers) || Symbol.iterator in headers) {
+    throw new TypeError(
+      "the conformance kit's wire takes headers in an object, as the kit's client sends them",
+    );
   }
-  return endToEnd(flat);
+  const named = headers as Record<string, string | string[] | undefined>;
+  return endToEnd(
+    Object.fromEntries(Object.entries(named).map(([name, value]) => [name.toLowerCase(), value])),
+  );
 }
 
 const HOP_BY_HOP = new Set([
