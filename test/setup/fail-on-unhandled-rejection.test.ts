@@ -1,12 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { runVitestOfItsOwn } from './vitest-of-its-own.js';
 
 interface Report {
   testResults: { assertionResults: { title: string; status: string; failureMessages: string[] }[] }[];
@@ -16,25 +12,12 @@ it('fails a test during which a rejection went unhandled, also under fake timers
   const dir = await mkdtemp(join(tmpdir(), 'unhandled-'));
   try {
     const output = join(dir, 'report.json');
-    // The fixtures run in a vitest of their own: the environment of this one must not leak into it.
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !name.startsWith('VITEST')),
-    );
-    const child = spawn(
-      process.execPath,
-      [
-        'node_modules/vitest/vitest.mjs',
-        'run',
-        '--root',
-        'test/setup/fixtures',
-        '--reporter',
-        'json',
-        '--outputFile',
-        output,
-      ],
-      { cwd: root, env, stdio: 'ignore' },
-    );
-    const [code] = await once(child, 'exit');
+    const code = await runVitestOfItsOwn('test/setup/fixtures', [
+      '--reporter',
+      'json',
+      '--outputFile',
+      output,
+    ]);
     expect(code).toBe(1);
     const report = JSON.parse(await readFile(output, 'utf8')) as Report;
     const results = report.testResults.flatMap((file) => file.assertionResults);

@@ -1,13 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+import { runVitestOfItsOwn } from '../../setup/vitest-of-its-own.js';
 
 /** Whether `pid` runs: a zombie, ended and not yet reaped (by init, its parent gone), does not. */
 const alive = (pid: number) => {
@@ -27,16 +23,9 @@ it('a process a test started is killed when the test times out, which its own fi
   const dir = await mkdtemp(join(tmpdir(), 'children-'));
   try {
     const pidFile = join(dir, 'pid');
-    // The fixture runs in a vitest of its own: the environment of this one must not leak into it.
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !name.startsWith('VITEST')),
-    );
-    const child = spawn(
-      process.execPath,
-      ['node_modules/vitest/vitest.mjs', 'run', '--root', 'test/e2e/support/fixtures', '--reporter', 'dot'],
-      { cwd: root, env: { ...env, CHILD_PID_FILE: pidFile }, stdio: 'ignore' },
-    );
-    const [code] = await once(child, 'exit');
+    const code = await runVitestOfItsOwn('test/e2e/support/fixtures', ['--reporter', 'dot'], {
+      CHILD_PID_FILE: pidFile,
+    });
     expect(code).toBe(1);
     const pid = Number(await readFile(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
